@@ -1,0 +1,142 @@
+//! The figures one analysis produces: computed once, rendered by every
+//! command and reporter, and stored as the summary (baseline) JSON.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Figure ids: the TOML keys, JSON keys and JUnit case names at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Figure {
+    DynamicPeak,
+    StaticMemory,
+    OverallPeak,
+    AllocatedPeak,
+    ReservedPeak,
+    OomEvents,
+    AllocEvents,
+    TraceEntries,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 8] = [
+        Figure::DynamicPeak,
+        Figure::StaticMemory,
+        Figure::OverallPeak,
+        Figure::AllocatedPeak,
+        Figure::ReservedPeak,
+        Figure::OomEvents,
+        Figure::AllocEvents,
+        Figure::TraceEntries,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Figure::DynamicPeak => "dynamic-peak",
+            Figure::StaticMemory => "static-memory",
+            Figure::OverallPeak => "overall-peak",
+            Figure::AllocatedPeak => "allocated-peak",
+            Figure::ReservedPeak => "reserved-peak",
+            Figure::OomEvents => "oom-events",
+            Figure::AllocEvents => "alloc-events",
+            Figure::TraceEntries => "trace-entries",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Figure> {
+        Figure::ALL.iter().copied().find(|f| f.id() == id)
+    }
+
+    /// Whether the figure is a byte count (the others are event counts).
+    pub fn is_bytes(self) -> bool {
+        !matches!(
+            self,
+            Figure::OomEvents | Figure::AllocEvents | Figure::TraceEntries
+        )
+    }
+
+    pub fn of(self, f: &Figures) -> u64 {
+        match self {
+            Figure::DynamicPeak => f.dynamic_peak,
+            Figure::StaticMemory => f.static_memory,
+            Figure::OverallPeak => f.overall_peak,
+            Figure::AllocatedPeak => f.allocated_peak,
+            Figure::ReservedPeak => f.reserved_peak,
+            Figure::OomEvents => f.oom_events,
+            Figure::AllocEvents => f.alloc_events,
+            Figure::TraceEntries => f.trace_entries,
+        }
+    }
+}
+
+/// SPEC §3 figures of one device, in bytes or counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Figures {
+    pub dynamic_peak: u64,
+    pub static_memory: u64,
+    pub overall_peak: u64,
+    pub allocated_peak: u64,
+    pub reserved_peak: u64,
+    pub oom_events: u64,
+    pub alloc_events: u64,
+    pub trace_entries: u64,
+}
+
+/// Per-category bytes (SPEC §4), keyed by category name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Categories {
+    /// `default`, `mosaic`, or the custom rules' source.
+    pub rules: String,
+    pub at_allocated_peak: BTreeMap<String, u64>,
+    pub at_dynamic_peak: BTreeMap<String, u64>,
+    /// Each category's own peak over the trace.
+    pub peaks: BTreeMap<String, u64>,
+}
+
+/// Trace entry index (0-based, list order) where each peak is first reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PeakEntry {
+    pub dynamic_peak: Option<u64>,
+    pub allocated_peak: Option<u64>,
+    pub reserved_peak: Option<u64>,
+}
+
+/// Live allocations at the peak sharing one full stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct StackGroup {
+    pub bytes: u64,
+    pub count: u64,
+    /// `name (file:line)`, innermost first.
+    pub frames: Vec<String>,
+}
+
+/// Live bytes at the peak attributed to one allocation site (SPEC §5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SiteBytes {
+    /// `function (file)`, no line number, so it survives code moving.
+    pub site: String,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+/// Everything computed for one device of one snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct DeviceReport {
+    pub device: u32,
+    pub figures: Figures,
+    pub categories: Categories,
+    pub peak_entry: PeakEntry,
+    /// `time_us` at each peak entry, when the trace has timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_time_us: Option<PeakEntry>,
+    /// False when the trace started mid-run (figures are then "at least").
+    pub trace_complete: bool,
+    pub stacks_at_peak: Vec<StackGroup>,
+    pub sites_at_peak: Vec<SiteBytes>,
+}

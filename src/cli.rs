@@ -1,0 +1,180 @@
+//! Command-line arguments (clap derive). No logic: each subcommand's args
+//! are turned into the library's plain option structs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use memgate::commands::{inspect::InspectOptions, OutputFormat};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  every check passed (warnings allowed) / the command succeeded
+  1  the gate failed: a figure is over its budget or grew past its baseline
+  2  could not judge: bad command line, bad config, unreadable, truncated or
+     non-snapshot input, missing file";
+
+/// CI memory-regression gate for PyTorch allocator snapshots (CUDA, Ascend NPU).
+///
+/// Reads the pickles written by torch.cuda.memory._dump_snapshot() (and the
+/// torch_npu equivalent) as data only: nothing in a snapshot is executed.
+#[derive(Debug, Parser)]
+#[command(name = "memgate", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+}
+
+impl From<FormatArg> for OutputFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Text => OutputFormat::Text,
+            FormatArg::Json => OutputFormat::Json,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// What is in a snapshot: protocol, shape, segments, blocks, frames,
+    /// stacks, and per device the trace entries and action counts.
+    #[command(after_help = EXIT_CODES)]
+    Inspect(InspectArgs),
+    /// Dynamic / static / overall peak (Mosaic), allocated and reserved peak,
+    /// and the allocations live at the peak grouped by call stack.
+    #[command(after_help = EXIT_CODES)]
+    Peak(PeakArgs),
+    /// Bytes per category at the peaks and each category's own peak.
+    #[command(after_help = EXIT_CODES)]
+    Profile(ProfileArgs),
+    /// Figure, category and allocation-site deltas between two snapshots.
+    #[command(after_help = EXIT_CODES)]
+    Diff(DiffArgs),
+    /// Write one summary JSON per snapshot (the golden baseline files).
+    #[command(after_help = EXIT_CODES)]
+    Summarize(SummarizeArgs),
+    /// The gate: budgets and baselines → JUnit, Markdown, JSON, exit code.
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Snapshot files or quoted glob patterns.
+    #[arg(required = true)]
+    pub snapshots: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+}
+
+impl InspectArgs {
+    pub fn options(&self) -> InspectOptions {
+        InspectOptions {
+            snapshots: self.snapshots.clone(),
+            format: self.format.into(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PeakArgs {
+    /// Snapshot files or quoted glob patterns.
+    #[arg(required = true)]
+    pub snapshots: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// How many stack groups to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
+    #[arg(long, default_value = "default")]
+    pub rules: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Snapshot files or quoted glob patterns.
+    pub snapshots: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
+    #[arg(long, default_value = "default")]
+    pub rules: String,
+    /// Write a self-contained HTML page with the category timeline.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
+    /// Print the built-in default rules and exit.
+    #[arg(long)]
+    pub print_rules: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline snapshot (or summary JSON).
+    pub base: String,
+    /// The new snapshot (or summary JSON).
+    pub new: String,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
+    #[arg(long, default_value = "default")]
+    pub rules: String,
+    /// How many sites to list.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// Snapshot files or quoted glob patterns.
+    #[arg(required = true)]
+    pub snapshots: Vec<String>,
+    /// Output directory (one `<stem>.json` per snapshot).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
+    #[arg(long, default_value = "default")]
+    pub rules: String,
+    /// How many sites and stacks to keep per device.
+    #[arg(long, default_value_t = 50)]
+    pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Snapshots (override the targets' globs).
+    pub snapshots: Vec<String>,
+    /// Budget file (default: memgate.toml in the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Check the budget file only, then exit 0 or 2.
+    #[arg(long)]
+    pub validate: bool,
+    /// Baseline (summary dir, summary JSON, or snapshots) for every target.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<String>,
+    /// Write JUnit XML (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown report (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Write the JSON verdict (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Report failures but always exit 0.
+    #[arg(long)]
+    pub warn_only: bool,
+    /// A snapshot without a baseline fails instead of being skipped.
+    #[arg(long)]
+    pub require_baseline: bool,
+    /// Keep the Markdown under 65,536 characters (a PR comment).
+    #[arg(long)]
+    pub comment_size: bool,
+}

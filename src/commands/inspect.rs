@@ -1,0 +1,143 @@
+//! `memgate inspect`: what is in a file, without analysis.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::input;
+use crate::snapshot::{self, Action, Format, Snapshot};
+
+use super::{write_json, Outcome, OutputFormat, Status};
+
+pub struct InspectOptions {
+    pub snapshots: Vec<String>,
+    pub format: OutputFormat,
+}
+
+/// Per-action counts of one device, known actions in allocator order.
+fn action_counts(snap: &Snapshot, device: u32) -> Vec<(String, u64)> {
+    let mut counts: Vec<(Action, u64)> = Vec::new();
+    for e in snap.trace(device) {
+        match counts.iter_mut().find(|(a, _)| *a == e.action) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((e.action, 1)),
+        }
+    }
+    counts.sort_by_key(|(a, _)| *a);
+    counts
+        .into_iter()
+        .map(|(a, n)| (snap.action_name(a).to_string(), n))
+        .collect()
+}
+
+/// The SPEC §10 `inspect` object of one snapshot.
+pub fn inspect_json(path: &Path, snap: &Snapshot) -> serde_json::Value {
+    let (frames, stacks) = snap.unique_frames_and_stacks();
+    let protocol = match snap.format {
+        Format::Pickle { protocol } => json!(protocol.unwrap_or(0)),
+        Format::Json => serde_json::Value::Null,
+    };
+    let devices: Vec<_> = snap
+        .devices()
+        .into_iter()
+        .map(|d| {
+            let actions: serde_json::Map<String, serde_json::Value> = action_counts(snap, d)
+                .into_iter()
+                .map(|(a, n)| (a, json!(n)))
+                .collect();
+            json!({
+                "device": d,
+                "segments": snap.segments_of(d).count(),
+                "trace-entries": snap.trace(d).len(),
+                "actions": actions,
+            })
+        })
+        .collect();
+    json!({
+        "path": path.display().to_string(),
+        "format": match snap.format { Format::Pickle { .. } => "pickle", Format::Json => "json" },
+        "pickle-protocol": protocol,
+        "shape": snap.shape.id(),
+        "generation": snap.generation,
+        "segments": snap.segments.len(),
+        "blocks": snap.segments.iter().map(|s| s.blocks.len()).sum::<usize>(),
+        "unique-frames": frames,
+        "unique-stacks": stacks,
+        "trace-lists": snap.trace_lists(),
+        "trailing-bytes": snap.trailing_bytes,
+        "devices": devices,
+        "warnings": snap.warnings,
+    })
+}
+
+fn inspect_text(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
+    writeln!(out, "{}", v["path"].as_str().unwrap_or(""))?;
+    let proto = match &v["pickle-protocol"] {
+        serde_json::Value::Null => "JSON".to_string(),
+        p => format!("pickle protocol {p}"),
+    };
+    writeln!(
+        out,
+        "  {proto}, {} shape, {}",
+        v["shape"].as_str().unwrap_or(""),
+        v["generation"].as_str().unwrap_or("")
+    )?;
+    writeln!(
+        out,
+        "  {} segments, {} blocks, {} unique frames, {} unique stacks",
+        v["segments"], v["blocks"], v["unique-frames"], v["unique-stacks"]
+    )?;
+    for d in v["devices"].as_array().into_iter().flatten() {
+        let actions: Vec<String> = d["actions"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        writeln!(
+            out,
+            "  dev{}: {} segments, {} trace entries{}{}",
+            d["device"],
+            d["segments"],
+            d["trace-entries"],
+            if actions.is_empty() { "" } else { ": " },
+            actions.join(", ")
+        )?;
+    }
+    for w in v["warnings"].as_array().into_iter().flatten() {
+        writeln!(out, "  warning: {}", w.as_str().unwrap_or(""))?;
+    }
+    Ok(())
+}
+
+pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
+    let paths = match input::expand(&opts.snapshots, None) {
+        Ok(p) => p,
+        Err(errors) => return Outcome::errors(errors),
+    };
+    let results = input::par_map(&paths, |p| snapshot::load(p).map(|s| inspect_json(p, &s)));
+    let mut errors = Vec::new();
+    let mut docs = Vec::new();
+    for r in results {
+        match r {
+            Ok(v) => docs.push(v),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let written = match opts.format {
+        OutputFormat::Json => write_json(out, &json!({"schema_version": 1, "snapshots": docs})),
+        OutputFormat::Text => docs.iter().try_for_each(|d| inspect_text(out, d)),
+    };
+    if let Err(e) = written {
+        errors.push(format!("cannot write output: {e}"));
+    }
+    Outcome {
+        status: if errors.is_empty() {
+            Status::Ok
+        } else {
+            Status::CouldNotJudge
+        },
+        errors,
+    }
+}

@@ -1,0 +1,74 @@
+//! One module per subcommand. Each takes plain options (no clap) and
+//! returns an [`Outcome`]; `main` maps it to the exit code.
+
+pub mod inspect;
+
+use std::io::Write;
+
+/// How a command ended, mapped to the process exit code in `main`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// 0: done; for `check`, every check passed (warnings allowed).
+    Ok,
+    /// 1: the gate failed (a budget or baseline regression).
+    GateFailed,
+    /// 2: could not judge (bad input, bad config, unreadable file).
+    CouldNotJudge,
+}
+
+impl Status {
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::GateFailed => 1,
+            Status::CouldNotJudge => 2,
+        }
+    }
+
+    /// The worse of two statuses (could-not-judge beats failed beats ok).
+    pub fn worst(self, other: Status) -> Status {
+        if self.code() >= other.code() {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+/// A command's result: its status and the error lines for stderr
+/// (each becomes `error: <line>`).
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: Status,
+    pub errors: Vec<String>,
+}
+
+impl Outcome {
+    pub fn ok() -> Outcome {
+        Outcome {
+            status: Status::Ok,
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn errors(errors: Vec<String>) -> Outcome {
+        Outcome {
+            status: Status::CouldNotJudge,
+            errors,
+        }
+    }
+}
+
+/// Output format of the analysis commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Write a JSON document followed by a newline.
+pub fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
+}

@@ -1,0 +1,52 @@
+//! Snapshot arguments: shell-style patterns expanded by memgate itself
+//! (quoted globs work the same on every shell and in CI YAML), and files
+//! read in parallel.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+/// Whether a pattern uses glob syntax.
+fn is_pattern(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Expand patterns relative to `base` (the current directory when `None`).
+/// A literal path is kept as given (a missing file is reported when it is
+/// read); a pattern that matches nothing is an error.
+pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, Vec<String>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in patterns {
+        let full = match base {
+            Some(b) if !Path::new(p).is_absolute() => b.join(p),
+            _ => PathBuf::from(p),
+        };
+        if !is_pattern(p) {
+            out.push(full);
+            continue;
+        }
+        let text = full.to_string_lossy().to_string();
+        match glob::glob(&text) {
+            Ok(paths) => {
+                let mut matched: Vec<PathBuf> = paths.filter_map(Result::ok).collect();
+                matched.sort();
+                if matched.is_empty() {
+                    errors.push(format!("{p}: the pattern matches no file"));
+                }
+                out.extend(matched);
+            }
+            Err(e) => errors.push(format!("{p}: not a valid pattern: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Apply `f` to every path on the thread pool, keeping the input order.
+pub fn par_map<T: Send>(paths: &[PathBuf], f: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+    paths.par_iter().map(|p| f(p)).collect()
+}

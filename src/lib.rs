@@ -1,0 +1,13 @@
+//! memgate: a CI memory-regression gate for PyTorch allocator snapshots.
+//!
+//! `pickle` decodes data-only pickles, `snapshot` builds the typed model,
+//! `analysis` computes the figures, `budget` / `compare` judge them, and
+//! `report` renders the verdict.
+
+pub mod analysis;
+pub mod baseline;
+pub mod commands;
+pub mod input;
+pub mod pickle;
+pub mod snapshot;
+pub mod units;

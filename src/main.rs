@@ -1,0 +1,38 @@
+//! memgate's entry point: parse the command line, run the command, map the
+//! outcome to the exit code. No other code exits the process.
+
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use memgate::commands::{self, Outcome};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let outcome: Outcome = match &cli.command {
+        Command::Inspect(a) => commands::inspect::run(&a.options(), &mut out),
+        Command::Peak(_) | Command::Profile(_) | Command::Diff(_) | Command::Summarize(_) => {
+            Outcome::errors(vec!["this command is not built yet".into()])
+        }
+        Command::Check(_) => Outcome::errors(vec!["this command is not built yet".into()]),
+    };
+    let _ = out.flush();
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    for e in &outcome.errors {
+        let _ = writeln!(err, "error: {e}");
+    }
+    ExitCode::from(outcome.status.code())
+}

@@ -1,0 +1,654 @@
+//! The opcode loop: an iterative stack machine over the data opcodes of
+//! protocols 0–5. Nothing is imported, called or executed.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use super::opcodes as op;
+use super::reader::Reader;
+use super::value::{Arena, Obj, ObjId, Value};
+use super::{DecodeError, Decoded, Folder, Slot};
+
+struct Machine<'f, R: Read> {
+    input: Reader<R>,
+    arena: Arena,
+    stack: Vec<Value>,
+    marks: Vec<usize>,
+    /// Dense memo for the usual sequential indices…
+    memo: Vec<Option<Value>>,
+    /// …and a map for sparse `BINPUT` indices, so a huge index costs nothing.
+    sparse: HashMap<u32, Value>,
+    memo_len: u32,
+    folder: &'f mut dyn Folder,
+    protocol: Option<u8>,
+    /// Offset and name of the opcode being executed, for errors.
+    at: u64,
+    opname: &'static str,
+}
+
+/// Decode one pickle from `input` up to its first top-level `STOP`.
+pub fn decode<R: Read>(
+    input: R,
+    len: Option<u64>,
+    folder: &mut dyn Folder,
+) -> Result<Decoded, DecodeError> {
+    let mut m = Machine {
+        input: Reader::new(input, len),
+        arena: Arena::default(),
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: Vec::new(),
+        sparse: HashMap::new(),
+        memo_len: 0,
+        folder,
+        protocol: None,
+        at: 0,
+        opname: "",
+    };
+    let root = m.run()?;
+    let end = m.input.offset();
+    Ok(Decoded {
+        root,
+        arena: m.arena,
+        protocol: m.protocol,
+        stop_offset: end,
+        trailing_bytes: len.map_or(0, |l| l.saturating_sub(end)),
+    })
+}
+
+impl<R: Read> Machine<'_, R> {
+    fn invalid(&self, message: impl Into<String>) -> DecodeError {
+        DecodeError::Invalid {
+            offset: self.at,
+            opcode: self.opname,
+            message: message.into(),
+        }
+    }
+
+    fn pop(&mut self) -> Result<Value, DecodeError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() <= floor {
+            return Err(self.invalid("stack underflow"));
+        }
+        Ok(self.stack.pop().expect("checked above"))
+    }
+
+    fn top(&self) -> Result<Value, DecodeError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() <= floor {
+            return Err(self.invalid("stack underflow"));
+        }
+        Ok(*self.stack.last().expect("checked above"))
+    }
+
+    fn pop_mark(&mut self) -> Result<Vec<Value>, DecodeError> {
+        let Some(mark) = self.marks.pop() else {
+            return Err(self.invalid("no MARK on the stack"));
+        };
+        Ok(self.stack.split_off(mark))
+    }
+
+    fn push_int(&mut self, v: i128) {
+        let value = match i64::try_from(v) {
+            Ok(i) => Value::Int(i),
+            Err(_) => {
+                self.arena.bigs.push(v);
+                Value::BigInt((self.arena.bigs.len() - 1) as u32)
+            }
+        };
+        self.stack.push(value);
+    }
+
+    fn push_str(&mut self, bytes: &[u8]) {
+        let s = String::from_utf8_lossy(bytes);
+        let id = self.arena.strings.intern(&s);
+        self.stack.push(Value::Str(id));
+    }
+
+    fn push_bytes(&mut self, bytes: Vec<u8>) {
+        self.arena.bytes.push(bytes.into_boxed_slice());
+        self.stack
+            .push(Value::Bytes((self.arena.bytes.len() - 1) as u32));
+    }
+
+    fn new_obj(&mut self, obj: Obj) {
+        let id = self.arena.alloc(obj);
+        self.stack.push(Value::Obj(id));
+    }
+
+    fn memo_put(&mut self, index: u32, v: Value) {
+        let i = index as usize;
+        if i < self.memo.len() {
+            if self.memo[i].is_none() {
+                self.memo_len += 1;
+            }
+            self.memo[i] = Some(v);
+        } else if i == self.memo.len() {
+            self.memo.push(Some(v));
+            self.memo_len += 1;
+        } else if self.sparse.insert(index, v).is_none() {
+            self.memo_len += 1;
+        }
+    }
+
+    fn memo_get(&mut self, index: u64) -> Result<(), DecodeError> {
+        let found = u32::try_from(index).ok().and_then(|i| {
+            self.memo
+                .get(i as usize)
+                .copied()
+                .flatten()
+                .or_else(|| self.sparse.get(&i).copied())
+        });
+        match found {
+            Some(v) => {
+                self.stack.push(v);
+                Ok(())
+            }
+            None => Err(self.invalid(format!("memo key {index} was never stored"))),
+        }
+    }
+
+    fn place(&mut self, v: Value, slot: Slot) -> Result<Value, DecodeError> {
+        place(&mut self.arena, &mut *self.folder, v, slot).map_err(|message| DecodeError::Content {
+            offset: self.at,
+            message,
+        })
+    }
+
+    fn target(&self, v: Value, want: &str) -> Result<ObjId, DecodeError> {
+        match v {
+            Value::Obj(id) => match self.arena.obj(id) {
+                Obj::Folded(_) => Err(self.invalid(format!(
+                    "modifies a {want} that was already complete and consumed"
+                ))),
+                _ => Ok(id),
+            },
+            other => Err(self.invalid(format!(
+                "expected a {want} to modify, found {}",
+                self.arena.type_name(other)
+            ))),
+        }
+    }
+
+    fn append(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
+        let id = self.target(self.top()?, "list")?;
+        let mut placed = Vec::with_capacity(items.len());
+        for item in items {
+            placed.push(self.place(item, Slot::ListItem)?);
+        }
+        match self.arena.obj_mut(id) {
+            Obj::List(list) => {
+                list.extend(placed);
+                Ok(())
+            }
+            other => {
+                let kind = other.kind();
+                Err(self.invalid(format!("cannot append to a {kind}")))
+            }
+        }
+    }
+
+    fn set_items(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
+        if items.len() % 2 != 0 {
+            return Err(self.invalid("odd number of items for a dict"));
+        }
+        let id = self.target(self.top()?, "dict")?;
+        let mut placed = Vec::with_capacity(items.len() / 2);
+        let mut it = items.into_iter();
+        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            let v = self.place(v, Slot::DictValue(k))?;
+            placed.push((k, v));
+        }
+        match self.arena.obj_mut(id) {
+            Obj::Dict(dict) => {
+                dict.extend(placed);
+                Ok(())
+            }
+            other => {
+                let kind = other.kind();
+                Err(self.invalid(format!("cannot set items on a {kind}")))
+            }
+        }
+    }
+
+    fn dict_from(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
+        let id = self.arena.alloc(Obj::Dict(Vec::new()));
+        self.stack.push(Value::Obj(id));
+        self.set_items(items)
+    }
+
+    fn list_from(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
+        let id = self.arena.alloc(Obj::List(Vec::new()));
+        self.stack.push(Value::Obj(id));
+        self.append(items)
+    }
+
+    fn tuple(&mut self, items: Vec<Value>) {
+        self.new_obj(Obj::Tuple(items.into_boxed_slice()));
+    }
+
+    fn decimal_line(&mut self, what: &str) -> Result<i128, DecodeError> {
+        let line = self.input.line(what)?;
+        let text = String::from_utf8_lossy(&line);
+        let t = text.trim().trim_end_matches('L');
+        t.parse::<i128>()
+            .map_err(|_| self.invalid(format!("not a decimal integer: {t:?}")))
+    }
+
+    fn run(&mut self) -> Result<Value, DecodeError> {
+        loop {
+            self.at = self.input.offset();
+            let Some(code) = self.input.byte()? else {
+                return Err(if self.at == 0 {
+                    DecodeError::Empty
+                } else {
+                    DecodeError::Truncated {
+                        offset: self.at,
+                        what: "data ends before STOP".to_string(),
+                    }
+                });
+            };
+            let Some(name) = op::name(code) else {
+                return Err(DecodeError::UnknownOpcode {
+                    offset: self.at,
+                    byte: code,
+                });
+            };
+            self.opname = name;
+            if op::runs_code(code) {
+                return Err(DecodeError::Refused {
+                    offset: self.at,
+                    opcode: name,
+                });
+            }
+            if code == op::STOP {
+                return self
+                    .pop()
+                    .map_err(|_| self.invalid("STOP with an empty stack"));
+            }
+            self.step(code).map_err(|e| match e {
+                // Report the opcode's offset, not where its argument ran out.
+                DecodeError::Truncated { what, .. } => DecodeError::Truncated {
+                    offset: self.at,
+                    what: format!("opcode {what} is cut off"),
+                },
+                DecodeError::LengthPastEnd {
+                    what, length, left, ..
+                } => DecodeError::LengthPastEnd {
+                    offset: self.at,
+                    what,
+                    length,
+                    left,
+                },
+                other => other,
+            })?;
+        }
+    }
+
+    fn step(&mut self, code: u8) -> Result<(), DecodeError> {
+        let n = self.opname;
+        match code {
+            op::PROTO => {
+                let [v] = self.input.array::<1>(n)?;
+                if v > op::HIGHEST_PROTOCOL {
+                    return Err(DecodeError::Protocol {
+                        offset: self.at,
+                        version: v,
+                    });
+                }
+                self.protocol = Some(v);
+            }
+            op::FRAME => {
+                // Framing only groups opcodes for buffering; the stream is the same.
+                self.input.array::<8>(n)?;
+            }
+            op::MARK => self.marks.push(self.stack.len()),
+            op::POP => {
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() > floor {
+                    self.stack.pop();
+                } else {
+                    self.pop_mark()?;
+                }
+            }
+            op::POP_MARK => {
+                self.pop_mark()?;
+            }
+            op::DUP => {
+                let v = self.top()?;
+                self.stack.push(v);
+            }
+            op::NONE => self.stack.push(Value::None),
+            op::NEWTRUE => self.stack.push(Value::Bool(true)),
+            op::NEWFALSE => self.stack.push(Value::Bool(false)),
+            op::BININT => {
+                let b = self.input.array::<4>(n)?;
+                self.push_int(i32::from_le_bytes(b) as i128);
+            }
+            op::BININT1 => {
+                let [b] = self.input.array::<1>(n)?;
+                self.push_int(b as i128);
+            }
+            op::BININT2 => {
+                let b = self.input.array::<2>(n)?;
+                self.push_int(u16::from_le_bytes(b) as i128);
+            }
+            op::LONG1 => {
+                let [len] = self.input.array::<1>(n)?;
+                let bytes = self.input.bytes(len as u64, n)?;
+                self.push_long(&bytes);
+            }
+            op::LONG4 => {
+                let len = i32::from_le_bytes(self.input.array::<4>(n)?);
+                if len < 0 {
+                    return Err(self.invalid("negative byte count"));
+                }
+                let bytes = self.input.bytes(len as u64, n)?;
+                self.push_long(&bytes);
+            }
+            op::INT => {
+                let line = self.input.line(n)?;
+                match line.as_slice() {
+                    b"00" => self.stack.push(Value::Bool(false)),
+                    b"01" => self.stack.push(Value::Bool(true)),
+                    _ => {
+                        let text = String::from_utf8_lossy(&line);
+                        let v = text
+                            .trim()
+                            .parse::<i128>()
+                            .map_err(|_| self.invalid(format!("not an integer: {text:?}")))?;
+                        self.push_int(v);
+                    }
+                }
+            }
+            op::LONG => {
+                let line = self.input.line(n)?;
+                let text = String::from_utf8_lossy(&line);
+                let t = text.trim().trim_end_matches('L');
+                let digits = t.trim_start_matches(['-', '+']);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(self.invalid(format!("not an integer: {t:?}")));
+                }
+                match t.parse::<i128>() {
+                    Ok(v) => self.push_int(v),
+                    Err(_) => self.stack.push(Value::HugeInt {
+                        negative: t.starts_with('-'),
+                    }),
+                }
+            }
+            op::FLOAT => {
+                let line = self.input.line(n)?;
+                let text = String::from_utf8_lossy(&line);
+                let v = text
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| self.invalid(format!("not a float: {text:?}")))?;
+                self.stack.push(Value::Float(v));
+            }
+            op::BINFLOAT => {
+                let b = self.input.array::<8>(n)?;
+                self.stack.push(Value::Float(f64::from_be_bytes(b)));
+            }
+            op::SHORT_BINUNICODE => {
+                let [len] = self.input.array::<1>(n)?;
+                let b = self.input.bytes(len as u64, n)?;
+                self.push_str(&b);
+            }
+            op::BINUNICODE => {
+                let len = u32::from_le_bytes(self.input.array::<4>(n)?);
+                let b = self.input.bytes(len as u64, n)?;
+                self.push_str(&b);
+            }
+            op::BINUNICODE8 => {
+                let len = u64::from_le_bytes(self.input.array::<8>(n)?);
+                let b = self.input.bytes(len, n)?;
+                self.push_str(&b);
+            }
+            op::SHORT_BINSTRING => {
+                let [len] = self.input.array::<1>(n)?;
+                let b = self.input.bytes(len as u64, n)?;
+                self.push_str(&b);
+            }
+            op::BINSTRING => {
+                let len = i32::from_le_bytes(self.input.array::<4>(n)?);
+                if len < 0 {
+                    return Err(self.invalid("negative byte count"));
+                }
+                let b = self.input.bytes(len as u64, n)?;
+                self.push_str(&b);
+            }
+            op::STRING => {
+                let line = self.input.line(n)?;
+                let text = unquote_string(&line)
+                    .ok_or_else(|| self.invalid("the STRING opcode argument must be quoted"))?;
+                self.push_str(&text);
+            }
+            op::UNICODE => {
+                let line = self.input.line(n)?;
+                let text = raw_unicode_unescape(&line);
+                let id = self.arena.strings.intern(&text);
+                self.stack.push(Value::Str(id));
+            }
+            op::SHORT_BINBYTES => {
+                let [len] = self.input.array::<1>(n)?;
+                let b = self.input.bytes(len as u64, n)?;
+                self.push_bytes(b);
+            }
+            op::BINBYTES => {
+                let len = u32::from_le_bytes(self.input.array::<4>(n)?);
+                let b = self.input.bytes(len as u64, n)?;
+                self.push_bytes(b);
+            }
+            op::BINBYTES8 | op::BYTEARRAY8 => {
+                let len = u64::from_le_bytes(self.input.array::<8>(n)?);
+                let b = self.input.bytes(len, n)?;
+                self.push_bytes(b);
+            }
+            op::NEXT_BUFFER | op::READONLY_BUFFER => {
+                return Err(self.invalid("out-of-band buffers are not part of a memory snapshot"));
+            }
+            op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new())),
+            op::EMPTY_DICT => self.new_obj(Obj::Dict(Vec::new())),
+            op::EMPTY_TUPLE => self.tuple(Vec::new()),
+            op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new())),
+            op::LIST => {
+                let items = self.pop_mark()?;
+                self.list_from(items)?;
+            }
+            op::DICT => {
+                let items = self.pop_mark()?;
+                self.dict_from(items)?;
+            }
+            op::TUPLE => {
+                let items = self.pop_mark()?;
+                self.tuple(items);
+            }
+            op::FROZENSET => {
+                let items = self.pop_mark()?;
+                self.new_obj(Obj::Set(items));
+            }
+            op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
+                let k = (code - op::TUPLE1 + 1) as usize;
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + k {
+                    return Err(self.invalid("stack underflow"));
+                }
+                let items = self.stack.split_off(self.stack.len() - k);
+                self.tuple(items);
+            }
+            op::APPEND => {
+                let v = self.pop()?;
+                self.append(vec![v])?;
+            }
+            op::APPENDS => {
+                let items = self.pop_mark()?;
+                self.append(items)?;
+            }
+            op::SETITEM => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                self.set_items(vec![k, v])?;
+            }
+            op::SETITEMS => {
+                let items = self.pop_mark()?;
+                self.set_items(items)?;
+            }
+            op::ADDITEMS => {
+                let items = self.pop_mark()?;
+                let id = self.target(self.top()?, "set")?;
+                match self.arena.obj_mut(id) {
+                    Obj::Set(set) => set.extend(items),
+                    _ => return Err(self.invalid("ADDITEMS on something that is not a set")),
+                }
+            }
+            op::MEMOIZE => {
+                let v = self.top()?;
+                let index = self.memo_len;
+                self.memo_put(index, v);
+            }
+            op::PUT => {
+                let i = self.decimal_line(n)?;
+                let index = u32::try_from(i).map_err(|_| self.invalid("memo key out of range"))?;
+                let v = self.top()?;
+                self.memo_put(index, v);
+            }
+            op::BINPUT => {
+                let [i] = self.input.array::<1>(n)?;
+                let v = self.top()?;
+                self.memo_put(i as u32, v);
+            }
+            op::LONG_BINPUT => {
+                let i = u32::from_le_bytes(self.input.array::<4>(n)?);
+                let v = self.top()?;
+                self.memo_put(i, v);
+            }
+            op::GET => {
+                let i = self.decimal_line(n)?;
+                let index = u64::try_from(i).map_err(|_| self.invalid("memo key out of range"))?;
+                self.memo_get(index)?;
+            }
+            op::BINGET => {
+                let [i] = self.input.array::<1>(n)?;
+                self.memo_get(i as u64)?;
+            }
+            op::LONG_BINGET => {
+                let i = u32::from_le_bytes(self.input.array::<4>(n)?);
+                self.memo_get(i as u64)?;
+            }
+            _ => return Err(self.invalid("opcode not supported")),
+        }
+        Ok(())
+    }
+
+    fn push_long(&mut self, bytes: &[u8]) {
+        match long_to_i128(bytes) {
+            Some(v) => self.push_int(v),
+            None => {
+                let negative = bytes.last().is_some_and(|b| b & 0x80 != 0);
+                self.stack.push(Value::HugeInt { negative });
+            }
+        }
+    }
+}
+
+/// Store a value into a container slot, letting the folder compact it; a
+/// container folded once stays folded for every later (memo) reference.
+pub fn place(
+    arena: &mut Arena,
+    folder: &mut dyn Folder,
+    v: Value,
+    slot: Slot,
+) -> Result<Value, String> {
+    let Value::Obj(id) = v else { return Ok(v) };
+    match arena.obj(id) {
+        Obj::Folded(f) => return Ok(*f),
+        Obj::List(_) | Obj::Dict(_) => {}
+        Obj::Tuple(_) | Obj::Set(_) => return Ok(v),
+    }
+    match folder.fold(arena, id, slot)? {
+        Some(folded) => {
+            *arena.obj_mut(id) = Obj::Folded(folded);
+            Ok(folded)
+        }
+        None => Ok(v),
+    }
+}
+
+/// Little-endian two's complement of any width, if it fits in `i128`.
+pub(crate) fn long_to_i128(bytes: &[u8]) -> Option<i128> {
+    let Some(&last) = bytes.last() else {
+        return Some(0);
+    };
+    let negative = last & 0x80 != 0;
+    let fill = if negative { 0xff } else { 0x00 };
+    if bytes.len() > 16 {
+        // Wider than i128 is fine as long as the extra bytes are only sign.
+        if bytes[16..].iter().any(|&b| b != fill) {
+            return None;
+        }
+        if (bytes[15] & 0x80 != 0) != negative {
+            return None;
+        }
+    }
+    let mut buf = [fill; 16];
+    let n = bytes.len().min(16);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    Some(i128::from_le_bytes(buf))
+}
+
+/// Protocol 0 `STRING`: a Python-quoted byte string with backslash escapes.
+fn unquote_string(line: &[u8]) -> Option<Vec<u8>> {
+    let (&q, rest) = line.split_first()?;
+    if (q != b'\'' && q != b'"') || rest.last() != Some(&q) {
+        return None;
+    }
+    let body = &rest[..rest.len() - 1];
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        if b != b'\\' || i + 1 >= body.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = body[i + 1];
+        i += 2;
+        match e {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'0' => out.push(0),
+            b'x' if i + 2 <= body.len() => {
+                let hex = std::str::from_utf8(&body[i..i + 2]).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+/// Protocol 0 `UNICODE`: raw-unicode-escape (`\uXXXX`, `\UXXXXXXXX`, else Latin-1).
+fn raw_unicode_unescape(line: &[u8]) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        let b = line[i];
+        if b == b'\\' && i + 1 < line.len() && (line[i + 1] == b'u' || line[i + 1] == b'U') {
+            let width = if line[i + 1] == b'u' { 4 } else { 8 };
+            if i + 2 + width <= line.len() {
+                let hex = String::from_utf8_lossy(&line[i + 2..i + 2 + width]);
+                if let Ok(cp) = u32::from_str_radix(&hex, 16) {
+                    out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
+                    i += 2 + width;
+                    continue;
+                }
+            }
+        }
+        out.push(b as char);
+        i += 1;
+    }
+    out
+}

@@ -1,0 +1,95 @@
+//! A data-only pickle decoder (protocols 0–5). The only code in memgate that
+//! knows opcodes; it knows nothing about PyTorch. Opcodes that would import or
+//! call code are refused with their name and byte offset.
+
+mod decoder;
+mod opcodes;
+mod reader;
+mod value;
+
+pub use decoder::{decode, place};
+pub use value::{Arena, Interner, Obj, ObjId, StrId, Value};
+
+use thiserror::Error;
+
+/// What a successful decode returns.
+#[derive(Debug)]
+pub struct Decoded {
+    pub root: Value,
+    pub arena: Arena,
+    /// The `PROTO` version, `None` for protocol 0/1 streams (they have none).
+    pub protocol: Option<u8>,
+    /// Byte offset just after the top-level `STOP`.
+    pub stop_offset: u64,
+    /// Bytes after `STOP` (legal: old torch_npu dumps, HTML padding).
+    pub trailing_bytes: u64,
+}
+
+/// Where a container is being stored, so a folder can decide what it is.
+#[derive(Debug, Clone, Copy)]
+pub enum Slot {
+    ListItem,
+    /// The value of a dict item, with its key.
+    DictValue(Value),
+}
+
+/// Lets the consumer compact a finished container the moment it is stored
+/// into its parent (a trace entry into a typed record, a frame list into a
+/// stack id), so a decode never holds the whole generic tree.
+pub trait Folder {
+    /// Return `Some(value)` to replace container `id` everywhere (also in
+    /// the memo), `None` to keep it, or an error message to stop decoding.
+    fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String>;
+}
+
+/// A folder that keeps every container as it is.
+pub struct KeepAll;
+
+impl Folder for KeepAll {
+    fn fold(&mut self, _: &mut Arena, _: ObjId, _: Slot) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
+}
+
+/// Why a pickle could not be decoded. Every variant names a byte offset.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum DecodeError {
+    #[error("the file is empty (0 bytes): a crashed or interrupted dump")]
+    Empty,
+    #[error("truncated pickle: {what} at byte offset {offset}")]
+    Truncated { offset: u64, what: String },
+    #[error(
+        "truncated pickle: opcode {what} at byte offset {offset} declares {length} bytes \
+         but only {left} are left"
+    )]
+    LengthPastEnd {
+        offset: u64,
+        what: String,
+        length: u64,
+        left: u64,
+    },
+    #[error(
+        "refused opcode {opcode} at byte offset {offset}: it would import or call code \
+         (memgate decodes snapshots as data only)"
+    )]
+    Refused { offset: u64, opcode: &'static str },
+    #[error(
+        "unknown pickle opcode 0x{byte:02x} at byte offset {offset}: not a pickle, or corrupt"
+    )]
+    UnknownOpcode { offset: u64, byte: u8 },
+    #[error("unsupported pickle protocol {version} at byte offset {offset} (newest known is 5)")]
+    Protocol { offset: u64, version: u8 },
+    #[error("invalid pickle at byte offset {offset}, opcode {opcode}: {message}")]
+    Invalid {
+        offset: u64,
+        opcode: &'static str,
+        message: String,
+    },
+    #[error("at byte offset {offset}: {message}")]
+    Content { offset: u64, message: String },
+    #[error("read error at byte offset {offset}: {message}")]
+    Io { offset: u64, message: String },
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! Decoder unit tests on byte strings written by CPython's `pickle.dumps`.
+
+use super::*;
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn dec(bytes: &[u8]) -> Result<Decoded, DecodeError> {
+    decode(bytes, Some(bytes.len() as u64), &mut KeepAll)
+}
+
+#[test]
+fn a_memoized_list_shared_by_two_keys_is_one_object_not_a_copy() {
+    // pickle.dumps({'a': x, 'b': x}, protocol=4) with x = ['hello']: the case
+    // serde-pickle reports as a recursive structure.
+    let d = dec(&hex(
+        "8004951a000000000000007d94288c0161945d948c0568656c6c6f94618c0162946802752e",
+    ))
+    .unwrap();
+    assert_eq!(d.protocol, Some(4));
+    let items = d.arena.dict(d.root).unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].1, items[1].1, "both keys reference one list");
+    let list = d.arena.seq(items[0].1).unwrap();
+    assert_eq!(
+        d.arena.str(match list[0] {
+            Value::Str(s) => s,
+            _ => panic!(),
+        }),
+        "hello"
+    );
+}
+
+#[test]
+fn protocol_zero_text_opcodes_decode() {
+    // pickle.dumps({'k': [1, 2, {'z': None}]}, protocol=0)
+    let d = dec(&hex(
+        "286470300a566b0a70310a286c70320a49310a6149320a61286470330a567a0a70340a4e7361732e",
+    ))
+    .unwrap();
+    assert_eq!(d.protocol, None);
+    let items = d.arena.dict(d.root).unwrap();
+    let list = d.arena.seq(items[0].1).unwrap();
+    assert_eq!(list[0], Value::Int(1));
+    assert_eq!(list[1], Value::Int(2));
+    assert_eq!(d.arena.dict(list[2]).unwrap()[0].1, Value::None);
+}
+
+#[test]
+fn wide_integers_and_floats_keep_their_value() {
+    // [1, -1, 2**63, 2**70, -2**100, 3.5, True, None, (1, 2), 'é'] (protocol 2),
+    // cut before the bytes object, which protocol 2 writes with GLOBAL/REDUCE.
+    let full = hex("80025d7100284b014affffffff8a090000000000000080008a090000000000000000408a0d000000000000000000000000f047400c000000000000884e4b014b028671015802000000c3a97102");
+    let mut bytes = full.clone();
+    bytes.extend_from_slice(b"e.");
+    let d = dec(&bytes).unwrap();
+    let list = d.arena.seq(d.root).unwrap();
+    assert_eq!(d.arena.int(list[0]), Some(1));
+    assert_eq!(d.arena.int(list[1]), Some(-1));
+    assert_eq!(d.arena.int(list[2]), Some(1i128 << 63));
+    assert_eq!(d.arena.int(list[3]), Some(1i128 << 70));
+    assert_eq!(d.arena.int(list[4]), Some(-(1i128 << 100)));
+    assert_eq!(list[5], Value::Float(3.5));
+    assert_eq!(list[6], Value::Bool(true));
+    assert_eq!(list[7], Value::None);
+    assert_eq!(d.arena.seq(list[8]).unwrap().len(), 2);
+    match list[9] {
+        Value::Str(s) => assert_eq!(d.arena.str(s), "é"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn global_and_reduce_are_refused_with_offset_and_name() {
+    // protocol 2 encodes bytes as _codecs.encode(...): GLOBAL at offset 89.
+    let bytes = hex("80025d7100284b014affffffff8a090000000000000080008a090000000000000000408a0d000000000000000000000000f047400c000000000000884e4b014b028671015802000000c3a97102635f636f646563730a656e636f64650a710358020000006162710458060000006c6174696e317105867106527107652e");
+    let err = dec(&bytes).unwrap_err();
+    match err {
+        DecodeError::Refused { opcode, offset } => {
+            assert_eq!(opcode, "GLOBAL");
+            assert_eq!(bytes[offset as usize], b'c');
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn every_prefix_of_a_pickle_is_an_error_and_never_a_panic() {
+    let bytes = hex("8004951a000000000000007d94288c0161945d948c0568656c6c6f94618c0162946802752e");
+    for n in 0..bytes.len() {
+        assert!(dec(&bytes[..n]).is_err(), "prefix of {n} bytes decoded");
+    }
+    assert!(matches!(dec(&[]), Err(DecodeError::Empty)));
+}
+
+#[test]
+fn a_length_beyond_the_end_is_refused_before_allocating() {
+    // BINUNICODE8 claiming 2^60 bytes.
+    let mut bytes = vec![0x80, 4, 0x8d];
+    bytes.extend_from_slice(&(1u64 << 60).to_le_bytes());
+    bytes.extend_from_slice(b"abc.");
+    match dec(&bytes).unwrap_err() {
+        DecodeError::LengthPastEnd { length, offset, .. } => {
+            assert_eq!(length, 1 << 60);
+            assert_eq!(offset, 2);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn trailing_bytes_after_stop_are_ignored_and_counted() {
+    let mut bytes = hex("80044b012e");
+    bytes.extend_from_slice(b"junk");
+    let d = dec(&bytes).unwrap();
+    assert_eq!(d.root, Value::Int(1));
+    assert_eq!(d.trailing_bytes, 4);
+}
+
+#[test]
+fn deep_nesting_does_not_recurse() {
+    // One million nested lists: ( ( ( ... l l l .
+    let depth = 1_000_000;
+    let mut bytes = vec![b'('; depth];
+    bytes.extend(std::iter::repeat_n(b'l', depth));
+    bytes.push(b'.');
+    let d = dec(&bytes).unwrap();
+    assert!(d.arena.seq(d.root).is_some());
+}
+
+#[test]
+fn future_protocols_and_unknown_opcodes_are_named() {
+    assert!(matches!(
+        dec(&[0x80, 6, b'N', b'.']),
+        Err(DecodeError::Protocol { version: 6, .. })
+    ));
+    assert!(matches!(
+        dec(&[0x80, 4, 0xff]),
+        Err(DecodeError::UnknownOpcode {
+            byte: 0xff,
+            offset: 2
+        })
+    ));
+}

@@ -1,0 +1,179 @@
+//! The decoded value graph: scalars inline, containers in an arena so that a
+//! memo reference is an index (shared, never copied), strings interned.
+
+use std::collections::HashMap;
+
+/// Index of a container in the [`Arena`].
+pub type ObjId = u32;
+/// Index of an interned string in the [`Arena`].
+pub type StrId = u32;
+
+/// One decoded value. Small and `Copy`: containers are referenced by id.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An integer outside `i64`, stored in [`Arena::bigs`].
+    BigInt(u32),
+    /// An integer outside even `i128`: kept as "too large", never a number.
+    HugeInt {
+        negative: bool,
+    },
+    Float(f64),
+    Str(StrId),
+    Bytes(u32),
+    Obj(ObjId),
+    /// A container that a [`Folder`](super::Folder) turned into its own
+    /// compact form; the tag and index mean whatever the folder says.
+    Folded(u8, u32),
+}
+
+/// A container under construction or finished.
+#[derive(Debug)]
+pub enum Obj {
+    List(Vec<Value>),
+    Dict(Vec<(Value, Value)>),
+    Tuple(Box<[Value]>),
+    Set(Vec<Value>),
+    /// Replaced by a folder; memo references see the folded value.
+    Folded(Value),
+}
+
+impl Obj {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Obj::List(_) => "list",
+            Obj::Dict(_) => "dict",
+            Obj::Tuple(_) => "tuple",
+            Obj::Set(_) => "set",
+            Obj::Folded(_) => "consumed container",
+        }
+    }
+}
+
+/// Strings interned by content: a key written a million times is stored once.
+#[derive(Debug, Default)]
+pub struct Interner {
+    map: HashMap<Box<str>, StrId>,
+    list: Vec<Box<str>>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> StrId {
+        if let Some(&id) = self.map.get(s) {
+            return id;
+        }
+        let id = self.list.len() as StrId;
+        let boxed: Box<str> = s.into();
+        self.list.push(boxed.clone());
+        self.map.insert(boxed, id);
+        id
+    }
+
+    pub fn get(&self, s: &str) -> Option<StrId> {
+        self.map.get(s).copied()
+    }
+
+    pub fn resolve(&self, id: StrId) -> &str {
+        &self.list[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Give up the lookup table, keep the strings (the model only resolves).
+    pub fn into_strings(self) -> Vec<Box<str>> {
+        self.list
+    }
+}
+
+/// Everything a decode produced besides the root value.
+#[derive(Debug, Default)]
+pub struct Arena {
+    pub objs: Vec<Obj>,
+    pub strings: Interner,
+    pub bigs: Vec<i128>,
+    pub bytes: Vec<Box<[u8]>>,
+}
+
+impl Arena {
+    pub fn alloc(&mut self, obj: Obj) -> ObjId {
+        self.objs.push(obj);
+        (self.objs.len() - 1) as ObjId
+    }
+
+    pub fn obj(&self, id: ObjId) -> &Obj {
+        &self.objs[id as usize]
+    }
+
+    pub fn obj_mut(&mut self, id: ObjId) -> &mut Obj {
+        &mut self.objs[id as usize]
+    }
+
+    pub fn str(&self, id: StrId) -> &str {
+        self.strings.resolve(id)
+    }
+
+    /// Follow a folded container to its folded value.
+    pub fn resolve(&self, v: Value) -> Value {
+        if let Value::Obj(id) = v {
+            if let Obj::Folded(f) = self.obj(id) {
+                return *f;
+            }
+        }
+        v
+    }
+
+    /// The integer as `i128`, when it is one.
+    pub fn int(&self, v: Value) -> Option<i128> {
+        match v {
+            Value::Int(i) => Some(i as i128),
+            Value::BigInt(i) => Some(self.bigs[i as usize]),
+            Value::Bool(b) => Some(b as i128),
+            _ => None,
+        }
+    }
+
+    /// The entries of a dict value, if it is one.
+    pub fn dict(&self, v: Value) -> Option<&[(Value, Value)]> {
+        match self.resolve(v) {
+            Value::Obj(id) => match self.obj(id) {
+                Obj::Dict(items) => Some(items),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The items of a list or tuple value, if it is one.
+    pub fn seq(&self, v: Value) -> Option<&[Value]> {
+        match self.resolve(v) {
+            Value::Obj(id) => match self.obj(id) {
+                Obj::List(items) | Obj::Set(items) => Some(items),
+                Obj::Tuple(items) => Some(items),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Python's name for the type of a value, for error messages.
+    pub fn type_name(&self, v: Value) -> &'static str {
+        match self.resolve(v) {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) | Value::HugeInt { .. } => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Bytes(_) => "bytes",
+            Value::Obj(id) => self.obj(id).kind(),
+            Value::Folded(..) => "consumed container",
+        }
+    }
+}

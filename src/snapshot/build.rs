@@ -1,0 +1,447 @@
+//! From the decoded root value to the typed [`Snapshot`]: every version's
+//! layout (1.13 list, 2.0 `history` blocks, 2.1+ blocks, NPU), optional keys
+//! tolerated, wrong types in the fields that figures use refused.
+
+use std::ops::Range;
+
+use crate::pickle::{Arena, Obj, Value};
+
+use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK};
+use super::model::{
+    Block, BlockState, Device, Format, Segment, Shape, Snapshot, TraceEntry, EMPTY_STACK,
+};
+
+/// Cap on the JSON copy of `allocator_settings` (it is a handful of keys;
+/// a hostile file must not make us expand a shared graph).
+const SETTINGS_NODE_BUDGET: usize = 10_000;
+
+struct Builder<'a> {
+    arena: &'a mut Arena,
+    c: &'a mut Collector,
+    warnings: Vec<String>,
+    hints: Hints,
+}
+
+/// Layout features seen while building, for the torch generation guess.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Hints {
+    pub host: bool,
+    pub history: bool,
+    pub block_address: bool,
+    pub segment_pool_id: bool,
+}
+
+fn kind_of(arena: &Arena, v: Value) -> &'static str {
+    match arena.resolve(v) {
+        Value::Folded(TAG_STACK, _) => "frame list",
+        Value::Folded(TAG_ENTRY, _) => "trace entry",
+        Value::Folded(..) => "frame",
+        other => arena.type_name(other),
+    }
+}
+
+impl Builder<'_> {
+    fn key(&mut self, s: &str) -> u32 {
+        self.arena.strings.intern(s)
+    }
+
+    fn field(&mut self, items: &[(Value, Value)], key: &str) -> Option<Value> {
+        let k = self.key(key);
+        get(items, k)
+    }
+
+    fn dict(&self, v: Value, what: &str) -> Result<Vec<(Value, Value)>, String> {
+        self.arena
+            .dict(v)
+            .map(|d| d.to_vec())
+            .ok_or_else(|| format!("{what} is a {}, expected a dict", kind_of(self.arena, v)))
+    }
+
+    fn list(&self, v: Value, what: &str) -> Result<Vec<Value>, String> {
+        if let Value::Folded(TAG_STACK, s) = self.arena.resolve(v) {
+            // The shared empty `[]` may have been folded as an empty stack.
+            if self.c.stack_spans[s as usize].is_empty() {
+                return Ok(Vec::new());
+            }
+        }
+        self.arena
+            .seq(v)
+            .map(|d| d.to_vec())
+            .ok_or_else(|| format!("{what} is a {}, expected a list", kind_of(self.arena, v)))
+    }
+
+    fn required_u64(
+        &mut self,
+        items: &[(Value, Value)],
+        key: &str,
+        what: &str,
+    ) -> Result<u64, String> {
+        match self.field(items, key) {
+            Some(v) => unsigned(self.arena, v, &format!("{what} `{key}`")),
+            None => Err(format!("{what} has no `{key}`")),
+        }
+    }
+
+    fn optional_u64(
+        &mut self,
+        items: &[(Value, Value)],
+        key: &str,
+        what: &str,
+    ) -> Result<Option<u64>, String> {
+        match self.field(items, key) {
+            Some(Value::None) | None => Ok(None),
+            Some(v) => unsigned(self.arena, v, &format!("{what} `{key}`")).map(Some),
+        }
+    }
+
+    fn text(&mut self, items: &[(Value, Value)], key: &str) -> Option<String> {
+        match self.field(items, key).map(|v| self.arena.resolve(v)) {
+            Some(Value::Str(s)) => Some(self.arena.str(s).to_string()),
+            _ => None,
+        }
+    }
+
+    fn stack_of(&mut self, items: &[(Value, Value)], what: &str) -> Result<Option<u32>, String> {
+        match self.field(items, "frames") {
+            Some(v) => self
+                .c
+                .stack(self.arena, v)
+                .map(Some)
+                .map_err(|e| format!("{what}: {e}")),
+            None => Ok(None),
+        }
+    }
+
+    fn segment(&mut self, v: Value, i: usize) -> Result<Segment, String> {
+        let what = format!("segments[{i}]");
+        let items = self.dict(v, &what)?;
+        let device = self.required_u64(&items, "device", &what)?;
+        let device = Device::try_from(device)
+            .map_err(|_| format!("{what} `device` is {device}, not a device ordinal"))?;
+        let address = self.required_u64(&items, "address", &what)?;
+        let total_size = self.required_u64(&items, "total_size", &what)?;
+        let stream = match self.field(&items, "stream") {
+            Some(v) => signed_bits(self.arena, v, &format!("{what} `stream`"))?,
+            None => 0,
+        };
+        let pool_id = match self.field(&items, "segment_pool_id") {
+            Some(v) => {
+                self.hints.segment_pool_id = true;
+                let parts = self.arena.seq(v).unwrap_or(&[]).to_vec();
+                match parts.as_slice() {
+                    [a, b] => Some((
+                        unsigned(self.arena, *a, &format!("{what} `segment_pool_id`"))?,
+                        unsigned(self.arena, *b, &format!("{what} `segment_pool_id`"))?,
+                    )),
+                    _ => {
+                        self.warnings
+                            .push(format!("{what} `segment_pool_id` is not a pair; ignored"));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let is_expandable = matches!(self.field(&items, "is_expandable"), Some(Value::Bool(true)));
+        let stack = self.stack_of(&items, &what)?.unwrap_or(EMPTY_STACK);
+        let blocks_v = self
+            .field(&items, "blocks")
+            .ok_or_else(|| format!("{what} has no `blocks`"))?;
+        let blocks_v = self.list(blocks_v, &format!("{what} `blocks`"))?;
+        let mut blocks = Vec::with_capacity(blocks_v.len());
+        let mut next = address;
+        for (j, b) in blocks_v.into_iter().enumerate() {
+            let block = self.block(b, &format!("{what}.blocks[{j}]"), next)?;
+            next = block.address.saturating_add(block.size);
+            blocks.push(block);
+        }
+        let sum: u64 = blocks.iter().fold(0u64, |a, b| a.saturating_add(b.size));
+        if sum != total_size && !blocks.is_empty() {
+            self.warnings.push(format!(
+                "{what}: blocks add up to {sum} bytes, the segment has {total_size}"
+            ));
+        }
+        let active =
+            |f: fn(&Block) -> bool| blocks.iter().filter(|b| f(b)).map(|b| b.size).sum::<u64>();
+        let allocated_size = match self.optional_u64(&items, "allocated_size", &what)? {
+            Some(v) => v,
+            None => active(|b| b.state == BlockState::ActiveAllocated),
+        };
+        let active_size = match self.optional_u64(&items, "active_size", &what)? {
+            Some(v) => v,
+            None => active(|b| b.state != BlockState::Inactive),
+        };
+        Ok(Segment {
+            device,
+            address,
+            total_size,
+            allocated_size,
+            active_size,
+            requested_size: self.optional_u64(&items, "requested_size", &what)?,
+            stream,
+            segment_type: self.text(&items, "segment_type").unwrap_or_default(),
+            pool_id,
+            is_expandable,
+            stack,
+            blocks,
+        })
+    }
+
+    fn block(&mut self, v: Value, what: &str, computed_address: u64) -> Result<Block, String> {
+        let items = self.dict(v, what)?;
+        let size = self.required_u64(&items, "size", what)?;
+        let state = match self.field(&items, "state").map(|v| self.arena.resolve(v)) {
+            Some(Value::Str(s)) => match self.arena.str(s) {
+                "active_allocated" => BlockState::ActiveAllocated,
+                "active_pending_free" | "active_awaiting_free" => BlockState::ActivePendingFree,
+                "inactive" => BlockState::Inactive,
+                _ => BlockState::Other,
+            },
+            Some(other) => {
+                return Err(format!(
+                    "{what} `state` is a {}, expected a str",
+                    self.arena.type_name(other)
+                ))
+            }
+            None => return Err(format!("{what} has no `state`")),
+        };
+        let address = match self.optional_u64(&items, "address", what)? {
+            Some(a) => {
+                self.hints.block_address = true;
+                a
+            }
+            None => computed_address,
+        };
+        let requested = self.optional_u64(&items, "requested_size", what)?;
+        // torch ≤ 2.0 blocks carry `history` instead of `frames`.
+        let (stack, requested_size) = match self.stack_of(&items, what)? {
+            Some(stack) => (stack, requested.unwrap_or(size)),
+            None => match self.field(&items, "history") {
+                Some(h) => {
+                    self.hints.history = true;
+                    let history = self.list(h, &format!("{what} `history`"))?;
+                    match history.first() {
+                        Some(&first) => {
+                            let first = self.dict(first, &format!("{what} `history[0]`"))?;
+                            let stack = self.stack_of(&first, what)?.unwrap_or(EMPTY_STACK);
+                            let real = self.optional_u64(&first, "real_size", what)?;
+                            let req = match requested {
+                                Some(r) if r != 0 => r,
+                                _ => real.unwrap_or(size),
+                            };
+                            (stack, req)
+                        }
+                        None => (EMPTY_STACK, requested.filter(|r| *r != 0).unwrap_or(size)),
+                    }
+                }
+                None => (EMPTY_STACK, requested.filter(|r| *r != 0).unwrap_or(size)),
+            },
+        };
+        Ok(Block {
+            address,
+            size,
+            requested_size,
+            state,
+            stack,
+        })
+    }
+
+    fn trace_list(&mut self, v: Value, d: usize) -> Result<Vec<u32>, String> {
+        let what = format!("device_traces[{d}]");
+        let items = self.list(v, &what)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (k, item) in items.into_iter().enumerate() {
+            match self.arena.resolve(item) {
+                Value::Folded(TAG_ENTRY, i) => out.push(i),
+                Value::Obj(_) => {
+                    // Not folded while decoding (JSON input, odd nesting).
+                    let items = self.dict(item, &format!("{what}[{k}]"))?;
+                    let e = self
+                        .c
+                        .entry(self.arena, &items)
+                        .map_err(|e| format!("{what}[{k}]: {e}"))?;
+                    self.c.entries.push(e);
+                    out.push((self.c.entries.len() - 1) as u32);
+                }
+                other => {
+                    return Err(format!(
+                        "{what}[{k}] is a {}, expected a trace entry dict",
+                        kind_of(self.arena, other)
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn settings(&self, v: Value) -> Option<serde_json::Value> {
+        let mut budget = SETTINGS_NODE_BUDGET;
+        to_json(self.arena, v, &mut budget, 0)
+    }
+}
+
+/// A bounded JSON copy of a small value (settings): `None` past the budget.
+fn to_json(arena: &Arena, v: Value, budget: &mut usize, depth: usize) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    if *budget == 0 || depth > 16 {
+        return None;
+    }
+    *budget -= 1;
+    Some(match arena.resolve(v) {
+        Value::None => J::Null,
+        Value::Bool(b) => J::Bool(b),
+        Value::Int(i) => J::from(i),
+        Value::BigInt(i) => {
+            let x = arena.bigs[i as usize];
+            u64::try_from(x)
+                .map(J::from)
+                .unwrap_or_else(|_| J::String(x.to_string()))
+        }
+        Value::HugeInt { .. } => J::String("<huge int>".into()),
+        Value::Float(f) => serde_json::Number::from_f64(f)
+            .map(J::Number)
+            .unwrap_or(J::Null),
+        Value::Str(s) => J::String(arena.str(s).to_string()),
+        Value::Bytes(_) | Value::Folded(..) => J::Null,
+        Value::Obj(id) => match arena.obj(id) {
+            Obj::Dict(items) => {
+                let mut m = serde_json::Map::new();
+                for (k, v) in items {
+                    let key = match arena.resolve(*k) {
+                        Value::Str(s) => arena.str(s).to_string(),
+                        other => to_json(arena, other, budget, depth + 1)?.to_string(),
+                    };
+                    m.insert(key, to_json(arena, *v, budget, depth + 1)?);
+                }
+                J::Object(m)
+            }
+            Obj::List(items) | Obj::Set(items) => J::Array(
+                items
+                    .iter()
+                    .map(|v| to_json(arena, *v, budget, depth + 1))
+                    .collect::<Option<_>>()?,
+            ),
+            Obj::Tuple(items) => J::Array(
+                items
+                    .iter()
+                    .map(|v| to_json(arena, *v, budget, depth + 1))
+                    .collect::<Option<_>>()?,
+            ),
+            Obj::Folded(_) => J::Null,
+        },
+    })
+}
+
+/// Put each device's entries in one contiguous range of `entries`.
+fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<Vec<u32>>) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(lists.len());
+    for list in lists {
+        let contiguous = list.first().is_some_and(|&s| {
+            list.iter()
+                .enumerate()
+                .all(|(k, &i)| i as usize == s as usize + k)
+        });
+        if contiguous {
+            let s = list[0] as usize;
+            out.push(s..s + list.len());
+        } else if list.is_empty() {
+            out.push(0..0);
+        } else {
+            // Shared or shuffled entries (never in real files): copy them.
+            let s = entries.len();
+            for i in list {
+                let e = entries[i as usize];
+                entries.push(e);
+            }
+            out.push(s..entries.len());
+        }
+    }
+    out
+}
+
+/// Turn a decoded root into a snapshot.
+pub(crate) fn build(
+    root: Value,
+    mut arena: Arena,
+    mut c: Collector,
+    format: Format,
+    trailing_bytes: u64,
+) -> Result<Snapshot, String> {
+    let mut b = Builder {
+        arena: &mut arena,
+        c: &mut c,
+        warnings: Vec::new(),
+        hints: Hints::default(),
+    };
+    let (shape, segments_v, traces_v, top) = match b.arena.resolve(root) {
+        Value::Obj(id) if matches!(b.arena.obj(id), Obj::List(_)) => {
+            (Shape::List, root, None, Vec::new())
+        }
+        Value::Obj(id) if matches!(b.arena.obj(id), Obj::Dict(_)) => {
+            let top = b.dict(root, "the snapshot")?;
+            let segs = b
+                .field(&top, "segments")
+                .ok_or("not a memory snapshot: the top-level dict has no `segments`")?;
+            let traces = b
+                .field(&top, "device_traces")
+                .ok_or("not a memory snapshot: the top-level dict has no `device_traces`")?;
+            (Shape::Dict, segs, Some(traces), top)
+        }
+        other => {
+            return Err(format!(
+                "not a memory snapshot: the top-level value is a {}, expected a dict or a list",
+                kind_of(b.arena, other)
+            ))
+        }
+    };
+    let seg_values = b.list(segments_v, "`segments`")?;
+    let mut segments = Vec::with_capacity(seg_values.len());
+    for (i, v) in seg_values.into_iter().enumerate() {
+        segments.push(b.segment(v, i)?);
+    }
+    let mut lists = Vec::new();
+    if let Some(t) = traces_v {
+        for (d, v) in b.list(t, "`device_traces`")?.into_iter().enumerate() {
+            lists.push(b.trace_list(v, d)?);
+        }
+    }
+    let allocator_settings = match b.field(&top, "allocator_settings") {
+        Some(v) => b.settings(v),
+        None => None,
+    };
+    let external_annotations = match b.field(&top, "external_annotations") {
+        Some(v) => b.arena.seq(v).map_or(0, |s| s.len()),
+        None => 0,
+    };
+    b.hints.host =
+        b.field(&top, "host_segments").is_some() || b.field(&top, "host_traces").is_some();
+    let hints = b.hints;
+    let mut warnings = std::mem::take(&mut b.warnings);
+    let traces = ranges(&mut c.entries, lists);
+    if trailing_bytes > 0 {
+        warnings.push(format!(
+            "{trailing_bytes} bytes after the pickle's STOP were ignored (old torch_npu dumps leave them)"
+        ));
+    }
+    let strings = std::mem::take(&mut arena.strings).into_strings();
+    drop(arena);
+    let mut snap = Snapshot {
+        format,
+        shape,
+        segments,
+        traces,
+        entries: c.entries,
+        strings,
+        frames: c.frames,
+        stack_frames: c.stack_frames,
+        stack_spans: c.stack_spans,
+        unknown_actions: c.unknown_actions,
+        allocator_settings,
+        external_annotations,
+        generation: String::new(),
+        trailing_bytes,
+        warnings,
+    };
+    snap.generation = super::generation::detect(&snap, hints);
+    Ok(snap)
+}

@@ -1,0 +1,314 @@
+//! Streaming compaction while the pickle decodes: frame dicts become frame
+//! ids, frame lists become stack ids, trace-entry dicts become typed
+//! records, so a 2M-entry trace never exists as a generic tree.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
+
+use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_TIME};
+
+pub(crate) const TAG_FRAME: u8 = 1;
+pub(crate) const TAG_STACK: u8 = 2;
+pub(crate) const TAG_ENTRY: u8 = 3;
+
+/// The PyTorch key names, interned once per decode.
+pub(crate) struct Keys {
+    pub action: StrId,
+    pub addr: StrId,
+    pub device_free: StrId,
+    pub size: StrId,
+    pub stream: StrId,
+    pub time_us: StrId,
+    pub frames: StrId,
+    pub filename: StrId,
+    pub name: StrId,
+    pub line: StrId,
+}
+
+impl Keys {
+    fn new(arena: &mut Arena) -> Keys {
+        let mut k = |s: &str| arena.strings.intern(s);
+        Keys {
+            action: k("action"),
+            addr: k("addr"),
+            device_free: k("device_free"),
+            size: k("size"),
+            stream: k("stream"),
+            time_us: k("time_us"),
+            frames: k("frames"),
+            filename: k("filename"),
+            name: k("name"),
+            line: k("line"),
+        }
+    }
+}
+
+/// Finds a key in a dict's items (the last one wins, as in Python).
+pub(crate) fn get(items: &[(Value, Value)], key: StrId) -> Option<Value> {
+    items
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == Value::Str(key))
+        .map(|(_, v)| *v)
+}
+
+/// Frames, stacks and trace entries collected so far.
+#[derive(Default)]
+pub(crate) struct Collector {
+    keys: Option<Keys>,
+    frame_ids: HashMap<Frame, FrameId>,
+    pub frames: Vec<Frame>,
+    stack_ids: HashMap<Box<[FrameId]>, StackId>,
+    pub stack_frames: Vec<FrameId>,
+    pub stack_spans: Vec<Range<u32>>,
+    pub entries: Vec<TraceEntry>,
+    pub unknown_actions: Vec<String>,
+}
+
+impl Collector {
+    pub fn new() -> Collector {
+        let mut c = Collector::default();
+        c.intern_stack(Vec::new());
+        c
+    }
+
+    pub fn keys(&mut self, arena: &mut Arena) -> &Keys {
+        self.keys.get_or_insert_with(|| Keys::new(arena))
+    }
+
+    fn intern_stack(&mut self, frames: Vec<FrameId>) -> StackId {
+        if let Some(&id) = self.stack_ids.get(frames.as_slice()) {
+            return id;
+        }
+        let id = self.stack_spans.len() as StackId;
+        let start = self.stack_frames.len() as u32;
+        self.stack_frames.extend_from_slice(&frames);
+        self.stack_spans.push(start..self.stack_frames.len() as u32);
+        self.stack_ids.insert(frames.into_boxed_slice(), id);
+        id
+    }
+
+    fn intern_frame(&mut self, f: Frame) -> FrameId {
+        *self.frame_ids.entry(f).or_insert_with(|| {
+            self.frames.push(f);
+            (self.frames.len() - 1) as FrameId
+        })
+    }
+
+    /// A frame dict → frame id. Missing or odd fields degrade, never fail:
+    /// frames are for display and grouping only.
+    fn frame(&mut self, arena: &mut Arena, items: &[(Value, Value)]) -> FrameId {
+        let (kn, kf, kl) = {
+            let k = self.keys(arena);
+            (k.name, k.filename, k.line)
+        };
+        let mut text = |v: Option<Value>| -> u32 {
+            match v.map(|v| arena.resolve(v)) {
+                Some(Value::Str(s)) => s,
+                Some(Value::Int(i)) => arena.strings.intern(&i.to_string()),
+                _ => arena.strings.intern(""),
+            }
+        };
+        let name = text(get(items, kn));
+        let filename = text(get(items, kf));
+        let line = get(items, kl)
+            .and_then(|v| arena.int(v))
+            .and_then(|i| i64::try_from(i).ok())
+            .unwrap_or(0);
+        self.intern_frame(Frame {
+            name,
+            filename,
+            line,
+        })
+    }
+
+    /// A `frames` value (list of frame dicts, or already folded) → stack id.
+    pub fn stack(&mut self, arena: &mut Arena, v: Value) -> Result<StackId, String> {
+        match arena.resolve(v) {
+            Value::Folded(TAG_STACK, id) => Ok(id),
+            Value::None => Ok(super::model::EMPTY_STACK),
+            Value::Obj(id) => {
+                let items = match arena.obj(id) {
+                    Obj::List(items) => items.clone(),
+                    Obj::Tuple(items) => items.to_vec(),
+                    other => {
+                        return Err(format!("`frames` is a {}, expected a list", other.kind()))
+                    }
+                };
+                let mut frames = Vec::with_capacity(items.len());
+                for item in items {
+                    match arena.resolve(item) {
+                        Value::Folded(TAG_FRAME, f) => frames.push(f),
+                        Value::Obj(fid) => match arena.obj(fid) {
+                            Obj::Dict(d) => {
+                                let d = d.clone();
+                                frames.push(self.frame(arena, &d));
+                            }
+                            other => {
+                                return Err(format!(
+                                    "a frame is a {}, expected a dict",
+                                    other.kind()
+                                ))
+                            }
+                        },
+                        other => {
+                            return Err(format!(
+                                "a frame is a {}, expected a dict",
+                                arena.type_name(other)
+                            ))
+                        }
+                    }
+                }
+                Ok(self.intern_stack(frames))
+            }
+            other => Err(format!(
+                "`frames` is a {}, expected a list",
+                arena.type_name(other)
+            )),
+        }
+    }
+
+    fn action(&mut self, name: &str) -> Action {
+        if let Some(a) = Action::from_known(name) {
+            return a;
+        }
+        let i = match self.unknown_actions.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.unknown_actions.push(name.to_string());
+                self.unknown_actions.len() - 1
+            }
+        };
+        Action::Other(i.min(u16::MAX as usize) as u16)
+    }
+
+    /// A trace-entry dict → typed record.
+    pub fn entry(
+        &mut self,
+        arena: &mut Arena,
+        items: &[(Value, Value)],
+    ) -> Result<TraceEntry, String> {
+        let k = self.keys(arena);
+        let (ka, kad, kdf, ks, kst, kt, kfr) = (
+            k.action,
+            k.addr,
+            k.device_free,
+            k.size,
+            k.stream,
+            k.time_us,
+            k.frames,
+        );
+        let action = match get(items, ka).map(|v| arena.resolve(v)) {
+            Some(Value::Str(s)) => {
+                let name = arena.str(s).to_string();
+                self.action(&name)
+            }
+            Some(other) => {
+                return Err(format!(
+                    "trace entry `action` is a {}, expected a str",
+                    arena.type_name(other)
+                ))
+            }
+            None => return Err("trace entry has no `action`".into()),
+        };
+        let addr_key = if get(items, kad).is_some() { kad } else { kdf };
+        let addr = match get(items, addr_key) {
+            Some(v) => unsigned(arena, v, "trace entry `addr`")?,
+            None => 0,
+        };
+        let size = match get(items, ks) {
+            Some(v) => unsigned(arena, v, "trace entry `size`")?,
+            None => return Err("trace entry has no `size`".into()),
+        };
+        let stream = match get(items, kst) {
+            Some(v) => signed_bits(arena, v, "trace entry `stream`")?,
+            None => 0,
+        };
+        let time_us = match get(items, kt) {
+            Some(v) => match arena.int(v).and_then(|i| i64::try_from(i).ok()) {
+                Some(t) if t != NO_TIME => t,
+                _ => return Err("trace entry `time_us` is not a 64-bit integer".into()),
+            },
+            None => NO_TIME,
+        };
+        let stack = match get(items, kfr) {
+            Some(v) => self.stack(arena, v)?,
+            None => super::model::EMPTY_STACK,
+        };
+        Ok(TraceEntry {
+            addr,
+            size,
+            stream,
+            time_us,
+            stack,
+            action,
+        })
+    }
+}
+
+/// A non-negative integer that fits in `u64`.
+pub(crate) fn unsigned(arena: &Arena, v: Value, what: &str) -> Result<u64, String> {
+    let v = arena.resolve(v);
+    match v {
+        Value::Int(_) | Value::BigInt(_) => {
+            let i = arena.int(v).expect("an int");
+            if i < 0 {
+                Err(format!("{what} is negative ({i})"))
+            } else {
+                u64::try_from(i).map_err(|_| format!("{what} is {i}, which is 2^64 or more"))
+            }
+        }
+        Value::HugeInt { .. } => Err(format!("{what} is far larger than 2^64")),
+        other => Err(format!(
+            "{what} is a {}, expected a non-negative integer",
+            arena.type_name(other)
+        )),
+    }
+}
+
+/// An integer kept as 64 bits (stream pointers may be unsigned ≥ 2^63).
+pub(crate) fn signed_bits(arena: &Arena, v: Value, what: &str) -> Result<i64, String> {
+    match arena.int(v) {
+        Some(i) if i >= i64::MIN as i128 && i <= u64::MAX as i128 => Ok(i as i64),
+        _ => Err(format!(
+            "{what} is a {}, expected a 64-bit integer",
+            arena.type_name(v)
+        )),
+    }
+}
+
+impl Folder for Collector {
+    fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String> {
+        let k = self.keys(arena);
+        let (kframes, kaction, kfile, kname) = (k.frames, k.action, k.filename, k.name);
+        match (slot, arena.obj(id)) {
+            (Slot::DictValue(key), Obj::List(_)) if key == Value::Str(kframes) => {
+                let s = self.stack(arena, Value::Obj(id))?;
+                Ok(Some(Value::Folded(TAG_STACK, s)))
+            }
+            (Slot::ListItem, Obj::Dict(items)) => {
+                if get(items, kaction).is_some() {
+                    let items = std::mem::take(match arena.obj_mut(id) {
+                        Obj::Dict(d) => d,
+                        _ => unreachable!("matched a dict above"),
+                    });
+                    let e = self.entry(arena, &items)?;
+                    self.entries.push(e);
+                    Ok(Some(Value::Folded(
+                        TAG_ENTRY,
+                        (self.entries.len() - 1) as u32,
+                    )))
+                } else if get(items, kfile).is_some() && get(items, kname).is_some() {
+                    let items = items.clone();
+                    let f = self.frame(arena, &items);
+                    Ok(Some(Value::Folded(TAG_FRAME, f)))
+                } else {
+                    Ok(None)
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+}

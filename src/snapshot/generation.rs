@@ -1,0 +1,33 @@
+//! A guess at which torch (or torch_npu) produced a snapshot, from the keys
+//! and actions its layout has. Shown in `inspect` and summary provenance.
+
+use super::build::Hints;
+use super::model::{Action, Shape, Snapshot};
+
+pub(crate) fn detect(snap: &Snapshot, hints: Hints) -> String {
+    if snap.shape == Shape::List {
+        return "torch 1.13 / memory_snapshot() list of segments".into();
+    }
+    let has = |a: Action| snap.entries.iter().any(|e| e.action == a);
+    let npu = has(Action::WorkspaceSnapshot);
+    let version = if hints.host || has(Action::Annotate) {
+        "torch 2.14+"
+    } else if snap.external_annotations > 0 {
+        "torch 2.5+"
+    } else if snap.allocator_settings.is_some() {
+        "torch 2.3+"
+    } else if snap.has_time() {
+        "torch 2.2+"
+    } else if hints.block_address || hints.segment_pool_id {
+        "torch 2.1 style (no time_us)"
+    } else if hints.history {
+        "torch 2.0 style (block history)"
+    } else {
+        "torch 2.x dict"
+    };
+    if npu {
+        format!("torch_npu ({version} layout)")
+    } else {
+        version.into()
+    }
+}

@@ -1,0 +1,289 @@
+//! The typed snapshot: segments, blocks, per-device trace entries, and
+//! interned frames and stacks. What analysis sees; no pickle, no key names.
+
+use std::ops::Range;
+
+/// Index of an interned frame.
+pub type FrameId = u32;
+/// Index of an interned stack (a frame sequence, innermost first).
+pub type StackId = u32;
+/// A device ordinal.
+pub type Device = u32;
+
+/// The stack id of the empty stack (always interned first).
+pub const EMPTY_STACK: StackId = 0;
+
+/// One `{filename, line, name}` frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub name: u32,
+    pub filename: u32,
+    pub line: i64,
+}
+
+/// What kind of file the snapshot came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A pickle; `None` when the stream has no `PROTO` (protocol 0 or 1).
+    Pickle {
+        protocol: Option<u8>,
+    },
+    Json,
+}
+
+/// The top-level shape of the snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// torch ≥ 2.0: `{segments, device_traces, …}`.
+    Dict,
+    /// torch 1.13 and `memory_snapshot()` output: a list of segments.
+    List,
+}
+
+impl Shape {
+    pub fn id(self) -> &'static str {
+        match self {
+            Shape::Dict => "dict",
+            Shape::List => "list",
+        }
+    }
+}
+
+/// A trace action. Unknown actions are kept by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Snapshot,
+    Oom,
+    Annotate,
+    WorkspaceSnapshot,
+    /// Index into [`Snapshot::unknown_actions`].
+    Other(u16),
+}
+
+impl Action {
+    pub const KNOWN: [(Action, &'static str); 11] = [
+        (Action::Alloc, "alloc"),
+        (Action::FreeRequested, "free_requested"),
+        (Action::FreeCompleted, "free_completed"),
+        (Action::SegmentAlloc, "segment_alloc"),
+        (Action::SegmentFree, "segment_free"),
+        (Action::SegmentMap, "segment_map"),
+        (Action::SegmentUnmap, "segment_unmap"),
+        (Action::Snapshot, "snapshot"),
+        (Action::Oom, "oom"),
+        (Action::Annotate, "annotate"),
+        (Action::WorkspaceSnapshot, "workspace_snapshot"),
+    ];
+
+    pub fn from_known(name: &str) -> Option<Action> {
+        Self::KNOWN
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(a, _)| *a)
+    }
+}
+
+/// Sentinel for "no `time_us`" (NPU, torch ≤ 2.1).
+pub const NO_TIME: i64 = i64::MIN;
+
+/// One trace entry, compact: a 2M-entry trace is ~100 MB of these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TraceEntry {
+    /// `addr`; for `oom` entries the `device_free` value.
+    pub addr: u64,
+    pub size: u64,
+    pub stream: i64,
+    /// µs since the epoch, or [`NO_TIME`].
+    pub time_us: i64,
+    pub stack: StackId,
+    pub action: Action,
+}
+
+impl TraceEntry {
+    pub fn time(&self) -> Option<i64> {
+        (self.time_us != NO_TIME).then_some(self.time_us)
+    }
+}
+
+/// State of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockState {
+    ActiveAllocated,
+    /// `active_pending_free` (docstrings call it `active_awaiting_free`).
+    ActivePendingFree,
+    Inactive,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub address: u64,
+    pub size: u64,
+    pub requested_size: u64,
+    pub state: BlockState,
+    pub stack: StackId,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub device: Device,
+    pub address: u64,
+    pub total_size: u64,
+    pub allocated_size: u64,
+    pub active_size: u64,
+    pub requested_size: Option<u64>,
+    pub stream: i64,
+    /// `"large"`, `"small"`, or whatever the file said.
+    pub segment_type: String,
+    pub pool_id: Option<(u64, u64)>,
+    pub is_expandable: bool,
+    pub stack: StackId,
+    pub blocks: Vec<Block>,
+}
+
+/// A loaded snapshot.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub format: Format,
+    pub shape: Shape,
+    pub segments: Vec<Segment>,
+    /// Per device ordinal (index of `device_traces`), a range into `entries`.
+    pub(crate) traces: Vec<Range<usize>>,
+    pub(crate) entries: Vec<TraceEntry>,
+    pub(crate) strings: Vec<Box<str>>,
+    pub(crate) frames: Vec<Frame>,
+    /// Stack `i` is `stack_frames[stack_spans[i]]`.
+    pub(crate) stack_frames: Vec<FrameId>,
+    pub(crate) stack_spans: Vec<Range<u32>>,
+    pub unknown_actions: Vec<String>,
+    /// `allocator_settings` (torch ≥ 2.3) as JSON, bounded in size.
+    pub allocator_settings: Option<serde_json::Value>,
+    /// Number of `external_annotations` (torch ≥ 2.5).
+    pub external_annotations: usize,
+    /// Which torch generation the layout looks like, e.g. `"2.3+"`.
+    pub generation: String,
+    /// Bytes after the top-level `STOP`.
+    pub trailing_bytes: u64,
+    /// Things that look wrong but do not stop analysis.
+    pub warnings: Vec<String>,
+}
+
+impl Snapshot {
+    /// Devices with a non-empty trace or any segment, ascending.
+    pub fn devices(&self) -> Vec<Device> {
+        let mut out: Vec<Device> = self
+            .traces
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(d, _)| d as Device)
+            .chain(self.segments.iter().map(|s| s.device))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The trace of a device, oldest first (empty if it has none).
+    pub fn trace(&self, device: Device) -> &[TraceEntry] {
+        match self.traces.get(device as usize) {
+            Some(r) => &self.entries[r.clone()],
+            None => &[],
+        }
+    }
+
+    /// Number of `device_traces` lists in the file.
+    pub fn trace_lists(&self) -> usize {
+        self.traces.len()
+    }
+
+    pub fn segments_of(&self, device: Device) -> impl Iterator<Item = &Segment> {
+        self.segments.iter().filter(move |s| s.device == device)
+    }
+
+    pub fn stack(&self, id: StackId) -> &[FrameId] {
+        let r = &self.stack_spans[id as usize];
+        &self.stack_frames[r.start as usize..r.end as usize]
+    }
+
+    pub fn stack_count(&self) -> usize {
+        self.stack_spans.len()
+    }
+
+    pub fn frame(&self, id: FrameId) -> &Frame {
+        &self.frames[id as usize]
+    }
+
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn str(&self, id: u32) -> &str {
+        &self.strings[id as usize]
+    }
+
+    pub fn frame_name(&self, id: FrameId) -> &str {
+        self.str(self.frame(id).name)
+    }
+
+    pub fn frame_file(&self, id: FrameId) -> &str {
+        self.str(self.frame(id).filename)
+    }
+
+    /// `name (file:line)`, the way stacks are printed.
+    pub fn frame_label(&self, id: FrameId) -> String {
+        let f = self.frame(id);
+        format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
+    }
+
+    pub fn action_name(&self, a: Action) -> &str {
+        match a {
+            Action::Other(i) => &self.unknown_actions[i as usize],
+            known => Action::KNOWN
+                .iter()
+                .find(|(k, _)| *k == known)
+                .map(|(_, n)| *n)
+                .unwrap_or("?"),
+        }
+    }
+
+    /// Whether any entry of any device carries `time_us`.
+    pub fn has_time(&self) -> bool {
+        self.entries.iter().any(|e| e.time_us != NO_TIME)
+    }
+
+    /// Distinct frames and stacks used by segments, blocks and device traces
+    /// (`unique-frames`, `unique-stacks`; the empty stack counts when used).
+    pub fn unique_frames_and_stacks(&self) -> (usize, usize) {
+        let mut used_stack = vec![false; self.stack_spans.len()];
+        for s in &self.segments {
+            used_stack[s.stack as usize] = true;
+            for b in &s.blocks {
+                used_stack[b.stack as usize] = true;
+            }
+        }
+        for r in &self.traces {
+            for e in &self.entries[r.clone()] {
+                used_stack[e.stack as usize] = true;
+            }
+        }
+        let mut used_frame = vec![false; self.frames.len()];
+        let mut stacks = 0;
+        for (id, used) in used_stack.iter().enumerate() {
+            if *used {
+                stacks += 1;
+                for &f in self.stack(id as StackId) {
+                    used_frame[f as usize] = true;
+                }
+            }
+        }
+        (used_frame.iter().filter(|u| **u).count(), stacks)
+    }
+}
