@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod budget;
 pub mod commands;
 pub mod input;
 pub mod pickle;

@@ -1,0 +1,127 @@
+//! The budget file (SPEC §6): the raw TOML structs, and the validated
+//! budget `check` judges with. Every problem is collected with its
+//! `file:line:col` before failing.
+//!
+//! Per-check level: a budget or tolerance value is either the plain value
+//! (`overall-peak = "60 GiB"`, `allocated-peak = "2%"`) or a table
+//! `{ limit = "60 GiB", level = "warn" }`; `level` is `"fail"` (the
+//! default) or `"warn"` (reported, never fails the gate).
+
+pub(crate) mod keys;
+pub mod raw;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::analysis::Figure;
+use crate::units::{Bytes, Percent};
+
+pub use validate::{load, parse, ConfigError};
+
+/// Tolerance when neither `[defaults]` nor the target sets one.
+pub const DEFAULT_TOLERANCE: Percent = Percent(5.0);
+/// Noise floor when `[defaults]` sets none.
+pub const DEFAULT_NOISE_FLOOR: Bytes = Bytes(1 << 20);
+
+/// A position in the budget file (1-based), for errors and annotations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Loc {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+/// Whether a violated check fails the gate or only warns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    #[default]
+    Fail,
+    Warn,
+}
+
+/// A ceiling: bytes for size figures and categories, a count otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limit {
+    pub value: u64,
+    pub level: Level,
+    pub loc: Loc,
+}
+
+/// Allowed growth over the baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerance {
+    pub pct: Percent,
+    pub level: Level,
+    /// Where it was set; `None` for the built-in default.
+    pub loc: Option<Loc>,
+}
+
+/// Category rules named by `defaults.rules`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rules {
+    Default,
+    Mosaic,
+    /// A TOML file with a `[categories]` table (resolved path).
+    File(PathBuf),
+}
+
+impl Rules {
+    pub fn spec(&self) -> String {
+        match self {
+            Rules::Default => "default".into(),
+            Rules::Mosaic => "mosaic".into(),
+            Rules::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    pub loc: Loc,
+    /// Glob patterns, already joined to the budget file's directory.
+    pub snapshots: Vec<String>,
+    /// Baseline path or pattern, joined to the budget file's directory.
+    pub baseline: Option<String>,
+    pub device: Option<u32>,
+    /// Capture group 1 names a snapshot; the file stem otherwise.
+    pub key: Option<Regex>,
+    pub budget: BTreeMap<Figure, Limit>,
+    pub category_budget: BTreeMap<String, Limit>,
+    pub tolerance: BTreeMap<Figure, Tolerance>,
+}
+
+/// The validated budget file.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// The file as named on the command line (used in messages).
+    pub file: String,
+    pub tolerance: Tolerance,
+    pub noise_floor: Bytes,
+    pub noise_floor_loc: Option<Loc>,
+    pub rules: Rules,
+    /// Custom category rules in file order: name, regex.
+    pub categories: Vec<(String, Regex)>,
+    pub targets: Vec<Target>,
+}
+
+impl Target {
+    /// The tolerance of one figure: the target's override or the default.
+    pub fn tolerance_of<'a>(&'a self, figure: Figure, budget: &'a Budget) -> &'a Tolerance {
+        self.tolerance.get(&figure).unwrap_or(&budget.tolerance)
+    }
+}

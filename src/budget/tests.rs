@@ -1,0 +1,158 @@
+//! Budget validation: every problem at once, each with file:line:col.
+
+use std::path::Path;
+
+use super::*;
+
+fn errors(text: &str) -> Vec<String> {
+    match parse(text, "memgate.toml", Path::new(""), false) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn a_valid_file_becomes_a_budget_with_levels_and_tolerances() {
+    let b = parse(
+        r#"
+[defaults]
+tolerance = "5%"
+noise-floor = "32 MiB"
+
+[[target]]
+name = "t"
+key = 'rank(\d+)'
+
+[target.budget]
+overall-peak = "60 GiB"
+reserved-peak = { limit = "40 GB", level = "warn" }
+oom-events = 0
+
+[target.budget.category]
+activation = 1024
+
+[target.tolerance]
+allocated-peak = { limit = "2%", level = "warn" }
+"#,
+        "memgate.toml",
+        Path::new(""),
+        false,
+    )
+    .unwrap();
+    let t = &b.targets[0];
+    assert_eq!(b.noise_floor, Bytes(32 << 20));
+    assert_eq!(t.budget[&Figure::OverallPeak].value, 60 << 30);
+    assert_eq!(t.budget[&Figure::ReservedPeak].value, 40_000_000_000);
+    assert_eq!(t.budget[&Figure::ReservedPeak].level, Level::Warn);
+    assert_eq!(t.budget[&Figure::ReservedPeak].loc.line, 12);
+    assert_eq!(t.category_budget["activation"].value, 1024);
+    assert_eq!(t.tolerance[&Figure::AllocatedPeak].pct, Percent(2.0));
+}
+
+#[test]
+fn every_problem_is_reported_at_once_with_its_position() {
+    let e = errors(
+        r#"[defaults]
+tolerence = "5%"
+noise-floor = -3
+
+[[target]]
+name = "t"
+colour = "red"
+
+[target.budget]
+overall-peek = "1 GiB"
+reserved-peak = "40 G"
+allocated-peak = "-1 GiB"
+
+[target.budget.category]
+activations = "1 GiB"
+
+[target.tolerance]
+dynamic-peak = 5
+"#,
+    );
+    let want = [
+        "memgate.toml:2:1: unknown key `tolerence` in [defaults]",
+        "memgate.toml:3:15: `defaults.noise-floor`: -3 is negative",
+        "memgate.toml:7:1: unknown key `colour` in [[target]]",
+        "memgate.toml:10:1: unknown key `overall-peek` in [target.budget]",
+        "memgate.toml:11:17: `target.budget.reserved-peak`: \"40 G\" is ambiguous: write \"40 GiB\" (binary, 1024-based) or \"40 GB\"",
+        "memgate.toml:12:18: `target.budget.allocated-peak`: \"-1 GiB\" is negative",
+        "memgate.toml:15:1: `target.budget.category.activations`: unknown category",
+        "memgate.toml:18:16: `target.tolerance.dynamic-peak`: 5 is not a percentage",
+    ];
+    assert_eq!(e.len(), want.len(), "{e:#?}");
+    for w in want {
+        assert!(
+            e.iter().any(|e| e.starts_with(w)),
+            "missing {w:?} in {e:#?}"
+        );
+    }
+}
+
+#[test]
+fn custom_categories_and_mosaic_names_are_known_category_names() {
+    let ok = r#"
+[defaults]
+rules = "mosaic"
+[categories]
+hccl = "hccl"
+[[target]]
+name = "t"
+[target.budget.category]
+ACTIVATION = "1 GiB"
+hccl = "1 MiB"
+"#;
+    assert_eq!(errors(ok), Vec::<String>::new());
+    assert!(errors(&ok.replace("ACTIVATION", "activation"))[0].contains("unknown category"));
+}
+
+#[test]
+fn bad_regexes_wrong_types_and_a_missing_name_are_errors() {
+    let e = errors(
+        r#"
+[categories]
+broken = "(unclosed"
+[[target]]
+key = 'no-group'
+device = "0"
+[target.budget]
+oom-events = "1 GiB"
+"#,
+    );
+    assert_eq!(e.len(), 5, "{e:#?}");
+    assert!(e[0].contains("`categories.broken`: not a valid regex"));
+    assert!(e.iter().any(|e| e.contains("needs a `name`")));
+    assert!(e
+        .iter()
+        .any(|e| e.contains("`target.key`: needs a capture group")));
+    assert!(e
+        .iter()
+        .any(|e| e.contains("`target.device`: must be a device index")));
+    assert!(e
+        .iter()
+        .any(|e| e.contains("`target.budget.oom-events`: must be a count")));
+}
+
+#[test]
+fn a_syntax_error_names_its_line_and_column() {
+    let e = errors("[[target]]\nname = \n");
+    assert_eq!(e.len(), 1);
+    assert!(e[0].starts_with("memgate.toml:2:"), "{e:?}");
+}
+
+#[test]
+fn a_snapshot_pattern_that_matches_nothing_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[[target]]\nname = \"t\"\nsnapshots = \"snaps/*.pickle\"\n";
+    let e = parse(text, "memgate.toml", dir.path(), true).unwrap_err();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].loc.line, 3);
+    assert!(
+        e[0].message
+            .contains("snaps/*.pickle: the pattern matches no file"),
+        "{}",
+        e[0]
+    );
+}
