@@ -1,0 +1,565 @@
+//! Figures + budget + baseline → [`Verdict`]: the findings of `check`, as
+//! data. Every reporter renders this one struct.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::analysis::{DeviceReport, Figure};
+use crate::budget::{Budget, Level, Limit, Loc, Target, Tolerance};
+use crate::units::{ByteDelta, Bytes};
+
+/// Bumped only on an incompatible change of the verdict JSON.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The outcome of one check, and of the whole gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Pass,
+    Skipped,
+    Warn,
+    Fail,
+    Error,
+}
+
+impl Status {
+    pub fn id(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Skipped => "skipped",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One judged figure or category of one device.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Check {
+    /// Figure id, `category.<name>`, or `baseline`.
+    pub id: String,
+    pub status: Status,
+    /// `bytes` or `count`.
+    pub unit: &'static str,
+    pub current: u64,
+    pub baseline: Option<u64>,
+    pub budget: Option<u64>,
+    /// Allowed growth over the baseline, percent.
+    pub tolerance: Option<f64>,
+    /// The one-line verdict (no status prefix; reporters add context).
+    pub message: String,
+    /// The budget-file key this check's verdict comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_line: Option<Loc>,
+}
+
+impl Check {
+    pub fn is_bytes(&self) -> bool {
+        self.unit == "bytes"
+    }
+
+    /// A value of this check as text (binary units for sizes).
+    pub fn show(&self, v: u64) -> String {
+        if self.is_bytes() {
+            Bytes(v).to_string()
+        } else {
+            v.to_string()
+        }
+    }
+
+    /// Current minus baseline.
+    pub fn delta(&self) -> Option<i128> {
+        self.baseline
+            .map(|b| i128::from(self.current) - i128::from(b))
+    }
+
+    pub fn delta_pct(&self) -> Option<f64> {
+        match (self.delta(), self.baseline) {
+            (Some(d), Some(b)) if b > 0 => Some(d as f64 * 100.0 / b as f64),
+            _ => None,
+        }
+    }
+
+    pub fn show_delta(&self) -> Option<String> {
+        let d = self.delta()?;
+        Some(if self.is_bytes() {
+            ByteDelta(d).to_string()
+        } else {
+            format!("{d:+}")
+        })
+    }
+}
+
+/// Bytes of one category at the allocated peak.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct CategoryRow {
+    pub category: String,
+    pub baseline: Option<u64>,
+    pub current: u64,
+}
+
+/// Bytes live at the peak from one allocation site.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SiteRow {
+    pub site: String,
+    pub baseline: Option<u64>,
+    pub current: Option<u64>,
+}
+
+impl SiteRow {
+    pub fn growth(&self) -> i128 {
+        i128::from(self.current.unwrap_or(0)) - i128::from(self.baseline.unwrap_or(0))
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct DeviceVerdict {
+    pub device: u32,
+    pub trace_complete: bool,
+    pub checks: Vec<Check>,
+    pub categories: Vec<CategoryRow>,
+    /// Largest growth first.
+    pub sites: Vec<SiteRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SnapshotVerdict {
+    /// The snapshot's key (capture group or file stem): the JUnit class.
+    pub name: String,
+    pub path: String,
+    pub status: Status,
+    pub baseline: Option<String>,
+    /// Why the snapshot (or its baseline) could not be judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub devices: Vec<DeviceVerdict>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct TargetVerdict {
+    pub name: String,
+    pub status: Status,
+    pub snapshots: Vec<SnapshotVerdict>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Counts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    pub skipped: usize,
+    pub error: usize,
+}
+
+/// The whole gate.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Verdict {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    /// `pass`, `warn`, `fail` or `error`.
+    pub verdict: Status,
+    /// Seconds since the Unix epoch (`SOURCE_DATE_EPOCH` when set).
+    pub generated_at: i64,
+    pub config: String,
+    pub tolerance: f64,
+    pub noise_floor: u64,
+    pub counts: Counts,
+    pub targets: Vec<TargetVerdict>,
+}
+
+impl Verdict {
+    pub fn new(config: &Budget, generated_at: i64, targets: Vec<TargetVerdict>) -> Verdict {
+        let mut counts = Counts::default();
+        for s in targets.iter().flat_map(|t| &t.snapshots) {
+            if s.error.is_some() {
+                counts.error += 1;
+            }
+            for c in s.devices.iter().flat_map(|d| &d.checks) {
+                match c.status {
+                    Status::Pass => counts.pass += 1,
+                    Status::Warn => counts.warn += 1,
+                    Status::Fail => counts.fail += 1,
+                    Status::Skipped => counts.skipped += 1,
+                    Status::Error => counts.error += 1,
+                }
+            }
+        }
+        let verdict = targets
+            .iter()
+            .map(|t| t.status)
+            .max()
+            .unwrap_or(Status::Pass)
+            .max(Status::Pass);
+        let verdict = if verdict == Status::Skipped {
+            Status::Pass
+        } else {
+            verdict
+        };
+        Verdict {
+            schema_version: SCHEMA_VERSION,
+            kind: "memgate-verdict",
+            verdict,
+            generated_at,
+            config: config.file.clone(),
+            tolerance: config.tolerance.pct.0,
+            noise_floor: config.noise_floor.0,
+            counts,
+            targets,
+        }
+    }
+
+    /// Failed checks (the `regressions` output).
+    pub fn regressions(&self) -> usize {
+        self.counts.fail
+    }
+
+    /// Every check with its target, snapshot and device.
+    pub fn checks(
+        &self,
+    ) -> impl Iterator<Item = (&TargetVerdict, &SnapshotVerdict, &DeviceVerdict, &Check)> {
+        self.targets.iter().flat_map(|t| {
+            t.snapshots.iter().flat_map(move |s| {
+                s.devices
+                    .iter()
+                    .flat_map(move |d| d.checks.iter().map(move |c| (t, s, d, c)))
+            })
+        })
+    }
+}
+
+impl TargetVerdict {
+    pub fn new(name: String, snapshots: Vec<SnapshotVerdict>) -> TargetVerdict {
+        let status = snapshots
+            .iter()
+            .map(|s| s.status)
+            .max()
+            .unwrap_or(Status::Pass);
+        TargetVerdict {
+            name,
+            status,
+            snapshots,
+        }
+    }
+}
+
+/// A snapshot that could not be read: judged as an error, not a failure.
+pub fn unreadable(
+    name: String,
+    path: String,
+    baseline: Option<String>,
+    error: String,
+) -> SnapshotVerdict {
+    SnapshotVerdict {
+        name,
+        path,
+        status: Status::Error,
+        baseline,
+        error: Some(error),
+        devices: Vec::new(),
+    }
+}
+
+/// What one snapshot is judged against.
+pub struct Against<'a> {
+    pub budget: &'a Budget,
+    pub target: &'a Target,
+    /// The baseline's path and devices, when there is one.
+    pub baseline: Option<(&'a str, &'a [DeviceReport])>,
+    pub require_baseline: bool,
+}
+
+/// Judge every device of one snapshot.
+pub fn judge(
+    name: String,
+    path: String,
+    current: &[DeviceReport],
+    against: &Against,
+) -> SnapshotVerdict {
+    let devices: Vec<DeviceVerdict> = current
+        .iter()
+        .filter(|d| against.target.device.map_or(true, |want| want == d.device))
+        .map(|d| {
+            let base = against
+                .baseline
+                .and_then(|(_, b)| b.iter().find(|x| x.device == d.device));
+            judge_device(d, base, against)
+        })
+        .collect();
+    let status = devices
+        .iter()
+        .flat_map(|d| &d.checks)
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Skipped);
+    SnapshotVerdict {
+        name,
+        path,
+        status,
+        baseline: against.baseline.map(|(p, _)| p.to_string()),
+        error: None,
+        devices,
+    }
+}
+
+/// Figures judged when nothing in the budget file mentions them.
+const GATED: [Figure; 6] = [
+    Figure::DynamicPeak,
+    Figure::StaticMemory,
+    Figure::OverallPeak,
+    Figure::AllocatedPeak,
+    Figure::ReservedPeak,
+    Figure::OomEvents,
+];
+
+fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) -> DeviceVerdict {
+    let t = a.target;
+    let mut checks = Vec::new();
+    if a.require_baseline && base.is_none() {
+        checks.push(Check {
+            id: "baseline".into(),
+            status: Status::Fail,
+            unit: "count",
+            current: 0,
+            baseline: None,
+            budget: None,
+            tolerance: None,
+            message: "no baseline for this snapshot and device (--require-baseline)".into(),
+            config_line: Some(t.loc.clone()),
+        });
+    }
+    for f in Figure::ALL {
+        if !(GATED.contains(&f) || t.budget.contains_key(&f) || t.tolerance.contains_key(&f)) {
+            continue;
+        }
+        let current = f.of(&cur.figures);
+        let baseline = base.map(|b| f.of(&b.figures));
+        let check = if f == Figure::OomEvents {
+            oom_check(current, baseline, t.budget.get(&f), t)
+        } else {
+            let unit = if f.is_bytes() { "bytes" } else { "count" };
+            let floor = if f.is_bytes() {
+                a.budget.noise_floor.0
+            } else {
+                0
+            };
+            let tol = t.tolerance_of(f, a.budget);
+            judge_value(
+                f.id(),
+                unit,
+                current,
+                baseline,
+                t.budget.get(&f),
+                tol,
+                floor,
+                t,
+            )
+        };
+        checks.push(check);
+    }
+    for (name, limit) in &t.category_budget {
+        let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
+        let baseline = base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
+        let id = format!("category.{name}");
+        let tol = &a.budget.tolerance;
+        checks.push(judge_value(
+            &id,
+            "bytes",
+            current,
+            baseline,
+            Some(limit),
+            tol,
+            a.budget.noise_floor.0,
+            t,
+        ));
+    }
+    DeviceVerdict {
+        device: cur.device,
+        trace_complete: cur.trace_complete,
+        checks,
+        categories: category_rows(cur, base),
+        sites: site_rows(cur, base),
+    }
+}
+
+fn status_of(level: Level) -> Status {
+    match level {
+        Level::Fail => Status::Fail,
+        Level::Warn => Status::Warn,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge_value(
+    id: &str,
+    unit: &'static str,
+    current: u64,
+    baseline: Option<u64>,
+    limit: Option<&Limit>,
+    tol: &Tolerance,
+    noise_floor: u64,
+    target: &Target,
+) -> Check {
+    let mut check = Check {
+        id: id.to_string(),
+        status: Status::Pass,
+        unit,
+        current,
+        baseline,
+        budget: limit.map(|l| l.value),
+        tolerance: baseline.map(|_| tol.pct.0),
+        message: String::new(),
+        config_line: None,
+    };
+    let mut notes = Vec::new();
+    let mut worst = Status::Pass;
+    if let Some(l) = limit {
+        if current > l.value {
+            worst = worst.max(status_of(l.level));
+            check.config_line = Some(l.loc.clone());
+            notes.push(format!(
+                "{} is over its budget of {} by {}",
+                check.show(current),
+                check.show(l.value),
+                check.show(current - l.value)
+            ));
+        }
+    }
+    if let Some(b) = baseline {
+        let grew = current.saturating_sub(b);
+        let over_tol = grew as f64 * 100.0 > tol.pct.0 * b as f64;
+        if grew > 0 && over_tol && grew > noise_floor {
+            let s = status_of(tol.level);
+            if s > worst || check.config_line.is_none() {
+                check.config_line = Some(tol.loc.clone().unwrap_or_else(|| target.loc.clone()));
+            }
+            worst = worst.max(s);
+            let pct = check
+                .delta_pct()
+                .map_or("new".into(), |p| format!("{p:.1}%"));
+            notes.push(format!(
+                "grew {} ({pct}) over the baseline {} → {}, more than the {} tolerance",
+                check.show_delta().unwrap_or_default(),
+                check.show(b),
+                check.show(current),
+                tol.pct
+            ));
+        } else if current < b {
+            notes.push(format!(
+                "shrank {} ({:.1}%) from the baseline {}",
+                check.show_delta().unwrap_or_default(),
+                check.delta_pct().unwrap_or(0.0),
+                check.show(b)
+            ));
+        }
+    }
+    if limit.is_none() && baseline.is_none() {
+        check.status = Status::Skipped;
+        check.message = format!(
+            "{} (no budget and no baseline to compare with)",
+            check.show(current)
+        );
+        return check;
+    }
+    check.status = worst;
+    check.message = if notes.is_empty() {
+        within(&check)
+    } else {
+        notes.join("; ")
+    };
+    check
+}
+
+fn within(c: &Check) -> String {
+    let mut parts = vec![c.show(c.current)];
+    if let Some(b) = c.budget {
+        parts.push(format!("within the budget of {}", c.show(b)));
+    }
+    if let (Some(d), Some(t)) = (c.show_delta(), c.tolerance) {
+        parts.push(format!("{d} vs the baseline (tolerance {t}%)"));
+    }
+    parts.join(", ")
+}
+
+/// OOM events: over the explicit budget, else over the baseline's count,
+/// else over 0, fails.
+fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target: &Target) -> Check {
+    let (allowed, level, loc, source) = match limit {
+        Some(l) => (l.value, l.level, l.loc.clone(), "its budget"),
+        None => match baseline {
+            Some(b) => (b, Level::Fail, target.loc.clone(), "the baseline"),
+            None => (0, Level::Fail, target.loc.clone(), "the default budget"),
+        },
+    };
+    let over = current > allowed;
+    Check {
+        id: Figure::OomEvents.id().into(),
+        status: if over { status_of(level) } else { Status::Pass },
+        unit: "count",
+        current,
+        baseline,
+        budget: Some(allowed),
+        tolerance: None,
+        message: if over {
+            format!("{current} OOM events, more than the {allowed} allowed by {source}")
+        } else {
+            format!("{current} OOM events (at most {allowed})")
+        },
+        config_line: over.then_some(loc),
+    }
+}
+
+fn category_rows(cur: &DeviceReport, base: Option<&DeviceReport>) -> Vec<CategoryRow> {
+    let now = &cur.categories.at_allocated_peak;
+    let then = base.map(|b| &b.categories.at_allocated_peak);
+    let names: BTreeSet<&String> = now
+        .keys()
+        .chain(then.into_iter().flat_map(|t| t.keys()))
+        .collect();
+    names
+        .into_iter()
+        .map(|n| CategoryRow {
+            category: n.clone(),
+            baseline: then.map(|t| t.get(n).copied().unwrap_or(0)),
+            current: now.get(n).copied().unwrap_or(0),
+        })
+        .collect()
+}
+
+fn site_rows(cur: &DeviceReport, base: Option<&DeviceReport>) -> Vec<SiteRow> {
+    let mut rows: BTreeMap<&str, SiteRow> = BTreeMap::new();
+    for s in &cur.sites_at_peak {
+        rows.entry(&s.site)
+            .or_insert_with(|| SiteRow {
+                site: s.site.clone(),
+                baseline: None,
+                current: None,
+            })
+            .current = Some(s.bytes);
+    }
+    for s in base.iter().flat_map(|b| &b.sites_at_peak) {
+        rows.entry(&s.site)
+            .or_insert_with(|| SiteRow {
+                site: s.site.clone(),
+                baseline: None,
+                current: None,
+            })
+            .baseline = Some(s.bytes);
+    }
+    let mut rows: Vec<SiteRow> = rows.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.growth()
+            .cmp(&a.growth())
+            .then_with(|| a.site.cmp(&b.site))
+    });
+    rows
+}

@@ -1,0 +1,74 @@
+//! GitHub Actions: `GITHUB_OUTPUT` lines and `::error` annotations that
+//! point at the budget-file line of each violated key.
+
+use super::{case_label, sanitize};
+use crate::compare::{Status, Verdict};
+
+/// At most this many annotations; the last one summarises the rest.
+pub const MAX_ANNOTATIONS: usize = 10;
+
+/// Lines for `GITHUB_OUTPUT`: `verdict`, `regressions`, `report`.
+pub fn outputs(v: &Verdict, report: Option<&str>) -> String {
+    format!(
+        "verdict={}\nregressions={}\nreport={}\n",
+        v.verdict.id(),
+        v.regressions(),
+        sanitize(report.unwrap_or("")).replace('\n', " ")
+    )
+}
+
+/// Workflow-command escaping of a message.
+fn data(text: &str) -> String {
+    sanitize(text)
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Workflow-command escaping of a property value.
+fn property(text: &str) -> String {
+    data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// `::error` / `::warning` lines, failures first, at most [`MAX_ANNOTATIONS`].
+pub fn annotations(v: &Verdict) -> Vec<String> {
+    let mut all: Vec<(Status, String)> = Vec::new();
+    for t in &v.targets {
+        for s in &t.snapshots {
+            if let Some(e) = &s.error {
+                let msg = format!("{} {}: could not be judged: {e}", t.name, s.name);
+                all.push((
+                    Status::Error,
+                    format!("::error title=memgate::{}", data(&msg)),
+                ));
+            }
+        }
+    }
+    for (t, s, d, c) in v.checks().filter(|x| x.3.status >= Status::Warn) {
+        let kind = if c.status == Status::Warn {
+            "warning"
+        } else {
+            "error"
+        };
+        let at = c.config_line.as_ref().map_or(String::new(), |l| {
+            format!("file={},line={},col={},", property(&l.file), l.line, l.col)
+        });
+        let msg = format!("{} {} {}: {}", t.name, case_label(s, d), c.id, c.message);
+        let title = property(&format!("memgate {}", c.id));
+        all.push((
+            c.status,
+            format!("::{kind} {at}title={title}::{}", data(&msg)),
+        ));
+    }
+    all.sort_by(|a, b| b.0.cmp(&a.0));
+    if all.len() > MAX_ANNOTATIONS {
+        let rest = all.len() - (MAX_ANNOTATIONS - 1);
+        all.truncate(MAX_ANNOTATIONS - 1);
+        let msg = format!("{rest} more checks did not pass; see the memgate report");
+        all.push((
+            Status::Error,
+            format!("::error title=memgate::{}", data(&msg)),
+        ));
+    }
+    all.into_iter().map(|(_, line)| line).collect()
+}

@@ -1,0 +1,235 @@
+//! The Markdown report (step summary, MR/PR comment): verdict line, one
+//! table per target, why each check did not pass, categories, site diffs.
+//! Kept under a size limit by dropping the least important sections first.
+
+use similar::TextDiff;
+
+use super::{case_label, sanitize, site_listing};
+use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
+use crate::units::ByteDelta;
+
+/// GitHub's step-summary limit.
+pub const STEP_SUMMARY_LIMIT: usize = 1 << 20;
+/// A PR / MR comment (`--comment-size`).
+pub const COMMENT_LIMIT: usize = 65_536;
+
+/// How many sites each side of a site diff lists.
+const SITES_LISTED: usize = 20;
+
+fn badge(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "✅ pass",
+        Status::Skipped => "⏭️ skipped",
+        Status::Warn => "⚠️ warn",
+        Status::Fail => "❌ fail",
+        Status::Error => "💥 error",
+    }
+}
+
+/// A table cell: no pipes, newlines or markup from user data.
+fn cell(text: &str) -> String {
+    sanitize(text)
+        .replace('\n', " ")
+        .replace('|', "\\|")
+        .replace('`', "'")
+        .replace('<', "&lt;")
+}
+
+/// The verdict line (also the first line of every rendering).
+pub fn verdict_line(v: &Verdict) -> String {
+    let c = &v.counts;
+    format!(
+        "## memgate: {} — {} failed, {} warned, {} passed, {} skipped, {} could not be judged",
+        badge(v.verdict),
+        c.fail,
+        c.warn,
+        c.pass,
+        c.skipped,
+        c.error
+    )
+}
+
+fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> String {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "—".into());
+    format!(
+        "| {} | `{}` | {} | {} | {} | {} | {} | {} |\n",
+        cell(&case_label(s, d)),
+        c.id,
+        opt(c.baseline.map(|b| c.show(b))),
+        c.show(c.current),
+        opt(c.show_delta()),
+        opt(c.delta_pct().map(|p| format!("{p:+.1}%"))),
+        opt(c.budget.map(|b| c.show(b))),
+        badge(c.status)
+    )
+}
+
+/// One target's figure table; `all`: passing rows too.
+fn table(t: &TargetVerdict, all: bool) -> String {
+    let mut out = format!("### {} `{}`\n\n", badge(t.status), cell(&t.name));
+    out.push_str("| snapshot | check | baseline | current | Δ | Δ% | budget | status |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
+    let mut hidden = 0;
+    for s in &t.snapshots {
+        if let Some(e) = &s.error {
+            out.push_str(&format!(
+                "| {} | — | | | | | | {}: {} |\n",
+                cell(&s.name),
+                badge(Status::Error),
+                cell(e)
+            ));
+        }
+        for d in &s.devices {
+            for c in &d.checks {
+                if all || c.status > Status::Skipped {
+                    out.push_str(&row(s, d, c));
+                } else {
+                    hidden += 1;
+                }
+            }
+        }
+    }
+    if hidden > 0 {
+        out.push_str(&format!(
+            "\n_{hidden} passing or skipped checks not listed._\n"
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+fn reasons(t: &TargetVerdict) -> String {
+    let mut lines = String::new();
+    for s in &t.snapshots {
+        for d in &s.devices {
+            for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
+                lines.push_str(&format!(
+                    "- **{} `{}`**: {}\n",
+                    cell(&case_label(s, d)),
+                    c.id,
+                    cell(&c.message)
+                ));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("<details open><summary>Why</summary>\n\n{lines}\n</details>\n\n")
+}
+
+fn categories(t: &TargetVerdict) -> String {
+    let mut rows = String::new();
+    for s in &t.snapshots {
+        for d in &s.devices {
+            for r in &d.categories {
+                let delta = r
+                    .baseline
+                    .map(|b| ByteDelta(i128::from(r.current) - i128::from(b)));
+                rows.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    cell(&case_label(s, d)),
+                    cell(&r.category),
+                    r.baseline
+                        .map_or("—".into(), |b| crate::units::Bytes(b).to_string()),
+                    crate::units::Bytes(r.current),
+                    delta.map_or("—".into(), |d| d.to_string()),
+                ));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<details><summary>Categories at the allocated peak: {}</summary>\n\n\
+         | snapshot | category | baseline | current | Δ |\n|---|---|---:|---:|---:|\n{rows}\n</details>\n\n",
+        cell(&t.name)
+    )
+}
+
+/// A fence longer than any backtick run in the text.
+fn fence(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+fn site_diffs(t: &TargetVerdict) -> String {
+    let mut out = String::new();
+    for s in t.snapshots.iter().filter(|s| s.baseline.is_some()) {
+        for d in &s.devices {
+            let top = |f: fn(&crate::compare::SiteRow) -> Option<u64>| {
+                let listing = site_listing(&d.sites, f);
+                listing
+                    .lines()
+                    .take(SITES_LISTED)
+                    .map(|l| format!("{l}\n"))
+                    .collect::<String>()
+            };
+            let (old, new) = (top(|r| r.baseline), top(|r| r.current));
+            if old == new {
+                continue;
+            }
+            let diff = TextDiff::from_lines(&old, &new)
+                .unified_diff()
+                .context_radius(3)
+                .header("baseline", "current")
+                .to_string();
+            let f = fence(&diff);
+            out.push_str(&format!(
+                "<details><summary>Allocation sites at the peak: {}</summary>\n\n{f}diff\n{diff}{f}\n\n</details>\n\n",
+                cell(&case_label(s, d))
+            ));
+        }
+    }
+    out
+}
+
+/// The report, at most `limit` bytes. Site diffs go first, then category
+/// tables, then the reasons, then passing rows; the report says so.
+pub fn render(v: &Verdict, limit: usize) -> String {
+    let head = format!("{}\n\n", verdict_line(v));
+    let sections: [(&str, fn(&TargetVerdict) -> String); 3] = [
+        ("the reasons", reasons),
+        ("the category tables", categories),
+        ("the allocation-site diffs", site_diffs),
+    ];
+    let tables = |all: bool| v.targets.iter().map(|t| table(t, all)).collect::<Vec<_>>();
+    for all in [true, false] {
+        let tables = tables(all);
+        for keep in (0..=sections.len()).rev() {
+            let mut text = head.clone();
+            for (i, t) in v.targets.iter().enumerate() {
+                text.push_str(&tables[i]);
+                for (_, section) in &sections[..keep] {
+                    text.push_str(&section(t));
+                }
+            }
+            let mut dropped: Vec<&str> = sections[keep..].iter().map(|(n, _)| *n).collect();
+            if !all {
+                dropped.push("the passing checks");
+            }
+            if !dropped.is_empty() {
+                text.push_str(&format!(
+                    "_Left out to stay under {limit} bytes: {}. The JSON and JUnit reports have everything._\n",
+                    dropped.join(", ")
+                ));
+            }
+            if text.len() <= limit {
+                return text;
+            }
+        }
+    }
+    let note = "\n\n_Truncated to stay under the size limit; the JSON and JUnit reports have everything._\n";
+    let mut text = head;
+    for t in &v.targets {
+        text.push_str(&table(t, false));
+    }
+    let mut cut = limit.saturating_sub(note.len()).min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(note);
+    text
+}

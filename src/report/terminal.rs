@@ -1,0 +1,64 @@
+//! The short human summary printed after a check: what did not pass,
+//! then the verdict. Colour only when asked (a TTY without `NO_COLOR`).
+
+use super::{case_label, sanitize};
+use crate::compare::{Status, Verdict};
+
+fn paint(text: &str, status: Status, color: bool) -> String {
+    if !color {
+        return text.to_string();
+    }
+    let code = match status {
+        Status::Pass => "32",
+        Status::Skipped => "2",
+        Status::Warn => "33",
+        Status::Fail | Status::Error => "31",
+    };
+    format!("\u{1b}[{code}m{text}\u{1b}[0m")
+}
+
+fn label(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "PASS",
+        Status::Skipped => "SKIP",
+        Status::Warn => "WARN",
+        Status::Fail => "FAIL",
+        Status::Error => "ERROR",
+    }
+}
+
+pub fn render(v: &Verdict, color: bool) -> String {
+    let mut out = String::new();
+    for t in &v.targets {
+        for s in &t.snapshots {
+            if let Some(e) = &s.error {
+                let tag = paint(label(Status::Error), Status::Error, color);
+                out.push_str(&format!(
+                    "{tag} {} {}: {}\n",
+                    sanitize(&t.name),
+                    sanitize(&s.name),
+                    sanitize(e)
+                ));
+            }
+            for d in &s.devices {
+                for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
+                    let tag = paint(label(c.status), c.status, color);
+                    out.push_str(&format!(
+                        "{tag} {} {} {}: {}\n",
+                        sanitize(&t.name),
+                        sanitize(&case_label(s, d)),
+                        c.id,
+                        sanitize(&c.message)
+                    ));
+                }
+            }
+        }
+    }
+    let c = &v.counts;
+    let verdict = paint(&format!("memgate: {}", v.verdict.id()), v.verdict, color);
+    out.push_str(&format!(
+        "{verdict}: {} failed, {} warned, {} passed, {} skipped, {} could not be judged\n",
+        c.fail, c.warn, c.pass, c.skipped, c.error
+    ));
+    out
+}
