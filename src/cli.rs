@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{inspect::InspectOptions, OutputFormat};
 
 const EXIT_CODES: &str = "\
@@ -177,4 +178,36 @@ pub struct CheckArgs {
     /// Keep the Markdown under 65,536 characters (a PR comment).
     #[arg(long)]
     pub comment_size: bool,
+}
+
+/// An environment variable, unless unset or empty.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl CheckArgs {
+    /// The options, with what the environment says: `SOURCE_DATE_EPOCH`
+    /// (report timestamps), `NO_COLOR`, and GitHub Actions' files.
+    pub fn options(&self) -> CheckOptions {
+        use std::io::IsTerminal;
+        CheckOptions {
+            config: self.config.clone(),
+            snapshots: self.snapshots.clone(),
+            validate: self.validate,
+            baseline: self.baseline.clone(),
+            junit: self.junit.clone(),
+            markdown: self.markdown.clone(),
+            json: self.json.clone(),
+            warn_only: self.warn_only,
+            require_baseline: self.require_baseline,
+            comment_size: self.comment_size,
+            timestamp: env("SOURCE_DATE_EPOCH").and_then(|s| s.trim().parse().ok()),
+            color: std::io::stdout().is_terminal() && env("NO_COLOR").is_none(),
+            github: GithubEnv {
+                step_summary: env("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+                output: env("GITHUB_OUTPUT").map(PathBuf::from),
+                annotate: env("GITHUB_ACTIONS").as_deref() == Some("true"),
+            },
+        }
+    }
 }

@@ -164,6 +164,8 @@ pub struct Counts {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Verdict {
+    /// Spelled as SPEC §10 spells it in every JSON document.
+    #[serde(rename = "schema_version")]
     pub schema_version: u32,
     pub kind: &'static str,
     /// `pass`, `warn`, `fail` or `error`.

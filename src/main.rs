@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Command::Peak(_) | Command::Profile(_) | Command::Diff(_) | Command::Summarize(_) => {
             Outcome::errors(vec!["this command is not built yet".into()])
         }
-        Command::Check(_) => Outcome::errors(vec!["this command is not built yet".into()]),
+        Command::Check(a) => commands::check::run(&a.options(), &mut out),
     };
     let _ = out.flush();
     let stderr = std::io::stderr();

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each takes plain options (no clap) and
 //! returns an [`Outcome`]; `main` maps it to the exit code.
 
+pub mod check;
 pub mod inspect;
 
 use std::io::Write;

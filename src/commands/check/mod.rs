@@ -1,0 +1,234 @@
+//! `memgate check`: budget file → snapshots and baselines → verdict →
+//! JUnit, Markdown, JSON, GitHub Actions outputs, terminal summary.
+
+mod analysis_adapter;
+pub mod inputs;
+mod outputs;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::budget;
+use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
+use crate::input;
+use crate::report::{github, json, junit, markdown, terminal};
+
+use super::{Outcome, Status};
+use inputs::{Baselines, Planned};
+use outputs::Dest;
+
+/// The GitHub Actions environment, when running there.
+#[derive(Debug, Clone, Default)]
+pub struct GithubEnv {
+    /// `GITHUB_STEP_SUMMARY`: the Markdown report is appended here.
+    pub step_summary: Option<PathBuf>,
+    /// `GITHUB_OUTPUT`: `verdict`, `regressions`, `report`.
+    pub output: Option<PathBuf>,
+    /// Print `::error` annotations (`GITHUB_ACTIONS=true`).
+    pub annotate: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    pub config: Option<PathBuf>,
+    pub snapshots: Vec<String>,
+    pub validate: bool,
+    pub baseline: Option<String>,
+    pub junit: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub warn_only: bool,
+    pub require_baseline: bool,
+    pub comment_size: bool,
+    /// Seconds since the epoch for the reports (`SOURCE_DATE_EPOCH`); now
+    /// when `None`.
+    pub timestamp: Option<i64>,
+    pub color: bool,
+    pub github: GithubEnv,
+}
+
+pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
+    let config = opts
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("memgate.toml"));
+    let budget = match budget::load(&config, opts.snapshots.is_empty()) {
+        Ok(b) => b,
+        Err(errors) => return Outcome::errors(errors.iter().map(ToString::to_string).collect()),
+    };
+    if opts.validate {
+        let _ = writeln!(
+            out,
+            "{}: valid, {} target(s)",
+            config.display(),
+            budget.targets.len()
+        );
+        return Outcome::ok();
+    }
+    let dest = |p: &Option<PathBuf>| p.as_deref().map(Dest::new);
+    let (junit_to, markdown_to, json_to) =
+        (dest(&opts.junit), dest(&opts.markdown), dest(&opts.json));
+    let named: Vec<(&str, &Dest)> = [
+        ("--junit", &junit_to),
+        ("--markdown", &markdown_to),
+        ("--json", &json_to),
+    ]
+    .into_iter()
+    .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
+    .collect();
+    let errors = outputs::check(&named);
+    if !errors.is_empty() {
+        return Outcome::errors(errors);
+    }
+    let rules = match analysis_adapter::rule_set(&budget) {
+        Ok(r) => r,
+        Err(e) => return Outcome::errors(vec![e]),
+    };
+
+    let mut plans: Vec<Vec<Planned>> = Vec::new();
+    let mut errors = Vec::new();
+    for t in &budget.targets {
+        let spec = opts.baseline.as_deref().or(t.baseline.as_deref());
+        let planned = Baselines::resolve(spec, t.key.as_ref())
+            .map_err(|e| vec![e])
+            .and_then(|b| inputs::plan(t, &opts.snapshots, &b));
+        match planned {
+            Ok(p) => plans.push(p),
+            Err(e) => errors.extend(e.into_iter().map(|e| format!("target {}: {e}", t.name))),
+        }
+    }
+    if !errors.is_empty() {
+        return Outcome::errors(errors);
+    }
+
+    // Every file once, all in parallel: current snapshots and baselines.
+    let mut files: Vec<PathBuf> = plans
+        .iter()
+        .flatten()
+        .flat_map(|p| std::iter::once(p.path.clone()).chain(p.baseline.clone()))
+        .collect();
+    files.sort();
+    files.dedup();
+    let figures: HashMap<PathBuf, Result<_, String>> = files
+        .iter()
+        .cloned()
+        .zip(input::par_map(&files, |p| inputs::figures(p, &rules)))
+        .collect();
+
+    let targets: Vec<TargetVerdict> = budget
+        .targets
+        .iter()
+        .zip(&plans)
+        .map(|(t, planned)| {
+            let snapshots = planned
+                .iter()
+                .map(|p| {
+                    let path = p.path.display().to_string();
+                    let base_name = p.baseline.as_ref().map(|b| b.display().to_string());
+                    let base = p.baseline.as_ref().map(|b| &figures[b]);
+                    match (&figures[&p.path], base) {
+                        (Err(e), _) => {
+                            compare::unreadable(p.name.clone(), path, base_name, e.clone())
+                        }
+                        (_, Some(Err(e))) => compare::unreadable(
+                            p.name.clone(),
+                            path,
+                            base_name,
+                            format!("baseline {e}"),
+                        ),
+                        (Ok(cur), base) => {
+                            let against = Against {
+                                budget: &budget,
+                                target: t,
+                                baseline: base_name
+                                    .as_deref()
+                                    .zip(base.and_then(|b| b.as_deref().ok())),
+                                require_baseline: opts.require_baseline,
+                            };
+                            compare::judge(p.name.clone(), path, cur, &against)
+                        }
+                    }
+                })
+                .collect();
+            TargetVerdict::new(t.name.clone(), snapshots)
+        })
+        .collect();
+    let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
+    report(opts, &verdict, [junit_to, markdown_to, json_to], out)
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Write every report, then map the verdict to the exit status.
+fn report(
+    opts: &CheckOptions,
+    v: &Verdict,
+    [junit_to, markdown_to, json_to]: [Option<Dest>; 3],
+    out: &mut dyn Write,
+) -> Outcome {
+    let mut errors = Vec::new();
+    let limit = if opts.comment_size {
+        markdown::COMMENT_LIMIT
+    } else {
+        markdown::STEP_SUMMARY_LIMIT
+    };
+    let mut written = |dest: &Option<Dest>, render: &dyn Fn() -> String| {
+        if let Some(d) = dest {
+            if let Err(e) = outputs::write(d, &render(), out) {
+                errors.push(e);
+            }
+        }
+    };
+    written(&junit_to, &|| junit::render(v));
+    written(&markdown_to, &|| markdown::render(v, limit));
+    written(&json_to, &|| json::render(v));
+    let stdout_taken = [&junit_to, &markdown_to, &json_to]
+        .iter()
+        .any(|d| **d == Some(Dest::Stdout));
+    let mut stderr = std::io::stderr();
+    let human: &mut dyn Write = if stdout_taken { &mut stderr } else { out };
+    let _ = human.write_all(terminal::render(v, opts.color).as_bytes());
+    if opts.github.annotate {
+        for a in github::annotations(v) {
+            let _ = writeln!(human, "{a}");
+        }
+    }
+    if let Some(p) = &opts.github.step_summary {
+        if let Err(e) = outputs::append(p, &markdown::render(v, markdown::STEP_SUMMARY_LIMIT)) {
+            errors.push(e);
+        }
+    }
+    if let Some(p) = &opts.github.output {
+        let report = [&markdown_to, &json_to]
+            .into_iter()
+            .flatten()
+            .find_map(|d| d.file())
+            .map(Path::display);
+        let report = report.map(|r| r.to_string());
+        if let Err(e) = outputs::append(p, &github::outputs(v, report.as_deref())) {
+            errors.push(e);
+        }
+    }
+    for (t, s) in v
+        .targets
+        .iter()
+        .flat_map(|t| t.snapshots.iter().map(move |s| (t, s)))
+    {
+        if let Some(e) = &s.error {
+            errors.push(format!("target {}: {e}", t.name));
+        }
+    }
+    let status = if !errors.is_empty() || v.verdict == CheckStatus::Error {
+        Status::CouldNotJudge
+    } else if v.verdict == CheckStatus::Fail && !opts.warn_only {
+        Status::GateFailed
+    } else {
+        Status::Ok
+    };
+    Outcome { status, errors }
+}
