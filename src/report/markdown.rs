@@ -186,7 +186,7 @@ fn site_diffs(t: &TargetVerdict) -> String {
 }
 
 /// The report, at most `limit` bytes. Site diffs go first, then category
-/// tables, then the reasons, then passing rows; the report says so.
+/// tables, then passing rows, then the reasons; the report says so.
 pub fn render(v: &Verdict, limit: usize) -> String {
     let head = format!("{}\n\n", verdict_line(v));
     let sections: [(&str, fn(&TargetVerdict) -> String); 3] = [
@@ -194,30 +194,28 @@ pub fn render(v: &Verdict, limit: usize) -> String {
         ("the category tables", categories),
         ("the allocation-site diffs", site_diffs),
     ];
-    let tables = |all: bool| v.targets.iter().map(|t| table(t, all)).collect::<Vec<_>>();
-    for all in [true, false] {
-        let tables = tables(all);
-        for keep in (0..=sections.len()).rev() {
-            let mut text = head.clone();
-            for (i, t) in v.targets.iter().enumerate() {
-                text.push_str(&tables[i]);
-                for (_, section) in &sections[..keep] {
-                    text.push_str(&section(t));
-                }
+    // (passing rows too, how many sections), most complete first.
+    let attempts = [(true, 3), (true, 2), (true, 1), (false, 1), (false, 0)];
+    for (all, keep) in attempts {
+        let mut text = head.clone();
+        for t in &v.targets {
+            text.push_str(&table(t, all));
+            for (_, section) in &sections[..keep] {
+                text.push_str(&section(t));
             }
-            let mut dropped: Vec<&str> = sections[keep..].iter().map(|(n, _)| *n).collect();
-            if !all {
-                dropped.push("the passing checks");
-            }
-            if !dropped.is_empty() {
-                text.push_str(&format!(
-                    "_Left out to stay under {limit} bytes: {}. The JSON and JUnit reports have everything._\n",
-                    dropped.join(", ")
-                ));
-            }
-            if text.len() <= limit {
-                return text;
-            }
+        }
+        let mut dropped: Vec<&str> = sections[keep..].iter().rev().map(|(n, _)| *n).collect();
+        if !all {
+            dropped.insert(dropped.len().saturating_sub(1), "the passing checks");
+        }
+        if !dropped.is_empty() {
+            text.push_str(&format!(
+                "_Left out to stay under {limit} bytes: {}. The JSON and JUnit reports have everything._\n",
+                dropped.join(", ")
+            ));
+        }
+        if text.len() <= limit {
+            return text;
         }
     }
     let note = "\n\n_Truncated to stay under the size limit; the JSON and JUnit reports have everything._\n";
