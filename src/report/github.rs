@@ -60,7 +60,7 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
             format!("::{kind} {at}title={title}::{}", data(&msg)),
         ));
     }
-    all.sort_by(|a, b| b.0.cmp(&a.0));
+    all.sort_by_key(|a| std::cmp::Reverse(a.0));
     if all.len() > MAX_ANNOTATIONS {
         let rest = all.len() - (MAX_ANNOTATIONS - 1);
         all.truncate(MAX_ANNOTATIONS - 1);

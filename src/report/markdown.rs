@@ -185,11 +185,14 @@ fn site_diffs(t: &TargetVerdict) -> String {
     out
 }
 
+/// Renders one optional section of a target.
+type Section = fn(&TargetVerdict) -> String;
+
 /// The report, at most `limit` bytes. Site diffs go first, then category
 /// tables, then passing rows, then the reasons; the report says so.
 pub fn render(v: &Verdict, limit: usize) -> String {
     let head = format!("{}\n\n", verdict_line(v));
-    let sections: [(&str, fn(&TargetVerdict) -> String); 3] = [
+    let sections: [(&str, Section); 3] = [
         ("the reasons", reasons),
         ("the category tables", categories),
         ("the allocation-site diffs", site_diffs),
