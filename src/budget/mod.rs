@@ -9,9 +9,11 @@
 
 pub(crate) mod keys;
 pub mod raw;
+mod target;
 #[cfg(test)]
 mod tests;
 mod validate;
+mod values;
 
 use std::collections::BTreeMap;
 use std::fmt;

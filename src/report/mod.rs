@@ -68,3 +68,16 @@ pub fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -
         .map(|(site, b)| format!("{:>12}  {}\n", Bytes(*b).to_string(), sanitize(site)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_removes_ansi_escapes_and_control_characters_but_keeps_text() {
+        assert_eq!(
+            sanitize("a\u{1b}[1;31mred\u{1b}[0m\u{7}\r\tb\n]]>\u{0}"),
+            "ared\tb\n]]>"
+        );
+    }
+}

@@ -62,3 +62,14 @@ pub fn render(v: &Verdict, color: bool) -> String {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_is_added_only_when_asked_for() {
+        assert_eq!(paint("FAIL", Status::Fail, false), "FAIL");
+        assert_eq!(paint("FAIL", Status::Fail, true), "\u{1b}[31mFAIL\u{1b}[0m");
+    }
+}

@@ -1,0 +1,263 @@
+//! Validation of one `[[target]]`: name, snapshot patterns (relative to
+//! the budget file), baseline, key regex, budgets and tolerances.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use toml::Value;
+
+use super::raw::{Leaf, OpenTable, RawTarget};
+use super::validate::Validator;
+use super::values::first_line;
+use super::{Rules, Target};
+use crate::analysis::Figure;
+use crate::input;
+
+impl Validator<'_> {
+    pub(super) fn target(
+        &mut self,
+        t: &RawTarget,
+        span: Range<usize>,
+        categories: &[String],
+        check_globs: bool,
+    ) -> Option<Target> {
+        let name = match &t.name {
+            Some(n) => self.string(n, "target.name"),
+            None => {
+                self.err(
+                    span.clone(),
+                    "target.name",
+                    "every [[target]] needs a `name`",
+                );
+                None
+            }
+        };
+        let snapshots = match &t.snapshots {
+            Some(s) => self.patterns(s, check_globs),
+            None if check_globs => {
+                self.err(
+                    span.clone(),
+                    "target.snapshots",
+                    "no `snapshots` pattern (or pass snapshots on the command line)",
+                );
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
+        let device = t.device.as_ref().and_then(|d| match d.get_ref() {
+            Value::Integer(i) if (0..=i64::from(u32::MAX)).contains(i) => Some(*i as u32),
+            _ => {
+                self.err(
+                    d.span(),
+                    "target.device",
+                    "must be a device index (an integer ≥ 0)",
+                );
+                None
+            }
+        });
+        let key = t.key.as_ref().and_then(|k| self.key_regex(k));
+        let mut budget = BTreeMap::new();
+        let mut category_budget = BTreeMap::new();
+        let mut tolerance = BTreeMap::new();
+        if let Some(b) = &t.budget {
+            for f in Figure::ALL {
+                let Some(leaf) = b.figure(f) else { continue };
+                let key = format!("target.budget.{}", f.id());
+                if let Some(l) = self.limit(leaf, &key, f.is_bytes()) {
+                    budget.insert(f, l);
+                }
+            }
+            for (k, leaf) in b.category.iter().flatten() {
+                let key = format!("target.budget.category.{}", k.get_ref());
+                if !categories.contains(k.get_ref()) {
+                    let msg = format!(
+                        "unknown category `{}`; known: {}",
+                        k.get_ref(),
+                        categories.join(", ")
+                    );
+                    self.err(k.span(), &key, msg);
+                } else if let Some(l) = self.limit(leaf, &key, true) {
+                    category_budget.insert(k.get_ref().clone(), l);
+                }
+            }
+        }
+        if let Some(tol) = &t.tolerance {
+            for f in Figure::ALL {
+                let Some(leaf) = tol.figure(f) else { continue };
+                if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
+                    tolerance.insert(f, x);
+                }
+            }
+        }
+        Some(Target {
+            name: name?,
+            loc: self.loc(t.name.as_ref().map_or(span, |n| n.span())),
+            snapshots,
+            baseline,
+            device,
+            key,
+            budget,
+            category_budget,
+            tolerance,
+        })
+    }
+
+    pub(super) fn string(&mut self, leaf: &Leaf, key: &str) -> Option<String> {
+        match leaf.get_ref() {
+            Value::String(s) => Some(s.clone()),
+            other => {
+                self.err(
+                    leaf.span(),
+                    key,
+                    format!("must be a string, not {}", other.type_str()),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn relative(&self, p: &str) -> String {
+        if Path::new(p).is_absolute() {
+            p.to_string()
+        } else {
+            self.dir.join(p).to_string_lossy().into_owned()
+        }
+    }
+
+    pub(super) fn patterns(&mut self, leaf: &Leaf, check_globs: bool) -> Vec<String> {
+        let list: Vec<String> = match leaf.get_ref() {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) if a.iter().all(Value::is_str) => a
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect(),
+            _ => {
+                self.err(
+                    leaf.span(),
+                    "target.snapshots",
+                    "must be a glob pattern string or a list of them",
+                );
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for p in list {
+            let full = self.relative(&p);
+            if check_globs {
+                match input::expand(std::slice::from_ref(&full), None) {
+                    Ok(paths) if paths.iter().all(|p| p.exists()) => {}
+                    Ok(_) => self.err(
+                        leaf.span(),
+                        "target.snapshots",
+                        format!("`{p}` matches no file (relative to {})", self.dir_name()),
+                    ),
+                    Err(e) => {
+                        for e in e {
+                            let msg = e.replace(&full, &p);
+                            self.err(
+                                leaf.span(),
+                                "target.snapshots",
+                                format!("{msg} (relative to {})", self.dir_name()),
+                            );
+                        }
+                    }
+                }
+            }
+            out.push(full);
+        }
+        out
+    }
+
+    pub(super) fn dir_name(&self) -> String {
+        if self.dir.as_os_str().is_empty() {
+            "the budget file's directory".into()
+        } else {
+            self.dir.display().to_string()
+        }
+    }
+
+    pub(super) fn baseline(&mut self, leaf: &Leaf) -> Option<String> {
+        let p = self.string(leaf, "target.baseline")?;
+        let full = self.relative(&p);
+        if input::expand(std::slice::from_ref(&full), None)
+            .map_or(true, |v| v.iter().any(|x| !x.exists()))
+        {
+            self.err(
+                leaf.span(),
+                "target.baseline",
+                format!("`{p}` does not exist (relative to {})", self.dir_name()),
+            );
+            return None;
+        }
+        Some(full)
+    }
+
+    pub(super) fn key_regex(&mut self, leaf: &Leaf) -> Option<Regex> {
+        let s = self.string(leaf, "target.key")?;
+        match Regex::new(&s) {
+            Ok(r) if r.captures_len() > 1 => Some(r),
+            Ok(_) => {
+                self.err(
+                    leaf.span(),
+                    "target.key",
+                    "needs a capture group `( … )` naming the snapshot",
+                );
+                None
+            }
+            Err(e) => {
+                self.err(
+                    leaf.span(),
+                    "target.key",
+                    format!("not a valid regex: {}", first_line(&e.to_string())),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<Rules> {
+        let s = self.string(leaf, "defaults.rules")?;
+        match s.as_str() {
+            "default" => Some(Rules::Default),
+            "mosaic" => Some(Rules::Mosaic),
+            p => {
+                let full = PathBuf::from(self.relative(p));
+                if full.is_file() {
+                    Some(Rules::File(full))
+                } else {
+                    self.err(
+                        leaf.span(),
+                        "defaults.rules",
+                        format!("`{p}` is neither `default`, `mosaic` nor a rules file"),
+                    );
+                    None
+                }
+            }
+        }
+    }
+
+    pub(super) fn custom_rules(&mut self, table: Option<&OpenTable>) -> Vec<(String, Regex)> {
+        let mut rules = Vec::new();
+        // BTreeMap iterates by name; custom rules apply in file order.
+        let mut entries: Vec<_> = table.into_iter().flatten().collect();
+        entries.sort_by_key(|(k, _)| k.span().start);
+        for (k, leaf) in entries {
+            let key = format!("categories.{}", k.get_ref());
+            let Some(s) = self.string(leaf, &key) else {
+                continue;
+            };
+            match Regex::new(&s) {
+                Ok(r) => rules.push((k.get_ref().clone(), r)),
+                Err(e) => self.err(
+                    leaf.span(),
+                    &key,
+                    format!("not a valid regex: {}", first_line(&e.to_string())),
+                ),
+            }
+        }
+        rules
+    }
+}

@@ -1,0 +1,188 @@
+//! Values of the budget file: sizes with units (and what was meant by an
+//! ambiguous one), counts, percentages, and the `{ limit, level }` form.
+
+use std::path::Path;
+
+use toml::Value;
+
+use super::raw::Leaf;
+use super::validate::Validator;
+use super::{Level, Limit, Tolerance};
+use crate::units::{Bytes, Percent};
+
+/// Category names of the built-in rule sets (SPEC §4).
+pub const DEFAULT_CATEGORIES: &[&str] = &[
+    "parameter",
+    "optimizer-state",
+    "gradient",
+    "activation",
+    "communication",
+    "other",
+    "unknown",
+];
+pub const MOSAIC_CATEGORIES: &[&str] = &[
+    "FSDP",
+    "ACTIVATION",
+    "PARAMETER",
+    "BACKWARD",
+    "OPTIMIZER",
+    "NET",
+    "NET_SETUP",
+    "STATS",
+    "UNKNOWN",
+];
+
+impl Validator<'_> {
+    /// A size (`"40 GiB"`, bytes) or a count, plain or `{ limit, level }`.
+    pub(super) fn limit(&mut self, leaf: &Leaf, key: &str, bytes: bool) -> Option<Limit> {
+        let (value, level) = self.with_level(leaf, key)?;
+        let n = if bytes {
+            size_value(value)
+        } else {
+            count_value(value)
+        };
+        match n {
+            Ok(n) => Some(Limit {
+                value: n,
+                level,
+                loc: self.loc(leaf.span()),
+            }),
+            Err(m) => {
+                self.err(leaf.span(), key, m);
+                None
+            }
+        }
+    }
+
+    pub(super) fn size(&mut self, leaf: &Leaf, key: &str) -> Option<u64> {
+        size_value(leaf.get_ref())
+            .map_err(|m| self.err(leaf.span(), key, m))
+            .ok()
+    }
+
+    pub(super) fn tolerance(&mut self, leaf: &Leaf, key: &str) -> Option<Tolerance> {
+        let (value, level) = self.with_level(leaf, key)?;
+        let pct = match value {
+            Value::String(s) => Percent::parse(s),
+            other => Err(format!(
+                "{other} is not a percentage; write it as a string, e.g. \"5%\""
+            )),
+        };
+        match pct {
+            Ok(pct) => Some(Tolerance {
+                pct,
+                level,
+                loc: Some(self.loc(leaf.span())),
+            }),
+            Err(m) => {
+                self.err(leaf.span(), key, m);
+                None
+            }
+        }
+    }
+
+    /// Split `{ limit = …, level = "warn" }` from a plain value.
+    pub(super) fn with_level<'v>(
+        &mut self,
+        leaf: &'v Leaf,
+        key: &str,
+    ) -> Option<(&'v Value, Level)> {
+        let Value::Table(t) = leaf.get_ref() else {
+            return Some((leaf.get_ref(), Level::Fail));
+        };
+        let mut ok = true;
+        for k in t.keys().filter(|k| *k != "limit" && *k != "level") {
+            self.err(
+                leaf.span(),
+                key,
+                format!("unknown key `{k}` in the table; expected limit, level"),
+            );
+            ok = false;
+        }
+        let level = match t.get("level").map(|l| l.as_str()) {
+            None | Some(Some("fail")) => Level::Fail,
+            Some(Some("warn")) => Level::Warn,
+            Some(_) => {
+                self.err(leaf.span(), key, "`level` must be \"fail\" or \"warn\"");
+                ok = false;
+                Level::Fail
+            }
+        };
+        let Some(limit) = t.get("limit") else {
+            self.err(
+                leaf.span(),
+                key,
+                "the table needs a `limit`, e.g. { limit = \"60 GiB\", level = \"warn\" }",
+            );
+            return None;
+        };
+        ok.then_some((limit, level))
+    }
+}
+
+pub(super) fn first_line(s: &str) -> String {
+    s.lines().last().unwrap_or(s).trim().to_string()
+}
+
+/// A size: a string with a unit, or an integer byte count.
+pub(super) fn size_value(v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Integer(i) if *i < 0 => Err(format!("{i} is negative; sizes are at least 0")),
+        Value::Integer(i) => Ok(*i as u64),
+        Value::String(s) => Bytes::parse(s)
+            .map(|(b, _)| b.0)
+            .map_err(|m| unit_hint(s, m)),
+        other => Err(format!(
+            "must be a size such as \"40 GiB\" or a byte count, not {}",
+            other.type_str()
+        )),
+    }
+}
+
+/// Say which unit was probably meant for `"40 G"`, `"512m"`, `"5%"`.
+pub(super) fn unit_hint(text: &str, message: String) -> String {
+    let t = text.trim();
+    let unit = t
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '_')
+        .trim();
+    let number = &t[..t.len() - unit.len()].trim();
+    match unit.to_ascii_lowercase().as_str() {
+        u @ ("k" | "m" | "g" | "t") => {
+            let u = u.to_ascii_uppercase();
+            let si = if u == "K" {
+                "kB".to_string()
+            } else {
+                format!("{u}B")
+            };
+            format!("{text:?} is ambiguous: write \"{number} {u}iB\" (binary, 1024-based) or \"{number} {si}\" (SI, 1000-based)")
+        }
+        "%" => format!("{text:?} is a percentage; a budget is a size such as \"40 GiB\""),
+        _ => message,
+    }
+}
+
+pub(super) fn count_value(v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Integer(i) if *i < 0 => Err(format!("{i} is negative; counts are at least 0")),
+        Value::Integer(i) => Ok(*i as u64),
+        other => Err(format!(
+            "must be a count (an integer), not {}",
+            other.type_str()
+        )),
+    }
+}
+
+/// The category names a rules file defines (its `[categories]` keys) plus
+/// `other` and `unknown`, which every rule set produces.
+pub(super) fn rule_file_names(path: &Path) -> Vec<String> {
+    let table: toml::Table = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_default();
+    let mut names: Vec<String> = match table.get("categories") {
+        Some(Value::Table(t)) => t.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    names.extend(DEFAULT_CATEGORIES.iter().map(|s| s.to_string()));
+    names
+}

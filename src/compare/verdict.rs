@@ -1,0 +1,269 @@
+//! The verdict of `check` as data: one [`Check`] per judged figure or
+//! category of each device, rolled up per snapshot, target and gate.
+
+use serde::Serialize;
+
+use crate::budget::{Budget, Loc};
+use crate::units::{ByteDelta, Bytes};
+
+/// Bumped only on an incompatible change of the verdict JSON.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The outcome of one check, and of the whole gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Pass,
+    Skipped,
+    Warn,
+    Fail,
+    Error,
+}
+
+impl Status {
+    pub fn id(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Skipped => "skipped",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One judged figure or category of one device.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Check {
+    /// Figure id, `category.<name>`, or `baseline`.
+    pub id: String,
+    pub status: Status,
+    /// `bytes` or `count`.
+    pub unit: &'static str,
+    pub current: u64,
+    pub baseline: Option<u64>,
+    pub budget: Option<u64>,
+    /// Allowed growth over the baseline, percent.
+    pub tolerance: Option<f64>,
+    /// The one-line verdict (no status prefix; reporters add context).
+    pub message: String,
+    /// The budget-file key this check's verdict comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_line: Option<Loc>,
+}
+
+impl Check {
+    pub fn is_bytes(&self) -> bool {
+        self.unit == "bytes"
+    }
+
+    /// A value of this check as text (binary units for sizes).
+    pub fn show(&self, v: u64) -> String {
+        if self.is_bytes() {
+            Bytes(v).to_string()
+        } else {
+            v.to_string()
+        }
+    }
+
+    /// Current minus baseline.
+    pub fn delta(&self) -> Option<i128> {
+        self.baseline
+            .map(|b| i128::from(self.current) - i128::from(b))
+    }
+
+    pub fn delta_pct(&self) -> Option<f64> {
+        match (self.delta(), self.baseline) {
+            (Some(d), Some(b)) if b > 0 => Some(d as f64 * 100.0 / b as f64),
+            _ => None,
+        }
+    }
+
+    pub fn show_delta(&self) -> Option<String> {
+        let d = self.delta()?;
+        Some(if self.is_bytes() {
+            ByteDelta(d).to_string()
+        } else {
+            format!("{d:+}")
+        })
+    }
+}
+
+/// Bytes of one category at the allocated peak.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct CategoryRow {
+    pub category: String,
+    pub baseline: Option<u64>,
+    pub current: u64,
+}
+
+/// Bytes live at the peak from one allocation site.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SiteRow {
+    pub site: String,
+    pub baseline: Option<u64>,
+    pub current: Option<u64>,
+}
+
+impl SiteRow {
+    pub fn growth(&self) -> i128 {
+        i128::from(self.current.unwrap_or(0)) - i128::from(self.baseline.unwrap_or(0))
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct DeviceVerdict {
+    pub device: u32,
+    pub trace_complete: bool,
+    pub checks: Vec<Check>,
+    pub categories: Vec<CategoryRow>,
+    /// Largest growth first.
+    pub sites: Vec<SiteRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SnapshotVerdict {
+    /// The snapshot's key (capture group or file stem): the JUnit class.
+    pub name: String,
+    pub path: String,
+    pub status: Status,
+    pub baseline: Option<String>,
+    /// Why the snapshot (or its baseline) could not be judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub devices: Vec<DeviceVerdict>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct TargetVerdict {
+    pub name: String,
+    pub status: Status,
+    pub snapshots: Vec<SnapshotVerdict>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Counts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    pub skipped: usize,
+    pub error: usize,
+}
+
+/// The whole gate.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Verdict {
+    /// Spelled as SPEC §10 spells it in every JSON document.
+    #[serde(rename = "schema_version")]
+    pub schema_version: u32,
+    pub kind: &'static str,
+    /// `pass`, `warn`, `fail` or `error`.
+    pub verdict: Status,
+    /// Seconds since the Unix epoch (`SOURCE_DATE_EPOCH` when set).
+    pub generated_at: i64,
+    pub config: String,
+    pub tolerance: f64,
+    pub noise_floor: u64,
+    pub counts: Counts,
+    pub targets: Vec<TargetVerdict>,
+}
+
+impl Verdict {
+    pub fn new(config: &Budget, generated_at: i64, targets: Vec<TargetVerdict>) -> Verdict {
+        let mut counts = Counts::default();
+        for s in targets.iter().flat_map(|t| &t.snapshots) {
+            if s.error.is_some() {
+                counts.error += 1;
+            }
+            for c in s.devices.iter().flat_map(|d| &d.checks) {
+                match c.status {
+                    Status::Pass => counts.pass += 1,
+                    Status::Warn => counts.warn += 1,
+                    Status::Fail => counts.fail += 1,
+                    Status::Skipped => counts.skipped += 1,
+                    Status::Error => counts.error += 1,
+                }
+            }
+        }
+        let verdict = targets
+            .iter()
+            .map(|t| t.status)
+            .max()
+            .unwrap_or(Status::Pass)
+            .max(Status::Pass);
+        let verdict = if verdict == Status::Skipped {
+            Status::Pass
+        } else {
+            verdict
+        };
+        Verdict {
+            schema_version: SCHEMA_VERSION,
+            kind: "memgate-verdict",
+            verdict,
+            generated_at,
+            config: config.file.clone(),
+            tolerance: config.tolerance.pct.0,
+            noise_floor: config.noise_floor.0,
+            counts,
+            targets,
+        }
+    }
+
+    /// Failed checks (the `regressions` output).
+    pub fn regressions(&self) -> usize {
+        self.counts.fail
+    }
+
+    /// Every check with its target, snapshot and device.
+    pub fn checks(
+        &self,
+    ) -> impl Iterator<Item = (&TargetVerdict, &SnapshotVerdict, &DeviceVerdict, &Check)> {
+        self.targets.iter().flat_map(|t| {
+            t.snapshots.iter().flat_map(move |s| {
+                s.devices
+                    .iter()
+                    .flat_map(move |d| d.checks.iter().map(move |c| (t, s, d, c)))
+            })
+        })
+    }
+}
+
+impl TargetVerdict {
+    pub fn new(name: String, snapshots: Vec<SnapshotVerdict>) -> TargetVerdict {
+        let status = snapshots
+            .iter()
+            .map(|s| s.status)
+            .max()
+            .unwrap_or(Status::Pass);
+        TargetVerdict {
+            name,
+            status,
+            snapshots,
+        }
+    }
+}
+
+/// A snapshot that could not be read: judged as an error, not a failure.
+pub fn unreadable(
+    name: String,
+    path: String,
+    baseline: Option<String>,
+    error: String,
+) -> SnapshotVerdict {
+    SnapshotVerdict {
+        name,
+        path,
+        status: Status::Error,
+        baseline,
+        error: Some(error),
+        devices: Vec::new(),
+    }
+}
