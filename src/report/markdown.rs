@@ -94,6 +94,14 @@ fn table(t: &TargetVerdict, all: bool) -> String {
             "\n_{hidden} passing or skipped checks not listed._\n"
         ));
     }
+    for s in &t.snapshots {
+        for d in s.devices.iter().filter(|d| !d.trace_complete) {
+            out.push_str(&format!(
+                "\n_{}: the trace started mid-run (ring buffer wrapped), so its figures are lower bounds._\n",
+                cell(&case_label(s, d))
+            ));
+        }
+    }
     out.push('\n');
     out
 }
