@@ -61,6 +61,17 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Summarize(SummarizeArgs),
     /// The gate: budgets and baselines → JUnit, Markdown, JSON, exit code.
+    ///
+    /// Reads memgate.toml (see thresholds.example.toml); snapshot patterns
+    /// and baselines in it are relative to the file. Snapshots and summary
+    /// JSONs are both accepted as inputs and as baselines. Reports are
+    /// written even when the gate fails.
+    ///
+    /// Environment: SOURCE_DATE_EPOCH fixes the report timestamp; NO_COLOR
+    /// turns colour off; on GitHub Actions the Markdown report is appended
+    /// to GITHUB_STEP_SUMMARY, `verdict`, `regressions` and `report` go to
+    /// GITHUB_OUTPUT, and GITHUB_ACTIONS=true adds ::error annotations on
+    /// the budget-file lines.
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
 }

@@ -295,3 +295,17 @@ fn eight_ranks_are_all_read_and_judged() {
         .collect();
     assert_eq!(failed, ["rank1", "rank3", "rank5", "rank7"]);
 }
+
+#[test]
+fn check_help_documents_the_options_environment_and_exit_codes() {
+    let out = assert_cmd::Command::cargo_bin("memgate")
+        .unwrap()
+        .args(["check", "--help"])
+        .env("COLUMNS", "100")
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    insta::assert_snapshot!("check_help", String::from_utf8(out).unwrap());
+}
