@@ -258,12 +258,38 @@ pub fn unknown_keys(root: &Node) -> Vec<Unknown> {
 }
 
 /// The text with every unknown `key = value` replaced by spaces (newlines
-/// kept), so the rest still parses with the same line:col positions.
+/// kept), so the rest still parses with the same line:col positions. An
+/// unknown table opened by a header (`[target.budgett]`) goes with its body
+/// and its subtables.
 pub fn blank_out(text: &str, unknown: &[Unknown]) -> String {
     let mut bytes = text.as_bytes().to_vec();
     for u in unknown {
-        let end = u.value.end.max(u.key.end).min(bytes.len());
-        for b in &mut bytes[u.key.start.min(end)..end] {
+        let line_start = text[..u.key.start].rfind('\n').map_or(0, |i| i + 1);
+        let range = if text[line_start..].trim_start().starts_with('[') {
+            // The header up to the key's end names the table and its subtables.
+            let prefix = text[line_start..u.key.end]
+                .trim_start()
+                .trim_start_matches('[')
+                .to_string();
+            let mut end = text.len();
+            let mut pos = text[line_start..]
+                .find('\n')
+                .map_or(text.len(), |i| line_start + i + 1);
+            while pos < text.len() {
+                let line = text[pos..].trim_start();
+                let header = line.starts_with('[');
+                let same = line.trim_start_matches('[').starts_with(&prefix);
+                if header && !same {
+                    end = pos;
+                    break;
+                }
+                pos = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+            }
+            line_start..end
+        } else {
+            u.key.start..u.value.end.max(u.key.end)
+        };
+        for b in &mut bytes[range.start.min(text.len())..range.end.min(text.len())] {
             if *b != b'\n' && *b != b'\r' {
                 *b = b' ';
             }

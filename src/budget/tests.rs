@@ -156,3 +156,23 @@ fn a_snapshot_pattern_that_matches_nothing_is_an_error() {
         e[0]
     );
 }
+
+#[test]
+fn an_unknown_table_is_reported_once_with_its_body_and_subtables_ignored() {
+    let e = errors(
+        "[[target]]\nname = 3\n[target.budgett]\nx = 1\n[target.budgett.y]\nz = 2\n[target.budget]\noom-events = -1\n",
+    );
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(e[0].starts_with("memgate.toml:2:8: `target.name`: must be a string"));
+    assert!(e[1].starts_with("memgate.toml:3:9: unknown key `budgett` in [[target]]"));
+    assert!(e[2].starts_with("memgate.toml:8:14: `target.budget.oom-events`: -1 is negative"));
+}
+
+#[test]
+fn serde_type_errors_name_what_the_file_should_hold() {
+    let e = errors("[target]\nname = \"x\"\n");
+    assert_eq!(
+        e,
+        ["memgate.toml:1:1: invalid type: map, expected an array of tables ([[target]])"]
+    );
+}

@@ -88,7 +88,11 @@ pub fn parse(
     let raw: RawConfig = match toml::from_str(text_ok) {
         Ok(r) => r,
         Err(e) => {
-            v.toml_error(&e);
+            // With unknown keys blanked out, a later error is most likely
+            // their echo; they are the problems to fix first.
+            if unknown.is_empty() {
+                v.toml_error(&e);
+            }
             return Err(v.errors);
         }
     };
@@ -96,6 +100,7 @@ pub fn parse(
     if v.errors.is_empty() {
         Ok(budget)
     } else {
+        v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
         Err(v.errors)
     }
 }
@@ -131,12 +136,15 @@ impl Validator<'_> {
     pub(super) fn toml_error(&mut self, e: &toml::de::Error) {
         let span = e.span().unwrap_or(0..0);
         // toml's message repeats the source line; the first line says it all.
-        let msg = e
-            .message()
-            .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .to_string();
+        let msg = e.message().lines().next().unwrap_or("invalid TOML");
+        // serde names the raw structs; say what the file should hold.
+        let msg = regex::Regex::new(r"struct Raw\w+")
+            .map(|r| r.replace_all(msg, "a table").into_owned())
+            .unwrap_or_else(|_| msg.to_string())
+            .replace(
+                "expected a sequence",
+                "expected an array of tables ([[target]])",
+            );
         self.err(span, "", msg);
     }
 
