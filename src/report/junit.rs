@@ -1,6 +1,8 @@
 //! JUnit XML: one `<testsuite>` per target, one `<testcase>` per
 //! (snapshot, device, check), named without values so CI can track them.
 
+use std::collections::HashSet;
+
 use junit_report::{Duration, OffsetDateTime, Report, TestCase, TestSuite};
 
 use super::{case_label, sanitize, top_growth};
@@ -17,6 +19,17 @@ pub fn render(v: &Verdict) -> String {
     let stamp =
         OffsetDateTime::from_unix_timestamp(v.generated_at).unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let mut report = Report::new();
+    // (classname, name) pairs handed out so far: CI tools merge duplicates.
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let mut unique = |class: &str, name: String| -> String {
+        let mut candidate = name.clone();
+        let mut n = 1;
+        while !seen.insert((class.to_string(), candidate.clone())) {
+            n += 1;
+            candidate = format!("{name} ({n})");
+        }
+        candidate
+    };
     for t in &v.targets {
         let mut suite = TestSuite::new(&sanitize(&t.name));
         suite.set_timestamp(stamp);
@@ -24,16 +37,17 @@ pub fn render(v: &Verdict) -> String {
             let class = sanitize(&format!("{}.{}", t.name, s.name));
             if let Some(e) = &s.error {
                 let line = sanitize(&format!("{}: could not be judged: {e}", s.name));
-                let mut case =
-                    TestCase::error("load", Duration::ZERO, "unreadable-snapshot", &line);
+                let name = unique(&class, "load".into());
+                let mut case = TestCase::error(&name, Duration::ZERO, "unreadable-snapshot", &line);
                 case.set_classname(&class);
+                case.set_filepath(&sanitize(&s.path));
                 case.set_system_out(&cdata(&line));
                 suite.add_testcase(case);
                 continue;
             }
             for d in &s.devices {
                 for c in &d.checks {
-                    let name = sanitize(&format!("dev{}.{}", d.device, c.id));
+                    let name = unique(&class, sanitize(&format!("dev{}.{}", d.device, c.id)));
                     let line = sanitize(&format!("{} {}: {}", case_label(s, d), c.id, c.message));
                     let mut case = match c.status {
                         Status::Fail => {
@@ -66,6 +80,7 @@ pub fn render(v: &Verdict) -> String {
                         Status::Pass => TestCase::success(&name, Duration::ZERO),
                     };
                     case.set_classname(&class);
+                    case.set_filepath(&sanitize(&s.path));
                     suite.add_testcase(case);
                 }
             }
