@@ -63,6 +63,14 @@ impl<R: Read> Reader<R> {
     }
 
     fn fill(&mut self, out: &mut [u8]) -> Result<(), ()> {
+        // Fast path: the whole argument is already in the buffer.
+        let buf = self.inner.buffer();
+        if buf.len() >= out.len() {
+            out.copy_from_slice(&buf[..out.len()]);
+            self.inner.consume(out.len());
+            self.offset += out.len() as u64;
+            return Ok(());
+        }
         let mut done = 0;
         while done < out.len() {
             let n = self.inner.read(&mut out[done..]).map_err(|_| ())?;
@@ -89,6 +97,12 @@ impl<R: Read> Reader<R> {
                 });
             }
         }
+        if self.len.is_some() {
+            // Checked against the bytes left above: safe to size up front.
+            let mut out = vec![0u8; n as usize];
+            self.fill(&mut out).map_err(|_| self.truncated(start, what))?;
+            return Ok(out);
+        }
         // Without a known length (a pipe), grow as the bytes really arrive.
         let mut out = Vec::with_capacity(n.min(1 << 20) as usize);
         let mut limited = (&mut self.inner).take(n);
@@ -99,6 +113,14 @@ impl<R: Read> Reader<R> {
         if (got as u64) < n {
             return Err(self.truncated(start, what));
         }
+        Ok(out)
+    }
+
+    /// A short payload (≤ 255 bytes, a one-byte length) into a stack buffer.
+    pub(crate) fn short<'b>(&mut self, n: u8, buf: &'b mut [u8; 256], what: &str) -> Result<&'b [u8], DecodeError> {
+        let start = self.offset;
+        let out = &mut buf[..n as usize];
+        self.fill(out).map_err(|_| self.truncated(start, what))?;
         Ok(out)
     }
 

@@ -93,10 +93,31 @@ impl Interner {
     }
 }
 
+/// Who else holds a container: lets the decoder recycle the slot of a
+/// container that was folded while only its own memo entry referred to it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
+    /// The memo index it was stored under, or `NO_MEMO`.
+    memo: u32,
+    /// Referenced from more than one place (memo read, DUP, memoized twice).
+    pinned: bool,
+}
+
+pub(crate) const NO_MEMO: u32 = u32::MAX;
+
+impl Meta {
+    const NEW: Meta = Meta {
+        memo: NO_MEMO,
+        pinned: false,
+    };
+}
+
 /// Everything a decode produced besides the root value.
 #[derive(Debug, Default)]
 pub struct Arena {
     pub objs: Vec<Obj>,
+    meta: Vec<Meta>,
+    free: Vec<ObjId>,
     pub strings: Interner,
     pub bigs: Vec<i128>,
     pub bytes: Vec<Box<[u8]>>,
@@ -104,8 +125,45 @@ pub struct Arena {
 
 impl Arena {
     pub fn alloc(&mut self, obj: Obj) -> ObjId {
+        if let Some(id) = self.free.pop() {
+            self.objs[id as usize] = obj;
+            self.meta[id as usize] = Meta::NEW;
+            return id;
+        }
         self.objs.push(obj);
+        self.meta.push(Meta::NEW);
         (self.objs.len() - 1) as ObjId
+    }
+
+    /// A second reference to `v` now exists (memo read, DUP).
+    pub(crate) fn pin(&mut self, v: Value) {
+        if let Value::Obj(id) = v {
+            self.meta[id as usize].pinned = true;
+        }
+    }
+
+    /// `v` was stored in the memo under `index`.
+    pub(crate) fn note_memo(&mut self, v: Value, index: u32) {
+        if let Value::Obj(id) = v {
+            let m = &mut self.meta[id as usize];
+            if m.memo == NO_MEMO {
+                m.memo = index;
+            } else {
+                m.pinned = true;
+            }
+        }
+    }
+
+    /// Free the slot of a just-folded container nobody else holds; returns
+    /// the memo index that must now hold the folded value instead.
+    pub(crate) fn recycle(&mut self, id: ObjId) -> Option<u32> {
+        let m = self.meta[id as usize];
+        if m.pinned {
+            return None;
+        }
+        self.objs[id as usize] = Obj::List(Vec::new());
+        self.free.push(id);
+        Some(m.memo)
     }
 
     pub fn obj(&self, id: ObjId) -> &Obj {

@@ -68,8 +68,11 @@ pub(crate) struct Collector {
 }
 
 impl Collector {
-    pub fn new() -> Collector {
+    /// `input_len` sizes the entry table up front (pages are only touched
+    /// as entries arrive), so a 2M-entry trace is never reallocated.
+    pub fn new(input_len: u64) -> Collector {
         let mut c = Collector::default();
+        c.entries = Vec::with_capacity((input_len / 24).min(1 << 28) as usize);
         c.intern_stack(Vec::new());
         c
     }
