@@ -33,7 +33,13 @@ fn read_json(p: &Path) -> Value {
 
 /// Compare the inspect fields that an expectation object carries.
 fn assert_counts(file: &str, got: &Value, want: &Value) {
-    for key in ["shape", "segments", "blocks", "unique-frames", "unique-stacks"] {
+    for key in [
+        "shape",
+        "segments",
+        "blocks",
+        "unique-frames",
+        "unique-stacks",
+    ] {
         assert_eq!(got[key], want[key], "{file}: {key}");
     }
     if let Some(p) = want.get("pickle-protocol").filter(|p| !p.is_null()) {
@@ -101,15 +107,33 @@ fn the_real_fixtures_have_the_readme_frame_and_stack_counts() {
 #[test]
 fn the_same_snapshot_in_protocols_2_to_5_json_and_jit_form_is_the_same_model() {
     let base = snapshot::load(&synthetic().join("main_proto4.pickle")).unwrap();
-    for file in ["main_proto2.pickle", "main_proto3.pickle", "main_proto5.pickle", "main.json", "main_jit.pickle"] {
+    for file in [
+        "main_proto2.pickle",
+        "main_proto3.pickle",
+        "main_proto5.pickle",
+        "main.json",
+        "main_jit.pickle",
+    ] {
         let other = snapshot::load(&synthetic().join(file)).unwrap();
         assert_eq!(other.segments, base.segments, "{file}");
         for d in base.devices() {
             assert_eq!(other.trace(d).len(), base.trace(d).len(), "{file}");
             for (a, b) in other.trace(d).iter().zip(base.trace(d)) {
-                assert_eq!((a.action, a.addr, a.size, a.time_us), (b.action, b.addr, b.size, b.time_us), "{file}");
-                let fa: Vec<String> = other.stack(a.stack).iter().map(|f| other.frame_label(*f)).collect();
-                let fb: Vec<String> = base.stack(b.stack).iter().map(|f| base.frame_label(*f)).collect();
+                assert_eq!(
+                    (a.action, a.addr, a.size, a.time_us),
+                    (b.action, b.addr, b.size, b.time_us),
+                    "{file}"
+                );
+                let fa: Vec<String> = other
+                    .stack(a.stack)
+                    .iter()
+                    .map(|f| other.frame_label(*f))
+                    .collect();
+                let fb: Vec<String> = base
+                    .stack(b.stack)
+                    .iter()
+                    .map(|f| base.frame_label(*f))
+                    .collect();
                 assert_eq!(fa, fb, "{file}");
             }
         }
@@ -124,7 +148,10 @@ fn every_prefix_of_a_small_snapshot_is_an_error_never_a_panic() {
     for n in 0..bytes.len() {
         std::fs::write(&path, &bytes[..n]).unwrap();
         let err = snapshot::load(&path).expect_err("a prefix must not load");
-        assert!(err.to_string().starts_with(&path.display().to_string()), "{err}");
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
     }
 }
 
@@ -143,7 +170,14 @@ fn inspect_json_has_the_spec_keys() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
     let s = &v["snapshots"][0];
-    for key in ["pickle-protocol", "shape", "segments", "blocks", "unique-frames", "unique-stacks"] {
+    for key in [
+        "pickle-protocol",
+        "shape",
+        "segments",
+        "blocks",
+        "unique-frames",
+        "unique-stacks",
+    ] {
         assert!(!s[key].is_null(), "{key}");
     }
     for d in s["devices"].as_array().unwrap() {
@@ -170,7 +204,10 @@ fn assert_refused(path: &Path, needle: &str) {
     assert_eq!(out.status.code(), Some(2), "{}", path.display());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with(&format!("error: {}: ", path.display())), "{err}");
+    assert!(
+        err.starts_with(&format!("error: {}: ", path.display())),
+        "{err}"
+    );
     assert!(err.contains(needle), "{err}");
 }
 

@@ -38,7 +38,13 @@ impl<R: Read> Reader<R> {
     }
 
     /// One byte, or `None` at the end of the input.
+    #[inline]
     pub(crate) fn byte(&mut self) -> Result<Option<u8>, DecodeError> {
+        if let Some(&b) = self.inner.buffer().first() {
+            self.inner.consume(1);
+            self.offset += 1;
+            return Ok(Some(b));
+        }
         let buf = self.inner.fill_buf().map_err(|e| DecodeError::Io {
             offset: self.offset,
             message: e.to_string(),
@@ -100,7 +106,8 @@ impl<R: Read> Reader<R> {
         if self.len.is_some() {
             // Checked against the bytes left above: safe to size up front.
             let mut out = vec![0u8; n as usize];
-            self.fill(&mut out).map_err(|_| self.truncated(start, what))?;
+            self.fill(&mut out)
+                .map_err(|_| self.truncated(start, what))?;
             return Ok(out);
         }
         // Without a known length (a pipe), grow as the bytes really arrive.
@@ -117,7 +124,12 @@ impl<R: Read> Reader<R> {
     }
 
     /// A short payload (≤ 255 bytes, a one-byte length) into a stack buffer.
-    pub(crate) fn short<'b>(&mut self, n: u8, buf: &'b mut [u8; 256], what: &str) -> Result<&'b [u8], DecodeError> {
+    pub(crate) fn short<'b>(
+        &mut self,
+        n: u8,
+        buf: &'b mut [u8; 256],
+        what: &str,
+    ) -> Result<&'b [u8], DecodeError> {
         let start = self.offset;
         let out = &mut buf[..n as usize];
         self.fill(out).map_err(|_| self.truncated(start, what))?;
