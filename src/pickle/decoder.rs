@@ -109,11 +109,7 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn push_str(&mut self, bytes: &[u8]) {
-        let id = match std::str::from_utf8(bytes) {
-            Ok(s) => self.arena.strings.intern(s),
-            // Lone surrogates (surrogatepass) and other junk: keep it readable.
-            Err(_) => self.arena.strings.intern(&String::from_utf8_lossy(bytes)),
-        };
+        let id = intern_utf8(&mut self.arena, bytes);
         self.stack.push(Value::Str(id));
     }
 
@@ -388,9 +384,9 @@ impl<R: Read> Machine<'_, R> {
             }
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;
-                let mut buf = [0u8; 256];
-                let bytes = self.input.short(len, &mut buf, n)?;
-                self.push_long(bytes);
+                let bytes = self.input.short(len, n)?;
+                let (v, negative) = (long_to_i128(bytes), bytes.last().is_some_and(|b| b & 0x80 != 0));
+                self.push_long(v, negative);
             }
             op::LONG4 => {
                 let len = i32::from_le_bytes(self.input.array::<4>(n)?);
@@ -398,7 +394,8 @@ impl<R: Read> Machine<'_, R> {
                     return Err(self.invalid("negative byte count"));
                 }
                 let bytes = self.input.bytes(len as u64, n)?;
-                self.push_long(&bytes);
+                let (v, negative) = (long_to_i128(&bytes), bytes.last().is_some_and(|b| b & 0x80 != 0));
+                self.push_long(v, negative);
             }
             op::INT => {
                 let line = self.input.line(n)?;
@@ -445,9 +442,9 @@ impl<R: Read> Machine<'_, R> {
             }
             op::SHORT_BINUNICODE | op::SHORT_BINSTRING => {
                 let [len] = self.input.array::<1>(n)?;
-                let mut buf = [0u8; 256];
-                let b = self.input.short(len, &mut buf, n)?;
-                self.push_str(b);
+                let b = self.input.short(len, n)?;
+                let id = intern_utf8(&mut self.arena, b);
+                self.stack.push(Value::Str(id));
             }
             op::BINUNICODE => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
@@ -589,13 +586,10 @@ impl<R: Read> Machine<'_, R> {
         Ok(())
     }
 
-    fn push_long(&mut self, bytes: &[u8]) {
-        match long_to_i128(bytes) {
+    fn push_long(&mut self, v: Option<i128>, negative: bool) {
+        match v {
             Some(v) => self.push_int(v),
-            None => {
-                let negative = bytes.last().is_some_and(|b| b & 0x80 != 0);
-                self.stack.push(Value::HugeInt { negative });
-            }
+            None => self.stack.push(Value::HugeInt { negative }),
         }
     }
 }
@@ -620,6 +614,15 @@ pub fn place(
             Ok(folded)
         }
         None => Ok(v),
+    }
+}
+
+/// Intern a string's bytes; lone surrogates (pickle's surrogatepass) and
+/// other invalid UTF-8 are kept readable rather than refused.
+fn intern_utf8(arena: &mut Arena, bytes: &[u8]) -> super::StrId {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => arena.strings.intern(s),
+        Err(_) => arena.strings.intern(&String::from_utf8_lossy(bytes)),
     }
 }
 
