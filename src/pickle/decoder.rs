@@ -167,11 +167,10 @@ impl<R: Read> Machine<'_, R> {
             }
         })?;
         if let (true, Value::Obj(id), Value::Folded(..)) = (fresh, v, placed) {
-            // Folded just now: if only its memo entry held it, point that
-            // entry at the folded value and reuse the slot.
-            if let Some(index) = self.arena.recycle(id) {
-                self.memo_patch(index, v, placed);
-            }
+            // Folded just now: its memo entry gets the folded value (memo
+            // reads then never touch the arena), and an unshared slot is reused.
+            let index = self.arena.folded(id);
+            self.memo_patch(index, v, placed);
         }
         Ok(placed)
     }
@@ -495,7 +494,10 @@ impl<R: Read> Machine<'_, R> {
                 return Err(self.invalid("out-of-band buffers are not part of a memory snapshot"));
             }
             op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new())),
-            op::EMPTY_DICT => self.new_obj(Obj::Dict(Vec::new())),
+            op::EMPTY_DICT => {
+                let items = self.arena.new_items();
+                self.new_obj(Obj::Dict(items));
+            }
             op::EMPTY_TUPLE => self.tuple(Vec::new()),
             op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new())),
             op::LIST => {

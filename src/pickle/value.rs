@@ -118,6 +118,8 @@ pub struct Arena {
     pub objs: Vec<Obj>,
     meta: Vec<Meta>,
     free: Vec<ObjId>,
+    /// Emptied dict storage, reused so a million small dicts cost no mallocs.
+    spare_items: Vec<Vec<(Value, Value)>>,
     pub strings: Interner,
     pub bigs: Vec<i128>,
     pub bytes: Vec<Box<[u8]>>,
@@ -133,6 +135,19 @@ impl Arena {
         self.objs.push(obj);
         self.meta.push(Meta::NEW);
         (self.objs.len() - 1) as ObjId
+    }
+
+    /// Storage for a new dict (recycled when available).
+    pub(crate) fn new_items(&mut self) -> Vec<(Value, Value)> {
+        self.spare_items.pop().unwrap_or_default()
+    }
+
+    /// Give back a consumed dict's storage for reuse.
+    pub fn recycle_items(&mut self, mut items: Vec<(Value, Value)>) {
+        if self.spare_items.len() < 4096 && items.capacity() <= 64 {
+            items.clear();
+            self.spare_items.push(items);
+        }
     }
 
     /// A second reference to `v` now exists (memo read, DUP).
@@ -154,16 +169,16 @@ impl Arena {
         }
     }
 
-    /// Free the slot of a just-folded container nobody else holds; returns
-    /// the memo index that must now hold the folded value instead.
-    pub(crate) fn recycle(&mut self, id: ObjId) -> Option<u32> {
+    /// A container was just folded: free its slot when nobody else holds
+    /// it. Returns the memo index that should now hold the folded value, so
+    /// later memo reads skip the arena (or `NO_MEMO`).
+    pub(crate) fn folded(&mut self, id: ObjId) -> u32 {
         let m = self.meta[id as usize];
-        if m.pinned {
-            return None;
+        if !m.pinned {
+            self.objs[id as usize] = Obj::List(Vec::new());
+            self.free.push(id);
         }
-        self.objs[id as usize] = Obj::List(Vec::new());
-        self.free.push(id);
-        Some(m.memo)
+        m.memo
     }
 
     pub fn obj(&self, id: ObjId) -> &Obj {
