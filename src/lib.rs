@@ -9,5 +9,6 @@ pub mod baseline;
 pub mod commands;
 pub mod input;
 pub mod pickle;
+pub mod report;
 pub mod snapshot;
 pub mod units;

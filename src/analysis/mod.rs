@@ -1,9 +1,11 @@
 //! Figures from a snapshot: peaks (replay), categories, sites.
 
 mod default_rules;
+pub mod diff;
 mod replay;
 pub mod rules;
 mod stacks;
+pub mod timeline;
 mod types;
 
 use std::collections::{BTreeMap, HashMap};
@@ -12,6 +14,7 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId, TraceEntry};
 
 pub use rules::RuleSet;
 pub use stacks::{site_of, UNKNOWN_SITE};
+pub use timeline::{timeline, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
 
 use replay::{live_after, DeviceReplay};

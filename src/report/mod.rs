@@ -1,0 +1,3 @@
+//! Renderers that are pure functions of computed figures.
+
+pub mod html;
