@@ -20,6 +20,8 @@ pub const SUMMARY_KIND: &str = "memgate-summary";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Summary {
+    /// `schema_version` (SPEC §10 spelling, like every JSON output), first.
+    #[serde(rename = "schema_version")]
     pub schema_version: u32,
     pub kind: String,
     pub provenance: Provenance,

@@ -275,19 +275,19 @@ pub fn print_default_rules() -> String {
          # allocator internals that never decide. No frame matched: other; no frames:\n\
          # unknown. Custom [categories] rules are tried before these.\n\n",
     );
-    out.push_str(&format!("{:<16} {:<48} {}\n", "category", "name", "file"));
     for r in DEFAULT_ROWS {
         let cat = if r.category == SKIP {
             "(skip)"
         } else {
             r.category
         };
-        out.push_str(&format!(
-            "{:<16} {:<48} {}\n",
-            cat,
-            r.name.unwrap_or("*"),
-            r.file.unwrap_or("*")
-        ));
+        let test = match (r.name, r.file) {
+            (Some(n), Some(f)) => format!("name ~ {n}  and  file ~ {f}"),
+            (Some(n), None) => format!("name ~ {n}"),
+            (None, Some(f)) => format!("file ~ {f}"),
+            (None, None) => "any frame".to_string(),
+        };
+        out.push_str(&format!("{cat:<16} {test}\n"));
     }
     out
 }

@@ -123,12 +123,25 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
         || reports(Path::new(&opts.base), &rules),
         || reports(Path::new(&opts.new), &rules),
     );
-    let (base, new) = match (base, new) {
+    let (mut base, mut new) = match (base, new) {
         (Ok(b), Ok(n)) => (b, n),
         (b, n) => {
             return Outcome::errors(b.err().into_iter().chain(n.err()).collect());
         }
     };
+    // A summary keeps only its top sites; cut a snapshot's list to the same
+    // length so a site below the cut does not look appeared or vanished.
+    let kept = |r: &[DeviceReport]| r.iter().map(|d| d.sites_at_peak.len()).max();
+    let summary_sites = [(&opts.base, kept(&base)), (&opts.new, kept(&new))]
+        .iter()
+        .filter(|(p, _)| baseline::is_summary(Path::new(p)))
+        .filter_map(|(_, k)| *k)
+        .min();
+    if let Some(k) = summary_sites {
+        for d in base.iter_mut().chain(new.iter_mut()) {
+            d.sites_at_peak.truncate(k);
+        }
+    }
     let mut diffs = diff_reports(&base, &new);
     let written = match opts.format {
         OutputFormat::Json => {
