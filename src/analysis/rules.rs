@@ -202,6 +202,11 @@ impl RuleSet {
         }
     }
 
+    /// Category name of a stack given as (name, filename) pairs, innermost first.
+    pub fn category_of<'a>(&self, frames: &[(&'a str, &'a str)]) -> &str {
+        &self.categories[self.classify(frames)]
+    }
+
     /// Category index of a stack given as (name, filename) pairs, innermost first.
     pub fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
         for (cat, rx) in &self.custom {
