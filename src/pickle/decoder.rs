@@ -6,7 +6,7 @@ use std::io::Read;
 
 use super::opcodes as op;
 use super::reader::Reader;
-use super::value::{Arena, Obj, ObjId, Value};
+use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
 use super::{DecodeError, Decoded, Folder, Slot};
 
 struct Machine<'f, R: Read> {
@@ -81,6 +81,15 @@ impl<R: Read> Machine<'_, R> {
         Ok(*self.stack.last().expect("checked above"))
     }
 
+    /// At least `k` values above the innermost mark.
+    fn need(&self, k: usize) -> Result<(), DecodeError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() < floor + k {
+            return Err(self.invalid("stack underflow"));
+        }
+        Ok(())
+    }
+
     fn pop_mark(&mut self) -> Result<Vec<Value>, DecodeError> {
         let Some(mark) = self.marks.pop() else {
             return Err(self.invalid("no MARK on the stack"));
@@ -100,8 +109,7 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn push_str(&mut self, bytes: &[u8]) {
-        let s = String::from_utf8_lossy(bytes);
-        let id = self.arena.strings.intern(&s);
+        let id = intern_utf8(&mut self.arena, bytes);
         self.stack.push(Value::Str(id));
     }
 
@@ -117,6 +125,7 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn memo_put(&mut self, index: u32, v: Value) {
+        self.arena.note_memo(v, index);
         let i = index as usize;
         if i < self.memo.len() {
             if self.memo[i].is_none() {
@@ -141,6 +150,7 @@ impl<R: Read> Machine<'_, R> {
         });
         match found {
             Some(v) => {
+                self.arena.pin(v);
                 self.stack.push(v);
                 Ok(())
             }
@@ -149,10 +159,37 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn place(&mut self, v: Value, slot: Slot) -> Result<Value, DecodeError> {
-        place(&mut self.arena, &mut *self.folder, v, slot).map_err(|message| DecodeError::Content {
-            offset: self.at,
-            message,
-        })
+        let fresh = matches!(v, Value::Obj(id) if !matches!(self.arena.obj(id), Obj::Folded(_)));
+        let placed = place(&mut self.arena, &mut *self.folder, v, slot).map_err(|message| {
+            DecodeError::Content {
+                offset: self.at,
+                message,
+            }
+        })?;
+        if let (true, Value::Obj(id), Value::Folded(..)) = (fresh, v, placed) {
+            // Folded just now: its memo entry gets the folded value (memo
+            // reads then never touch the arena), and an unshared slot is reused.
+            let index = self.arena.folded(id);
+            self.memo_patch(index, v, placed);
+        }
+        Ok(placed)
+    }
+
+    fn memo_patch(&mut self, index: u32, old: Value, new: Value) {
+        if index == NO_MEMO {
+            return;
+        }
+        if let Some(slot) = self.memo.get_mut(index as usize) {
+            if *slot == Some(old) {
+                *slot = Some(new);
+                return;
+            }
+        }
+        if let Some(slot) = self.sparse.get_mut(&index) {
+            if *slot == old {
+                *slot = new;
+            }
+        }
     }
 
     fn target(&self, v: Value, want: &str) -> Result<ObjId, DecodeError> {
@@ -170,57 +207,67 @@ impl<R: Read> Machine<'_, R> {
         }
     }
 
-    fn append(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
-        let id = self.target(self.top()?, "list")?;
-        let mut placed = Vec::with_capacity(items.len());
-        for item in items {
-            placed.push(self.place(item, Slot::ListItem)?);
+    /// Move `stack[from..]` into the list at `stack[from - 1]`.
+    fn append_from(&mut self, from: usize) -> Result<(), DecodeError> {
+        if from == 0 {
+            return Err(self.invalid("stack underflow"));
         }
-        match self.arena.obj_mut(id) {
-            Obj::List(list) => {
-                list.extend(placed);
-                Ok(())
-            }
-            other => {
-                let kind = other.kind();
-                Err(self.invalid(format!("cannot append to a {kind}")))
-            }
+        let id = self.target(self.stack[from - 1], "list")?;
+        if !matches!(self.arena.obj(id), Obj::List(_)) {
+            let kind = self.arena.obj(id).kind();
+            return Err(self.invalid(format!("cannot append to a {kind}")));
         }
+        for i in from..self.stack.len() {
+            self.stack[i] = self.place(self.stack[i], Slot::ListItem)?;
+        }
+        if let Obj::List(list) = self.arena.obj_mut(id) {
+            list.extend(self.stack.drain(from..));
+        }
+        Ok(())
     }
 
-    fn set_items(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
-        if items.len() % 2 != 0 {
+    /// Move the key/value pairs `stack[from..]` into the dict at `stack[from - 1]`.
+    fn set_items_from(&mut self, from: usize) -> Result<(), DecodeError> {
+        if from == 0 {
+            return Err(self.invalid("stack underflow"));
+        }
+        if (self.stack.len() - from) % 2 != 0 {
             return Err(self.invalid("odd number of items for a dict"));
         }
-        let id = self.target(self.top()?, "dict")?;
-        let mut placed = Vec::with_capacity(items.len() / 2);
-        let mut it = items.into_iter();
-        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-            let v = self.place(v, Slot::DictValue(k))?;
-            placed.push((k, v));
+        let id = self.target(self.stack[from - 1], "dict")?;
+        if !matches!(self.arena.obj(id), Obj::Dict(_)) {
+            let kind = self.arena.obj(id).kind();
+            return Err(self.invalid(format!("cannot set items on a {kind}")));
         }
-        match self.arena.obj_mut(id) {
-            Obj::Dict(dict) => {
-                dict.extend(placed);
-                Ok(())
+        for i in (from..self.stack.len()).step_by(2) {
+            self.stack[i + 1] = self.place(self.stack[i + 1], Slot::DictValue(self.stack[i]))?;
+        }
+        let mut rest = self.stack.drain(from..);
+        if let Obj::Dict(dict) = self.arena.obj_mut(id) {
+            dict.reserve(rest.len() / 2);
+            while let (Some(k), Some(v)) = (rest.next(), rest.next()) {
+                dict.push((k, v));
             }
-            other => {
-                let kind = other.kind();
-                Err(self.invalid(format!("cannot set items on a {kind}")))
-            }
+        }
+        Ok(())
+    }
+
+    /// Index where the items after the innermost MARK start, popping the mark.
+    fn take_mark(&mut self) -> Result<usize, DecodeError> {
+        match self.marks.pop() {
+            Some(mark) => Ok(mark),
+            None => Err(self.invalid("no MARK on the stack")),
         }
     }
 
-    fn dict_from(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
-        let id = self.arena.alloc(Obj::Dict(Vec::new()));
-        self.stack.push(Value::Obj(id));
-        self.set_items(items)
-    }
-
-    fn list_from(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
-        let id = self.arena.alloc(Obj::List(Vec::new()));
-        self.stack.push(Value::Obj(id));
-        self.append(items)
+    /// Replace the items after `mark` by a new container holding them.
+    fn wrap_from(&mut self, mark: usize, obj: Obj) -> Result<(), DecodeError> {
+        let id = self.arena.alloc(obj);
+        self.stack.insert(mark, Value::Obj(id));
+        match self.arena.obj(id) {
+            Obj::Dict(_) => self.set_items_from(mark + 1),
+            _ => self.append_from(mark + 1),
+        }
     }
 
     fn tuple(&mut self, items: Vec<Value>) {
@@ -316,6 +363,7 @@ impl<R: Read> Machine<'_, R> {
             }
             op::DUP => {
                 let v = self.top()?;
+                self.arena.pin(v);
                 self.stack.push(v);
             }
             op::NONE => self.stack.push(Value::None),
@@ -335,8 +383,9 @@ impl<R: Read> Machine<'_, R> {
             }
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;
-                let bytes = self.input.bytes(len as u64, n)?;
-                self.push_long(&bytes);
+                let bytes = self.input.short(len, n)?;
+                let (v, negative) = (long_to_i128(bytes), bytes.last().is_some_and(|b| b & 0x80 != 0));
+                self.push_long(v, negative);
             }
             op::LONG4 => {
                 let len = i32::from_le_bytes(self.input.array::<4>(n)?);
@@ -344,7 +393,8 @@ impl<R: Read> Machine<'_, R> {
                     return Err(self.invalid("negative byte count"));
                 }
                 let bytes = self.input.bytes(len as u64, n)?;
-                self.push_long(&bytes);
+                let (v, negative) = (long_to_i128(&bytes), bytes.last().is_some_and(|b| b & 0x80 != 0));
+                self.push_long(v, negative);
             }
             op::INT => {
                 let line = self.input.line(n)?;
@@ -389,10 +439,11 @@ impl<R: Read> Machine<'_, R> {
                 let b = self.input.array::<8>(n)?;
                 self.stack.push(Value::Float(f64::from_be_bytes(b)));
             }
-            op::SHORT_BINUNICODE => {
+            op::SHORT_BINUNICODE | op::SHORT_BINSTRING => {
                 let [len] = self.input.array::<1>(n)?;
-                let b = self.input.bytes(len as u64, n)?;
-                self.push_str(&b);
+                let b = self.input.short(len, n)?;
+                let id = intern_utf8(&mut self.arena, b);
+                self.stack.push(Value::Str(id));
             }
             op::BINUNICODE => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
@@ -402,11 +453,6 @@ impl<R: Read> Machine<'_, R> {
             op::BINUNICODE8 => {
                 let len = u64::from_le_bytes(self.input.array::<8>(n)?);
                 let b = self.input.bytes(len, n)?;
-                self.push_str(&b);
-            }
-            op::SHORT_BINSTRING => {
-                let [len] = self.input.array::<1>(n)?;
-                let b = self.input.bytes(len as u64, n)?;
                 self.push_str(&b);
             }
             op::BINSTRING => {
@@ -448,16 +494,19 @@ impl<R: Read> Machine<'_, R> {
                 return Err(self.invalid("out-of-band buffers are not part of a memory snapshot"));
             }
             op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new())),
-            op::EMPTY_DICT => self.new_obj(Obj::Dict(Vec::new())),
+            op::EMPTY_DICT => {
+                let items = self.arena.new_items();
+                self.new_obj(Obj::Dict(items));
+            }
             op::EMPTY_TUPLE => self.tuple(Vec::new()),
             op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new())),
             op::LIST => {
-                let items = self.pop_mark()?;
-                self.list_from(items)?;
+                let mark = self.take_mark()?;
+                self.wrap_from(mark, Obj::List(Vec::new()))?;
             }
             op::DICT => {
-                let items = self.pop_mark()?;
-                self.dict_from(items)?;
+                let mark = self.take_mark()?;
+                self.wrap_from(mark, Obj::Dict(Vec::new()))?;
             }
             op::TUPLE => {
                 let items = self.pop_mark()?;
@@ -477,21 +526,20 @@ impl<R: Read> Machine<'_, R> {
                 self.tuple(items);
             }
             op::APPEND => {
-                let v = self.pop()?;
-                self.append(vec![v])?;
+                self.need(2)?;
+                self.append_from(self.stack.len() - 1)?;
             }
             op::APPENDS => {
-                let items = self.pop_mark()?;
-                self.append(items)?;
+                let mark = self.take_mark()?;
+                self.append_from(mark)?;
             }
             op::SETITEM => {
-                let v = self.pop()?;
-                let k = self.pop()?;
-                self.set_items(vec![k, v])?;
+                self.need(3)?;
+                self.set_items_from(self.stack.len() - 2)?;
             }
             op::SETITEMS => {
-                let items = self.pop_mark()?;
-                self.set_items(items)?;
+                let mark = self.take_mark()?;
+                self.set_items_from(mark)?;
             }
             op::ADDITEMS => {
                 let items = self.pop_mark()?;
@@ -540,13 +588,10 @@ impl<R: Read> Machine<'_, R> {
         Ok(())
     }
 
-    fn push_long(&mut self, bytes: &[u8]) {
-        match long_to_i128(bytes) {
+    fn push_long(&mut self, v: Option<i128>, negative: bool) {
+        match v {
             Some(v) => self.push_int(v),
-            None => {
-                let negative = bytes.last().is_some_and(|b| b & 0x80 != 0);
-                self.stack.push(Value::HugeInt { negative });
-            }
+            None => self.stack.push(Value::HugeInt { negative }),
         }
     }
 }
@@ -571,6 +616,15 @@ pub fn place(
             Ok(folded)
         }
         None => Ok(v),
+    }
+}
+
+/// Intern a string's bytes; lone surrogates (pickle's surrogatepass) and
+/// other invalid UTF-8 are kept readable rather than refused.
+fn intern_utf8(arena: &mut Arena, bytes: &[u8]) -> super::StrId {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => arena.strings.intern(s),
+        Err(_) => arena.strings.intern(&String::from_utf8_lossy(bytes)),
     }
 }
 

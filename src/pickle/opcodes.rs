@@ -92,8 +92,24 @@ pub(crate) fn runs_code(op: u8) -> bool {
     )
 }
 
+/// Every byte's opcode name, computed once at compile time.
+static NAMES: [Option<&str>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = lookup(i as u8);
+        i += 1;
+    }
+    t
+};
+
 /// The opcode's name as `pickletools` spells it, or `None` if unknown.
+#[inline]
 pub(crate) fn name(op: u8) -> Option<&'static str> {
+    NAMES[op as usize]
+}
+
+const fn lookup(op: u8) -> Option<&'static str> {
     Some(match op {
         MARK => "MARK",
         STOP => "STOP",

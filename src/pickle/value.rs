@@ -93,10 +93,33 @@ impl Interner {
     }
 }
 
+/// Who else holds a container: lets the decoder recycle the slot of a
+/// container that was folded while only its own memo entry referred to it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
+    /// The memo index it was stored under, or `NO_MEMO`.
+    memo: u32,
+    /// Referenced from more than one place (memo read, DUP, memoized twice).
+    pinned: bool,
+}
+
+pub(crate) const NO_MEMO: u32 = u32::MAX;
+
+impl Meta {
+    const NEW: Meta = Meta {
+        memo: NO_MEMO,
+        pinned: false,
+    };
+}
+
 /// Everything a decode produced besides the root value.
 #[derive(Debug, Default)]
 pub struct Arena {
     pub objs: Vec<Obj>,
+    meta: Vec<Meta>,
+    free: Vec<ObjId>,
+    /// Emptied dict storage, reused so a million small dicts cost no mallocs.
+    spare_items: Vec<Vec<(Value, Value)>>,
     pub strings: Interner,
     pub bigs: Vec<i128>,
     pub bytes: Vec<Box<[u8]>>,
@@ -104,8 +127,58 @@ pub struct Arena {
 
 impl Arena {
     pub fn alloc(&mut self, obj: Obj) -> ObjId {
+        if let Some(id) = self.free.pop() {
+            self.objs[id as usize] = obj;
+            self.meta[id as usize] = Meta::NEW;
+            return id;
+        }
         self.objs.push(obj);
+        self.meta.push(Meta::NEW);
         (self.objs.len() - 1) as ObjId
+    }
+
+    /// Storage for a new dict (recycled when available).
+    pub(crate) fn new_items(&mut self) -> Vec<(Value, Value)> {
+        self.spare_items.pop().unwrap_or_default()
+    }
+
+    /// Give back a consumed dict's storage for reuse.
+    pub fn recycle_items(&mut self, mut items: Vec<(Value, Value)>) {
+        if self.spare_items.len() < 4096 && items.capacity() <= 64 {
+            items.clear();
+            self.spare_items.push(items);
+        }
+    }
+
+    /// A second reference to `v` now exists (memo read, DUP).
+    pub(crate) fn pin(&mut self, v: Value) {
+        if let Value::Obj(id) = v {
+            self.meta[id as usize].pinned = true;
+        }
+    }
+
+    /// `v` was stored in the memo under `index`.
+    pub(crate) fn note_memo(&mut self, v: Value, index: u32) {
+        if let Value::Obj(id) = v {
+            let m = &mut self.meta[id as usize];
+            if m.memo == NO_MEMO {
+                m.memo = index;
+            } else {
+                m.pinned = true;
+            }
+        }
+    }
+
+    /// A container was just folded: free its slot when nobody else holds
+    /// it. Returns the memo index that should now hold the folded value, so
+    /// later memo reads skip the arena (or `NO_MEMO`).
+    pub(crate) fn folded(&mut self, id: ObjId) -> u32 {
+        let m = self.meta[id as usize];
+        if !m.pinned {
+            self.objs[id as usize] = Obj::List(Vec::new());
+            self.free.push(id);
+        }
+        m.memo
     }
 
     pub fn obj(&self, id: ObjId) -> &Obj {

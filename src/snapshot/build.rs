@@ -57,17 +57,25 @@ impl Builder<'_> {
             .ok_or_else(|| format!("{what} is a {}, expected a dict", kind_of(self.arena, v)))
     }
 
-    fn list(&self, v: Value, what: &str) -> Result<Vec<Value>, String> {
+    /// The length of a list value, or why it is not a list.
+    fn list_len(&self, v: Value, what: &str) -> Result<usize, String> {
         if let Value::Folded(TAG_STACK, s) = self.arena.resolve(v) {
             // The shared empty `[]` may have been folded as an empty stack.
             if self.c.stack_spans[s as usize].is_empty() {
-                return Ok(Vec::new());
+                return Ok(0);
             }
         }
         self.arena
             .seq(v)
-            .map(|d| d.to_vec())
+            .map(|d| d.len())
             .ok_or_else(|| format!("{what} is a {}, expected a list", kind_of(self.arena, v)))
+    }
+
+    fn list(&self, v: Value, what: &str) -> Result<Vec<Value>, String> {
+        Ok(match self.list_len(v, what)? {
+            0 => Vec::new(),
+            _ => self.arena.seq(v).expect("a list").to_vec(),
+        })
     }
 
     fn required_u64(
@@ -248,9 +256,10 @@ impl Builder<'_> {
 
     fn trace_list(&mut self, v: Value, d: usize) -> Result<Vec<u32>, String> {
         let what = format!("device_traces[{d}]");
-        let items = self.list(v, &what)?;
-        let mut out = Vec::with_capacity(items.len());
-        for (k, item) in items.into_iter().enumerate() {
+        let n = self.list_len(v, &what)?;
+        let mut out = Vec::with_capacity(n);
+        for k in 0..n {
+            let item = self.arena.seq(v).expect("checked to be a list")[k];
             match self.arena.resolve(item) {
                 Value::Folded(TAG_ENTRY, i) => out.push(i),
                 Value::Obj(_) => {

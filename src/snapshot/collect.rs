@@ -65,11 +65,16 @@ pub(crate) struct Collector {
     pub stack_spans: Vec<Range<u32>>,
     pub entries: Vec<TraceEntry>,
     pub unknown_actions: Vec<String>,
+    /// Action strings seen so far, by interned id.
+    action_ids: Vec<(StrId, Action)>,
 }
 
 impl Collector {
-    pub fn new() -> Collector {
+    /// `input_len` sizes the entry table up front (pages are only touched
+    /// as entries arrive), so a 2M-entry trace is never reallocated.
+    pub fn new(input_len: u64) -> Collector {
         let mut c = Collector::default();
+        c.entries = Vec::with_capacity((input_len / 24).min(1 << 28) as usize);
         c.intern_stack(Vec::new());
         c
     }
@@ -201,10 +206,15 @@ impl Collector {
             k.frames,
         );
         let action = match get(items, ka).map(|v| arena.resolve(v)) {
-            Some(Value::Str(s)) => {
-                let name = arena.str(s).to_string();
-                self.action(&name)
-            }
+            Some(Value::Str(s)) => match self.action_ids.iter().find(|(id, _)| *id == s) {
+                Some((_, a)) => *a,
+                None => {
+                    let name = arena.str(s).to_string();
+                    let a = self.action(&name);
+                    self.action_ids.push((s, a));
+                    a
+                }
+            },
             Some(other) => {
                 return Err(format!(
                     "trace entry `action` is a {}, expected a str",
@@ -295,6 +305,7 @@ impl Folder for Collector {
                         _ => unreachable!("matched a dict above"),
                     });
                     let e = self.entry(arena, &items)?;
+                    arena.recycle_items(items);
                     self.entries.push(e);
                     Ok(Some(Value::Folded(
                         TAG_ENTRY,

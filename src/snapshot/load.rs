@@ -117,7 +117,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
             String::from_utf8_lossy(&head[..head.len().min(16)])
         ))),
         FileKind::Pickle => {
-            let mut c = Collector::new();
+            let mut c = Collector::new(len);
             let d = decode(file, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
             build(
                 d.root,
@@ -141,7 +141,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
                 ));
             }
             let mut arena = Arena::default();
-            let mut c = Collector::new();
+            let mut c = Collector::new(0);
             let root = super::json::to_arena(&json, &mut arena, &mut c).map_err(&fail)?;
             drop(json);
             build(root, arena, c, Format::Json, 0).map_err(fail)
