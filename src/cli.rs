@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use memgate::commands::check::{CheckOptions, GithubEnv};
-use memgate::commands::{inspect::InspectOptions, OutputFormat};
+use memgate::commands::{
+    diff::DiffOptions, inspect::InspectOptions, peak::PeakOptions, profile::ProfileOptions,
+    summarize::SummarizeOptions, OutputFormat,
+};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -124,6 +127,33 @@ pub struct ProfileArgs {
     /// Print the built-in default rules and exit.
     #[arg(long)]
     pub print_rules: bool,
+    /// How many allocation sites and stack groups to keep (JSON output).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+}
+
+impl PeakArgs {
+    pub fn options(&self) -> PeakOptions {
+        PeakOptions {
+            snapshots: self.snapshots.clone(),
+            format: self.format.into(),
+            top: self.top,
+            rules: self.rules.clone(),
+        }
+    }
+}
+
+impl ProfileArgs {
+    pub fn options(&self) -> ProfileOptions {
+        ProfileOptions {
+            snapshots: self.snapshots.clone(),
+            format: self.format.into(),
+            rules: self.rules.clone(),
+            html: self.html.clone(),
+            print_rules: self.print_rules,
+            top: self.top,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -142,6 +172,18 @@ pub struct DiffArgs {
     pub top: usize,
 }
 
+impl DiffArgs {
+    pub fn options(&self) -> DiffOptions {
+        DiffOptions {
+            base: self.base.clone(),
+            new: self.new.clone(),
+            format: self.format.into(),
+            rules: self.rules.clone(),
+            top: self.top,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
     /// Snapshot files or quoted glob patterns.
@@ -156,6 +198,17 @@ pub struct SummarizeArgs {
     /// How many sites and stacks to keep per device.
     #[arg(long, default_value_t = 50)]
     pub top: usize,
+}
+
+impl SummarizeArgs {
+    pub fn options(&self) -> SummarizeOptions {
+        SummarizeOptions {
+            snapshots: self.snapshots.clone(),
+            output: self.output.clone(),
+            rules: self.rules.clone(),
+            top: self.top,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -23,9 +23,10 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     let outcome: Outcome = match &cli.command {
         Command::Inspect(a) => commands::inspect::run(&a.options(), &mut out),
-        Command::Peak(_) | Command::Profile(_) | Command::Diff(_) | Command::Summarize(_) => {
-            Outcome::errors(vec!["this command is not built yet".into()])
-        }
+        Command::Peak(a) => commands::peak::run(&a.options(), &mut out),
+        Command::Profile(a) => commands::profile::run(&a.options(), &mut out),
+        Command::Diff(a) => commands::diff::run(&a.options(), &mut out),
+        Command::Summarize(a) => commands::summarize::run(&a.options(), &mut out),
         Command::Check(a) => commands::check::run(&a.options(), &mut out),
     };
     let _ = out.flush();

@@ -1,5 +1,192 @@
 //! Figures from a snapshot: peaks (replay), categories, sites.
 
+mod default_rules;
+pub mod diff;
+mod replay;
+pub mod rules;
+mod stacks;
+pub mod timeline;
 mod types;
 
+use std::collections::{BTreeMap, HashMap};
+
+use crate::snapshot::{Device, Segment, Snapshot, StackId, TraceEntry};
+
+pub use rules::RuleSet;
+pub use stacks::{site_of, UNKNOWN_SITE};
+pub use timeline::{timeline, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
+
+use replay::{live_after, DeviceReplay};
+use stacks::StackInfo;
+
+/// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
+/// groups and sites listed per device.
+pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport> {
+    let mut info = StackInfo::new(snap, rules);
+    snap.devices()
+        .into_iter()
+        .map(|d| device_report(snap, d, &mut info, top))
+        .collect()
+}
+
+fn device_report(
+    snap: &Snapshot,
+    device: Device,
+    info: &mut StackInfo<'_>,
+    top: usize,
+) -> DeviceReport {
+    let trace = snap.trace(device);
+    let segments: Vec<&Segment> = snap.segments_of(device).collect();
+    let ncat = info.rules_categories().len();
+    let r = replay::replay(trace, &segments, ncat, &mut |s| info.category(s));
+    let names = info.rules_categories().to_vec();
+    let named = |v: &[u64]| -> BTreeMap<String, u64> {
+        names.iter().cloned().zip(v.iter().copied()).collect()
+    };
+    let categories = Categories {
+        rules: info.rules_source().to_string(),
+        at_allocated_peak: named(&r.cats_at_allocated),
+        at_dynamic_peak: named(&r.cats_at_dynamic),
+        peaks: named(&r.cat_peaks),
+    };
+    let time_at = |i: Option<u64>| i.and_then(|i| trace[i as usize].time()).map(|t| t as u64);
+    let peak_time_us = snap.has_time().then(|| PeakEntry {
+        dynamic_peak: time_at(r.peak_entry.dynamic_peak),
+        allocated_peak: time_at(r.peak_entry.allocated_peak),
+        reserved_peak: time_at(r.peak_entry.reserved_peak),
+    });
+    let stacks_at_peak = stack_groups(snap, trace, &r, top);
+    let sites_at_peak = sites_at_allocated_peak(trace, &r, info, top);
+    DeviceReport {
+        device,
+        figures: r.figures,
+        categories,
+        peak_entry: r.peak_entry,
+        peak_time_us,
+        trace_complete: r.complete,
+        stacks_at_peak,
+        sites_at_peak,
+        warnings: warnings(trace, &segments, &r),
+    }
+}
+
+/// Live allocations at the dynamic peak grouped by full stack (Mosaic's
+/// listing), largest first; ties in allocation order.
+fn stack_groups(
+    snap: &Snapshot,
+    trace: &[TraceEntry],
+    r: &DeviceReplay,
+    top: usize,
+) -> Vec<StackGroup> {
+    if r.figures.dynamic_peak == 0 {
+        return Vec::new();
+    }
+    let live = live_after(trace, r.peak_entry.dynamic_peak.map(|i| i as usize));
+    // stack -> (bytes, count, first alloc index)
+    let mut groups: HashMap<StackId, (u64, u64, usize)> = HashMap::new();
+    for l in live.values() {
+        let g = groups.entry(l.stack).or_insert((0, 0, usize::MAX));
+        g.0 += l.size;
+        g.1 += 1;
+        g.2 = g.2.min(l.index);
+    }
+    let mut v: Vec<(StackId, (u64, u64, usize))> = groups.into_iter().collect();
+    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .2.cmp(&b.1 .2)));
+    v.into_iter()
+        .take(top)
+        .map(|(stack, (bytes, count, _))| StackGroup {
+            bytes,
+            count,
+            frames: snap
+                .stack(stack)
+                .iter()
+                .map(|&f| snap.frame_label(f))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Memory live at the allocated peak (including what existed before
+/// recording) grouped by allocation site, largest first.
+fn sites_at_allocated_peak(
+    trace: &[TraceEntry],
+    r: &DeviceReplay,
+    info: &mut StackInfo<'_>,
+    top: usize,
+) -> Vec<SiteBytes> {
+    let upto = if r.allocated_peak_at_start {
+        None
+    } else {
+        r.peak_entry.allocated_peak.map(|i| i as usize)
+    };
+    let live = live_after(trace, upto);
+    let mut sites: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut add = |site: u32, size: u64| {
+        let s = sites.entry(site).or_insert((0, 0));
+        s.0 += size;
+        s.1 += 1;
+    };
+    for l in live.values() {
+        add(info.site(l.stack), l.size);
+    }
+    for p in &r.pre {
+        let still_live = match (p.freed_at, upto) {
+            (None, _) | (Some(_), None) => true,
+            (Some(f), Some(u)) => f > u,
+        };
+        if still_live {
+            add(info.site(p.stack), p.size);
+        }
+    }
+    let mut v: Vec<SiteBytes> = sites
+        .into_iter()
+        .map(|(id, (bytes, count))| SiteBytes {
+            site: info.site_name(id).to_string(),
+            bytes,
+            count,
+        })
+        .collect();
+    v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+    v.truncate(top);
+    v
+}
+
+/// Inconsistencies that do not stop analysis but make figures less certain.
+fn warnings(trace: &[TraceEntry], segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
+    let mut out = Vec::new();
+    let pre_frees = r.pre.iter().filter(|p| p.freed_at.is_some()).count();
+    if pre_frees > 0 {
+        out.push(format!(
+            "{pre_frees} frees of addresses not allocated in the trace: recording started \
+             mid-run (or the ring buffer wrapped); dynamic-peak and overall-peak are lower bounds"
+        ));
+    }
+    let untiled = segments
+        .iter()
+        .filter(|s| {
+            !s.blocks.is_empty() && s.blocks.iter().map(|b| b.size).sum::<u64>() != s.total_size
+        })
+        .count();
+    if untiled > 0 {
+        out.push(format!(
+            "{untiled} segments whose blocks do not add up to the segment size"
+        ));
+    }
+    let mut last = i64::MIN;
+    let mut backwards = 0usize;
+    for e in trace {
+        if let Some(t) = e.time() {
+            if t < last {
+                backwards += 1;
+            }
+            last = t;
+        }
+    }
+    if backwards > 0 {
+        out.push(format!(
+            "time_us decreases {backwards} times; entries are analysed in list order"
+        ));
+    }
+    out
+}

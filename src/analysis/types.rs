@@ -139,4 +139,7 @@ pub struct DeviceReport {
     pub trace_complete: bool,
     pub stacks_at_peak: Vec<StackGroup>,
     pub sites_at_peak: Vec<SiteBytes>,
+    /// Inconsistencies found while analysing (the figures are still given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

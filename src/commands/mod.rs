@@ -1,8 +1,13 @@
 //! One module per subcommand. Each takes plain options (no clap) and
 //! returns an [`Outcome`]; `main` maps it to the exit code.
 
+pub(crate) mod analysed;
 pub mod check;
+pub mod diff;
 pub mod inspect;
+pub mod peak;
+pub mod profile;
+pub mod summarize;
 
 use std::io::Write;
 

@@ -384,7 +384,10 @@ impl<R: Read> Machine<'_, R> {
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;
                 let bytes = self.input.short(len, n)?;
-                let (v, negative) = (long_to_i128(bytes), bytes.last().is_some_and(|b| b & 0x80 != 0));
+                let (v, negative) = (
+                    long_to_i128(bytes),
+                    bytes.last().is_some_and(|b| b & 0x80 != 0),
+                );
                 self.push_long(v, negative);
             }
             op::LONG4 => {
@@ -393,7 +396,10 @@ impl<R: Read> Machine<'_, R> {
                     return Err(self.invalid("negative byte count"));
                 }
                 let bytes = self.input.bytes(len as u64, n)?;
-                let (v, negative) = (long_to_i128(&bytes), bytes.last().is_some_and(|b| b & 0x80 != 0));
+                let (v, negative) = (
+                    long_to_i128(&bytes),
+                    bytes.last().is_some_and(|b| b & 0x80 != 0),
+                );
                 self.push_long(v, negative);
             }
             op::INT => {

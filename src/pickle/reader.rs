@@ -131,7 +131,11 @@ impl<R: Read> Reader<R> {
         }
         // Larger than the buffer: take what is buffered, then read the rest,
         // growing only as bytes really arrive (a pipe has no known length).
-        let mut out = Vec::with_capacity(if self.len.is_some() { n as usize } else { CHUNK });
+        let mut out = Vec::with_capacity(if self.len.is_some() {
+            n as usize
+        } else {
+            CHUNK
+        });
         out.extend_from_slice(&self.buf[self.pos..self.end]);
         self.base += self.end as u64;
         self.pos = 0;

@@ -2,6 +2,7 @@
 //! one file per format.
 
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;

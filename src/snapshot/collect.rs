@@ -73,8 +73,10 @@ impl Collector {
     /// `input_len` sizes the entry table up front (pages are only touched
     /// as entries arrive), so a 2M-entry trace is never reallocated.
     pub fn new(input_len: u64) -> Collector {
-        let mut c = Collector::default();
-        c.entries = Vec::with_capacity((input_len / 24).min(1 << 28) as usize);
+        let mut c = Collector {
+            entries: Vec::with_capacity((input_len / 24).min(1 << 28) as usize),
+            ..Collector::default()
+        };
         c.intern_stack(Vec::new());
         c
     }

@@ -1,0 +1,298 @@
+//! Category rule sets (SPEC §4): the built-in `default` table, Mosaic's
+//! legacy `AllocationType.from_frame_stack`, and custom TOML rules on top.
+
+use std::path::Path;
+
+use regex::{Regex, RegexBuilder};
+
+use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
+
+/// Which built-in classification a rule set falls back to.
+#[derive(Debug, Clone)]
+enum Base {
+    Default(Vec<CompiledRow>),
+    Mosaic,
+}
+
+/// One default-table row with its patterns compiled (case-insensitive).
+#[derive(Debug, Clone)]
+struct CompiledRow {
+    /// Index into `RuleSet::categories`, or `None` for "skip this frame".
+    category: Option<usize>,
+    name: Option<Regex>,
+    file: Option<Regex>,
+}
+
+/// A set of category rules; classify a call stack with [`RuleSet::classify`].
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    /// `default`, `mosaic`, or the custom rules' file.
+    source: String,
+    /// Category names; custom ones first (file order), then the base's.
+    categories: Vec<String>,
+    /// Custom rules (category index, regex), tried first.
+    custom: Vec<(usize, Regex)>,
+    base: Base,
+}
+
+/// Mosaic's categories, in its enum order.
+const MOSAIC_CATEGORIES: [&str; 9] = [
+    "FSDP",
+    "ACTIVATION",
+    "PARAMETER",
+    "BACKWARD",
+    "OPTIMIZER",
+    "NET",
+    "NET_SETUP",
+    "STATS",
+    "UNKNOWN",
+];
+
+fn ci(pattern: &str) -> Regex {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .unwrap_or_else(|e| panic!("built-in rule {pattern:?} is not a regex: {e}"))
+}
+
+fn index_of(categories: &[String], name: &str) -> usize {
+    categories
+        .iter()
+        .position(|c| c == name)
+        .expect("built-in category listed")
+}
+
+impl RuleSet {
+    /// The built-in `default` rules (SPEC §4).
+    pub fn builtin_default() -> RuleSet {
+        let categories: Vec<String> = DEFAULT_CATEGORIES.iter().map(|c| c.to_string()).collect();
+        let rows = DEFAULT_ROWS
+            .iter()
+            .map(|r: &DefaultRow| CompiledRow {
+                category: (r.category != SKIP).then(|| index_of(&categories, r.category)),
+                name: r.name.map(ci),
+                file: r.file.map(ci),
+            })
+            .collect();
+        RuleSet {
+            source: "default".into(),
+            categories,
+            custom: Vec::new(),
+            base: Base::Default(rows),
+        }
+    }
+
+    /// Mosaic's legacy `AllocationType.from_frame_stack`, case-sensitive.
+    pub fn mosaic() -> RuleSet {
+        RuleSet {
+            source: "mosaic".into(),
+            categories: MOSAIC_CATEGORIES.iter().map(|c| c.to_string()).collect(),
+            custom: Vec::new(),
+            base: Base::Mosaic,
+        }
+    }
+
+    /// Custom rules tried before `base`, in order; a rule matches when its
+    /// regex matches any frame's function name or file name.
+    pub fn with_custom(custom: Vec<(String, Regex)>, base: RuleSet) -> RuleSet {
+        let mut categories: Vec<String> = Vec::new();
+        let mut compiled = Vec::new();
+        for (name, rx) in custom {
+            let idx = match categories.iter().position(|c| *c == name) {
+                Some(i) => i,
+                None => {
+                    categories.push(name);
+                    categories.len() - 1
+                }
+            };
+            compiled.push((idx, rx));
+        }
+        // Base categories keep their names; a custom rule may reuse one.
+        let mut remap = Vec::with_capacity(base.categories.len());
+        for c in &base.categories {
+            match categories.iter().position(|x| x == c) {
+                Some(i) => remap.push(i),
+                None => {
+                    categories.push(c.clone());
+                    remap.push(categories.len() - 1);
+                }
+            }
+        }
+        let base_rules = match base.base {
+            Base::Mosaic => Base::Mosaic,
+            Base::Default(rows) => Base::Default(
+                rows.into_iter()
+                    .map(|r| CompiledRow {
+                        category: r.category.map(|c| remap[c]),
+                        ..r
+                    })
+                    .collect(),
+            ),
+        };
+        let mut custom_all = compiled;
+        custom_all.extend(base.custom.into_iter().map(|(c, rx)| (remap[c], rx)));
+        RuleSet {
+            source: base.source,
+            categories,
+            custom: custom_all,
+            base: base_rules,
+        }
+    }
+
+    /// `"default"`, `"mosaic"`, or a TOML file whose `[categories]` table
+    /// (`name = "regex"`, file order) adds custom rules over the default set.
+    pub fn from_spec(spec: &str) -> Result<RuleSet, String> {
+        match spec {
+            "default" => return Ok(RuleSet::builtin_default()),
+            "mosaic" => return Ok(RuleSet::mosaic()),
+            _ => {}
+        }
+        let path = Path::new(spec);
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!("{spec}: cannot read the rules file ({e}); --rules takes default, mosaic or a TOML file")
+        })?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| format!("{spec}: {}", e.to_string().trim_end()))?;
+        let Some(cats) = table.get("categories") else {
+            return Err(format!("{spec}: no [categories] table"));
+        };
+        let Some(cats) = cats.as_table() else {
+            return Err(format!(
+                "{spec}: `categories` must be a table of name = \"regex\""
+            ));
+        };
+        let mut custom = Vec::new();
+        let mut errors = Vec::new();
+        for (name, v) in cats {
+            match v.as_str() {
+                Some(p) => match Regex::new(p) {
+                    Ok(rx) => custom.push((name.clone(), rx)),
+                    Err(e) => errors.push(format!("{spec}: categories.{name}: not a regex: {e}")),
+                },
+                None => errors.push(format!(
+                    "{spec}: categories.{name}: must be a string (a regex)"
+                )),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors.join("\n"));
+        }
+        let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
+        set.source = spec.to_string();
+        Ok(set)
+    }
+
+    /// `default`, `mosaic`, or the rules file.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Category names, in report order.
+    pub fn categories(&self) -> &[String] {
+        &self.categories
+    }
+
+    /// The category of frames that match nothing (`other` / `UNKNOWN`).
+    fn fallback(&self, has_frames: bool) -> usize {
+        match (&self.base, has_frames) {
+            (Base::Mosaic, _) => index_of(&self.categories, "UNKNOWN"),
+            (Base::Default(_), true) => index_of(&self.categories, "other"),
+            (Base::Default(_), false) => index_of(&self.categories, "unknown"),
+        }
+    }
+
+    /// Category name of a stack given as (name, filename) pairs, innermost first.
+    pub fn category_of<'a>(&self, frames: &[(&'a str, &'a str)]) -> &str {
+        &self.categories[self.classify(frames)]
+    }
+
+    /// Category index of a stack given as (name, filename) pairs, innermost first.
+    pub fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
+        for (cat, rx) in &self.custom {
+            if frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)) {
+                return *cat;
+            }
+        }
+        let hit = match &self.base {
+            Base::Mosaic => mosaic_category(frames).map(|c| index_of(&self.categories, c)),
+            Base::Default(rows) => frames.iter().find_map(|(n, f)| default_frame(rows, n, f)),
+        };
+        hit.unwrap_or_else(|| self.fallback(!frames.is_empty()))
+    }
+}
+
+/// The first default row matching one frame: `Some(Some(c))` decides,
+/// `Some(None)` (a skip row) and `None` let the next frame decide.
+fn default_frame(rows: &[CompiledRow], name: &str, file: &str) -> Option<usize> {
+    for r in rows {
+        let name_ok = r.name.as_ref().map_or(true, |rx| rx.is_match(name));
+        let file_ok = r.file.as_ref().map_or(true, |rx| rx.is_match(file));
+        if name_ok && file_ok {
+            return r.category;
+        }
+    }
+    None
+}
+
+/// Mosaic's per-frame rules (legacy generation), case-sensitive.
+fn mosaic_frame(name: &str, file: &str) -> Option<&'static str> {
+    if name.contains("forward") {
+        Some("ACTIVATION")
+    } else if name.contains("param")
+        || file.contains("flatten_params_wrapper")
+        || name.contains("build_norm_fn")
+        || (name.contains("__init__") && file.contains("parallel/layers.py"))
+    {
+        Some("PARAMETER")
+    } else if name.contains("backward") || name == "clip_grad_norm_" || name == "calc_grad_norm" {
+        Some("BACKWARD")
+    } else if name == "custom_adamw" || name == "_init_group" {
+        Some("OPTIMIZER")
+    } else if matches!(name, "dist_max" | "dist_mean" | "dist_sum" | "_aggregate") {
+        Some("NET")
+    } else if name.contains("validate_process_group") {
+        Some("NET_SETUP")
+    } else if name == "compute_grad_stats" {
+        Some("STATS")
+    } else {
+        None
+    }
+}
+
+fn mosaic_category(frames: &[(&str, &str)]) -> Option<&'static str> {
+    if frames
+        .iter()
+        .any(|(_, f)| f.contains("fully_sharded_data_parallel.py"))
+    {
+        return Some("FSDP");
+    }
+    frames.iter().find_map(|(n, f)| mosaic_frame(n, f))
+}
+
+/// The default table as text, for `memgate profile --print-rules`.
+pub fn print_default_rules() -> String {
+    let mut out = String::from(
+        "# memgate default category rules (SPEC §4)\n\
+         # Frames are scanned innermost first; for each frame the rows are tried in\n\
+         # order and the first row whose patterns all match decides (case-insensitive\n\
+         # regexes on the function name and the file name). `(skip)` rows mark\n\
+         # allocator internals that never decide. No frame matched: other; no frames:\n\
+         # unknown. Custom [categories] rules are tried before these.\n\n",
+    );
+    for r in DEFAULT_ROWS {
+        let cat = if r.category == SKIP {
+            "(skip)"
+        } else {
+            r.category
+        };
+        let test = match (r.name, r.file) {
+            (Some(n), Some(f)) => format!("name ~ {n}  and  file ~ {f}"),
+            (Some(n), None) => format!("name ~ {n}"),
+            (None, Some(f)) => format!("file ~ {f}"),
+            (None, None) => "any frame".to_string(),
+        };
+        out.push_str(&format!("{cat:<16} {test}\n"));
+    }
+    out
+}

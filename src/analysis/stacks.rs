@@ -1,0 +1,110 @@
+//! Per-stack facts computed once per snapshot and cached by `StackId`: the
+//! category under a rule set and the allocation site (SPEC §5).
+
+use std::collections::HashMap;
+
+use crate::snapshot::{FrameId, Snapshot, StackId};
+
+use super::rules::RuleSet;
+
+const UNSET: u32 = u32::MAX;
+
+/// Site of a stack without any frame to name.
+pub const UNKNOWN_SITE: &str = "<unknown>";
+
+/// Lazily filled category and site of every stack of one snapshot.
+pub(crate) struct StackInfo<'a> {
+    snap: &'a Snapshot,
+    rules: &'a RuleSet,
+    category: Vec<u32>,
+    site: Vec<u32>,
+    site_names: Vec<String>,
+    site_ids: HashMap<String, u32>,
+}
+
+/// Whether a frame is Python code (C++ frames have `.cpp`/`.h`/`??` files
+/// and line 0).
+fn is_python(file: &str) -> bool {
+    file.ends_with(".py")
+}
+
+/// Whether a file is inside the `torch` (or `torch_npu`) package.
+fn in_torch(file: &str) -> bool {
+    file.split(['/', '\\'])
+        .any(|part| part == "torch" || part == "torch_npu")
+}
+
+impl<'a> StackInfo<'a> {
+    pub fn new(snap: &'a Snapshot, rules: &'a RuleSet) -> StackInfo<'a> {
+        let n = snap.stack_count();
+        StackInfo {
+            snap,
+            rules,
+            category: vec![UNSET; n],
+            site: vec![UNSET; n],
+            site_names: Vec::new(),
+            site_ids: HashMap::new(),
+        }
+    }
+
+    pub fn rules_categories(&self) -> &[String] {
+        self.rules.categories()
+    }
+
+    pub fn rules_source(&self) -> &str {
+        self.rules.source()
+    }
+
+    /// Category index (into `rules.categories()`) of a stack.
+    pub fn category(&mut self, stack: StackId) -> usize {
+        let slot = &mut self.category[stack as usize];
+        if *slot == UNSET {
+            let snap = self.snap;
+            let frames: Vec<(&str, &str)> = snap
+                .stack(stack)
+                .iter()
+                .map(|&f| (snap.frame_name(f), snap.frame_file(f)))
+                .collect();
+            *slot = self.rules.classify(&frames) as u32;
+        }
+        *slot as usize
+    }
+
+    /// Site id of a stack; its name is [`StackInfo::site_name`].
+    pub fn site(&mut self, stack: StackId) -> u32 {
+        let cached = self.site[stack as usize];
+        if cached != UNSET {
+            return cached;
+        }
+        let name = site_of(self.snap, self.snap.stack(stack));
+        let next = self.site_names.len() as u32;
+        let id = *self.site_ids.entry(name.clone()).or_insert(next);
+        if id == next {
+            self.site_names.push(name);
+        }
+        self.site[stack as usize] = id;
+        id
+    }
+
+    pub fn site_name(&self, id: u32) -> &str {
+        &self.site_names[id as usize]
+    }
+}
+
+/// `function (file)` of the innermost frame that is user Python code;
+/// else the innermost Python frame; else `<unknown>`.
+pub fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
+    let python = || {
+        frames
+            .iter()
+            .copied()
+            .filter(|&f| is_python(snap.frame_file(f)))
+    };
+    let pick = python()
+        .find(|&f| !in_torch(snap.frame_file(f)))
+        .or_else(|| python().next());
+    match pick {
+        Some(f) => format!("{} ({})", snap.frame_name(f), snap.frame_file(f)),
+        None => UNKNOWN_SITE.to_string(),
+    }
+}

@@ -1,0 +1,87 @@
+//! `memgate summarize`: one summary JSON per snapshot (`DIR/<stem>.json`),
+//! the golden files a repository commits as baselines.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::analysis::RuleSet;
+use crate::baseline::{summarize_file, Summary};
+use crate::input;
+
+use super::analysed::rules;
+use super::{Outcome, Status};
+
+pub struct SummarizeOptions {
+    pub snapshots: Vec<String>,
+    pub output: PathBuf,
+    pub rules: String,
+    pub top: usize,
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "snapshot".into())
+}
+
+fn write_summary(path: &Path, s: &Summary) -> Result<(), String> {
+    let mut text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, String> {
+    let summary = summarize_file(path, rules, top).map_err(|e| e.to_string())?;
+    let target = dir.join(format!("{}.json", stem(path)));
+    write_summary(&target, &summary)?;
+    Ok(target)
+}
+
+pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
+    let rules = match rules(&opts.rules) {
+        Ok(r) => r,
+        Err(o) => return o,
+    };
+    let paths = match input::expand(&opts.snapshots, None) {
+        Ok(p) => p,
+        Err(errors) => return Outcome::errors(errors),
+    };
+    let mut errors = Vec::new();
+    let mut seen: HashMap<String, &Path> = HashMap::new();
+    for p in &paths {
+        if let Some(first) = seen.insert(stem(p), p) {
+            errors.push(format!(
+                "{} and {} would both be written to {}.json; summarize them into different directories",
+                first.display(),
+                p.display(),
+                stem(p)
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Outcome::errors(errors);
+    }
+    if let Err(e) = std::fs::create_dir_all(&opts.output) {
+        return Outcome::errors(vec![format!(
+            "{}: cannot create the output directory: {e}",
+            opts.output.display()
+        )]);
+    }
+    for r in input::par_map(&paths, |p| one(p, &rules, opts.top, &opts.output)) {
+        match r {
+            Ok(target) => {
+                let _ = writeln!(out, "wrote {}", target.display());
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    Outcome {
+        status: if errors.is_empty() {
+            Status::Ok
+        } else {
+            Status::CouldNotJudge
+        },
+        errors,
+    }
+}

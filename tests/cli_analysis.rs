@@ -1,0 +1,325 @@
+//! The analysis commands as CI sees them: exit codes, stdout, stderr, files.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/synthetic")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn memgate() -> Command {
+    Command::cargo_bin("memgate").unwrap()
+}
+
+fn expected(name: &str) -> Value {
+    let text = std::fs::read_to_string(fixture("expected.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v[name].clone()
+}
+
+fn json_out(args: &[&str]) -> Value {
+    let out = memgate()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn peak_prints_the_three_mosaic_lines_then_allocated_and_reserved_peak() {
+    let exp = expected("main_proto4.pickle");
+    let dynamic = exp["devices"][0]["figures"]["dynamic-peak"]
+        .as_u64()
+        .unwrap();
+    memgate()
+        .args(["peak", &fixture("main_proto4.pickle")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "Total Peak Dynamic Memory Usage (Relative to Start): 176.08 MiB ({dynamic} bytes)"
+        )))
+        .stdout(predicate::str::contains("Total Static Memory Usage"))
+        .stdout(predicate::str::contains(
+            "Total Overall Peak Memory Usage (Dynamic + Static)",
+        ))
+        .stdout(predicate::str::contains(
+            "allocated peak (MemoryViz active memory)",
+        ))
+        .stdout(predicate::str::contains("reserved peak (segments)"))
+        .stdout(predicate::str::contains("Num of Calls: 9"));
+}
+
+#[test]
+fn peak_json_has_schema_version_first_and_the_figures_in_bytes() {
+    let path = fixture("v2_1_multidevice.pickle");
+    let out = memgate()
+        .args(["peak", "--format", "json", &path])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.trim_start().starts_with("{\n  \"schema_version\": 1"));
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let exp = expected("v2_1_multidevice.pickle");
+    let devices = v["snapshots"][0]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2, "both devices are reported");
+    for (d, e) in devices.iter().zip(exp["devices"].as_array().unwrap()) {
+        assert_eq!(d["figures"], e["figures"]);
+        assert_eq!(d["peak-entry"], e["peak-entry"]);
+        assert_eq!(d["trace-complete"], e["trace-complete"]);
+    }
+}
+
+#[test]
+fn an_unreadable_file_exits_2_and_the_other_files_are_still_printed() {
+    memgate()
+        .args(["peak", &fixture("rank0.pickle"), "no-such-file.pickle"])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("rank0.pickle"))
+        .stdout(predicate::str::contains("Total Peak Dynamic"))
+        .stderr(predicate::str::contains(
+            "no-such-file.pickle: no such file",
+        ));
+}
+
+#[test]
+fn quoted_globs_are_expanded_by_memgate() {
+    let pattern = fixture("rank*.pickle");
+    let v = json_out(&["peak", "--format", "json", &pattern]);
+    assert_eq!(v["snapshots"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn profile_with_mosaic_rules_reports_mosaic_category_names() {
+    let v = json_out(&[
+        "profile",
+        "--rules",
+        "mosaic",
+        "--format",
+        "json",
+        &fixture("main_proto5.pickle"),
+    ]);
+    let d = &v["snapshots"][0]["devices"][0];
+    let exp = expected("main_proto5.pickle");
+    for (k, val) in exp["devices"][0]["mosaic-categories-at-dynamic-peak"]
+        .as_object()
+        .unwrap()
+    {
+        assert_eq!(&d["categories"]["at-dynamic-peak"][k], val, "{k}");
+    }
+    assert_eq!(d["categories"]["rules"], "mosaic");
+}
+
+#[test]
+fn profile_text_lists_categories_in_binary_units_with_a_total() {
+    memgate()
+        .args(["profile", &fixture("rank0.pickle")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rules: default"))
+        .stdout(predicate::str::contains("optimizer-state"))
+        .stdout(predicate::str::contains("MiB"))
+        .stdout(predicate::str::contains("total"));
+}
+
+#[test]
+fn print_rules_shows_the_default_table_without_needing_a_snapshot() {
+    memgate()
+        .args(["profile", "--print-rules"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("optimizer-state"))
+        .stdout(predicate::str::contains("_init_group"))
+        .stdout(predicate::str::contains("(skip)"));
+}
+
+#[test]
+fn custom_rules_from_toml_are_tried_first_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    // `zz-adam` comes first in the file although it sorts last.
+    std::fs::write(
+        &rules,
+        "[categories]\nzz-adam = \"adam\\\\.py\"\naa-optim = \"optim\"\n",
+    )
+    .unwrap();
+    let v = json_out(&[
+        "profile",
+        "--format",
+        "json",
+        "--rules",
+        rules.to_str().unwrap(),
+        &fixture("main_proto4.pickle"),
+    ]);
+    let cats = &v["snapshots"][0]["devices"][0]["categories"];
+    assert!(cats["peaks"]["zz-adam"].as_u64().unwrap() > 0);
+    assert_eq!(cats["rules"], rules.to_str().unwrap());
+    let sum: u64 = cats["at-allocated-peak"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        sum,
+        v["snapshots"][0]["devices"][0]["figures"]["allocated-peak"]
+            .as_u64()
+            .unwrap()
+    );
+}
+
+#[test]
+fn a_bad_rules_file_exits_2_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, "[categories]\nbroken = \"(unclosed\"\n").unwrap();
+    memgate()
+        .args([
+            "profile",
+            "--rules",
+            rules.to_str().unwrap(),
+            &fixture("rank0.pickle"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("categories.broken: not a regex"));
+}
+
+#[test]
+fn profile_html_is_one_self_contained_page_with_an_inline_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("profile.html");
+    memgate()
+        .args([
+            "profile",
+            "--html",
+            page.to_str().unwrap(),
+            &fixture("main_proto4.pickle"),
+        ])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg") && html.contains("<polygon"));
+    assert!(!html.contains("<script"), "no scripts");
+    let without_ns = html.replace("http://www.w3.org/2000/svg", "");
+    assert!(
+        !without_ns.contains("http://") && !without_ns.contains("https://"),
+        "nothing fetched"
+    );
+}
+
+#[test]
+fn diff_shows_the_regressed_category_and_the_site_that_grew() {
+    memgate()
+        .args([
+            "diff",
+            &fixture("rank0.pickle"),
+            &fixture("rank0_regressed.pickle"),
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("allocated-peak"))
+        .stdout(predicate::str::contains("+12 MiB"))
+        .stdout(predicate::str::is_match(r"activation .*\+19\.0%").unwrap())
+        .stdout(predicate::str::contains(
+            "grew     forward (/workspace/nanogpt/model.py)",
+        ));
+}
+
+#[test]
+fn summarize_writes_one_summary_per_snapshot_that_diff_and_read_summary_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("golden");
+    memgate()
+        .args([
+            "summarize",
+            &fixture("rank0.pickle"),
+            &fixture("rank1.pickle"),
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let file: PathBuf = out.join("rank0.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("{\n  \"schema_version\": 1,\n  \"kind\": \"memgate-summary\""));
+    let s = memgate::baseline::read_summary(&file).unwrap();
+    assert_eq!(s.provenance.file, "rank0.pickle");
+    assert_eq!(s.provenance.sha256.len(), 64);
+    assert_eq!(s.provenance.format, "pickle");
+    assert_eq!(
+        s.devices[0].figures.allocated_peak,
+        expected("rank0.pickle")["devices"][0]["figures"]["allocated-peak"]
+            .as_u64()
+            .unwrap()
+    );
+    assert!(out.join("rank1.json").is_file());
+    memgate()
+        .args([
+            "diff",
+            file.to_str().unwrap(),
+            &fixture("rank0_regressed.pickle"),
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("+12 MiB"));
+}
+
+#[test]
+fn read_summary_refuses_other_json_and_other_schema_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        r#"{"schema_version": 1, "kind": "memgate-verdict"}"#,
+    )
+    .unwrap();
+    let e = memgate::baseline::read_summary(&other).unwrap_err();
+    assert!(e.contains("not a memgate summary"), "{e}");
+    let future = dir.path().join("future.json");
+    std::fs::write(
+        &future,
+        r#"{"schema_version": 9, "kind": "memgate-summary"}"#,
+    )
+    .unwrap();
+    let e = memgate::baseline::read_summary(&future).unwrap_err();
+    assert!(e.contains("schema_version 9"), "{e}");
+    let snapshot = dir.path().join("snap.json");
+    std::fs::write(&snapshot, r#"{"segments": [], "device_traces": []}"#).unwrap();
+    assert!(memgate::baseline::read_summary(&snapshot).is_err());
+}
+
+#[test]
+fn the_sha256_in_the_provenance_is_the_files_digest() {
+    let s = memgate::baseline::summarize_file(
+        Path::new(&fixture("npu.pickle")),
+        &memgate::analysis::RuleSet::builtin_default(),
+        5,
+    )
+    .unwrap();
+    let out = std::process::Command::new("sha256sum")
+        .arg(fixture("npu.pickle"))
+        .output();
+    if let Ok(out) = out {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.split_whitespace().next(),
+            Some(s.provenance.sha256.as_str())
+        );
+    }
+    assert!(s.devices[0].sites_at_peak.len() <= 5);
+}
