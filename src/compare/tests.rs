@@ -28,6 +28,7 @@ fn dev(device: u32, peak: u64) -> DeviceReport {
         trace_complete: true,
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
