@@ -98,8 +98,25 @@ pub fn detect(path: &Path) -> Result<FileKind, LoadError> {
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     let (mut file, len) = open(path)?;
     let head = head(&mut file).map_err(|e| LoadError::new(path, io_message(&e)))?;
+    load_from(path, &head, file, len)
+}
+
+/// Load a snapshot that is already in memory (fuzzing, tests); `name`
+/// stands for the path in error messages.
+pub fn load_bytes(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
+    load_from(
+        name,
+        &bytes[..bytes.len().min(64)],
+        bytes,
+        bytes.len() as u64,
+    )
+}
+
+/// Decode and build from `input` (positioned at the start, `len` bytes long)
+/// whose first bytes are `head`.
+fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Snapshot, LoadError> {
     let fail = |m: String| LoadError::new(path, m);
-    match detect_bytes(&head) {
+    match detect_bytes(head) {
         FileKind::Empty => Err(fail(
             "the file is empty (0 bytes): a crashed or interrupted dump".into(),
         )),
@@ -118,7 +135,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
         ))),
         FileKind::Pickle => {
             let mut c = Collector::new();
-            let d = decode(file, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
+            let d = decode(input, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
             build(
                 d.root,
                 d.arena,
@@ -131,7 +148,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
             .map_err(fail)
         }
         FileKind::Json => {
-            let json: serde_json::Value = serde_json::from_reader(BufReader::new(file))
+            let json: serde_json::Value = serde_json::from_reader(BufReader::new(input))
                 .map_err(|e| fail(format!("invalid JSON: {e}")))?;
             if json.get("schema_version").is_some() {
                 return Err(fail(
