@@ -65,7 +65,17 @@ pub(crate) struct Collector {
     pub stack_spans: Vec<Range<u32>>,
     pub entries: Vec<TraceEntry>,
     pub unknown_actions: Vec<String>,
+    unknown_ids: HashMap<String, u16>,
+    /// Dicts already looked at and kept, with their length then: a hostile
+    /// file can store one wide dict a million times, and rescanning its keys
+    /// each time would be quadratic. Dicts only grow, so the same length
+    /// means the same keys.
+    kept: HashMap<ObjId, usize>,
 }
+
+/// More distinct unknown trace actions than this is not a snapshot (torch
+/// has a dozen); it also keeps [`Action::Other`]'s index in range.
+pub(crate) const MAX_UNKNOWN_ACTIONS: usize = 1024;
 
 impl Collector {
     pub fn new() -> Collector {
@@ -144,7 +154,10 @@ impl Collector {
                         Value::Obj(fid) => match arena.obj(fid) {
                             Obj::Dict(d) => {
                                 let d = d.clone();
-                                frames.push(self.frame(arena, &d));
+                                let f = self.frame(arena, &d);
+                                // Fold it, so a dict repeated in the list is read once.
+                                *arena.obj_mut(fid) = Obj::Folded(Value::Folded(TAG_FRAME, f));
+                                frames.push(f);
                             }
                             other => {
                                 return Err(format!(
@@ -161,7 +174,11 @@ impl Collector {
                         }
                     }
                 }
-                Ok(self.intern_stack(frames))
+                let s = self.intern_stack(frames);
+                // A tuple is not folded by the decoder; fold it here so a
+                // `frames` tuple shared by many blocks is read once.
+                *arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_STACK, s));
+                Ok(s)
             }
             other => Err(format!(
                 "`frames` is a {}, expected a list",
@@ -170,18 +187,23 @@ impl Collector {
         }
     }
 
-    fn action(&mut self, name: &str) -> Action {
+    fn action(&mut self, name: &str) -> Result<Action, String> {
         if let Some(a) = Action::from_known(name) {
-            return a;
+            return Ok(a);
         }
-        let i = match self.unknown_actions.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                self.unknown_actions.push(name.to_string());
-                self.unknown_actions.len() - 1
-            }
-        };
-        Action::Other(i.min(u16::MAX as usize) as u16)
+        if let Some(&i) = self.unknown_ids.get(name) {
+            return Ok(Action::Other(i));
+        }
+        if self.unknown_actions.len() >= MAX_UNKNOWN_ACTIONS {
+            return Err(format!(
+                "more than {MAX_UNKNOWN_ACTIONS} distinct unknown trace actions: \
+                 not a memory snapshot"
+            ));
+        }
+        let i = self.unknown_actions.len() as u16;
+        self.unknown_actions.push(name.to_string());
+        self.unknown_ids.insert(name.to_string(), i);
+        Ok(Action::Other(i))
     }
 
     /// A trace-entry dict → typed record.
@@ -203,7 +225,7 @@ impl Collector {
         let action = match get(items, ka).map(|v| arena.resolve(v)) {
             Some(Value::Str(s)) => {
                 let name = arena.str(s).to_string();
-                self.action(&name)
+                self.action(&name)?
             }
             Some(other) => {
                 return Err(format!(
@@ -289,6 +311,9 @@ impl Folder for Collector {
                 Ok(Some(Value::Folded(TAG_STACK, s)))
             }
             (Slot::ListItem, Obj::Dict(items)) => {
+                if self.kept.get(&id) == Some(&items.len()) {
+                    return Ok(None);
+                }
                 if get(items, kaction).is_some() {
                     let items = std::mem::take(match arena.obj_mut(id) {
                         Obj::Dict(d) => d,
@@ -305,6 +330,7 @@ impl Folder for Collector {
                     let f = self.frame(arena, &items);
                     Ok(Some(Value::Folded(TAG_FRAME, f)))
                 } else {
+                    self.kept.insert(id, items.len());
                     Ok(None)
                 }
             }
