@@ -151,6 +151,7 @@ impl<R: Read> Machine<'_, R> {
     fn place(&mut self, v: Value, slot: Slot) -> Result<Value, DecodeError> {
         place(&mut self.arena, &mut *self.folder, v, slot).map_err(|message| DecodeError::Content {
             offset: self.at,
+            opcode: self.opname,
             message,
         })
     }
