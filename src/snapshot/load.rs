@@ -56,7 +56,20 @@ pub fn detect_bytes(head: &[u8]) -> FileKind {
         [0x80, ..] => FileKind::Pickle,
         _ if matches!(first_non_ws, Some(b'{') | Some(b'[')) => FileKind::Json,
         [b, ..] if PROTOCOL0_STARTS.contains(b) => FileKind::Pickle,
+        // `cmodule\nname\n` / `imodule\nname\n`: a protocol 0 GLOBAL or INST,
+        // the classic exploit; decode it so the refusal names the opcode.
+        [b'c' | b'i', rest @ ..] if starts_with_module_line(rest) => FileKind::Pickle,
         _ => FileKind::Unknown,
+    }
+}
+
+/// A Python dotted module name ended by a newline.
+fn starts_with_module_line(bytes: &[u8]) -> bool {
+    match bytes.iter().position(|&b| b == b'\n') {
+        Some(end) if end > 0 => bytes[..end]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'),
+        _ => false,
     }
 }
 
