@@ -223,13 +223,25 @@ def memo_bombs() -> None:
           pickle.dumps(tiny(external_annotations=bomb()), protocol=4),
           kind="ok")
     # Sharing that multiplies: 300 segments that are one dict whose 300
-    # blocks are one dict: 90,000 blocks from 2 KB if expanded.
+    # blocks are one dict: 90,000 blocks from 2 KB if expanded. torch never
+    # shares segments, blocks, history entries or trace lists.
     s = tiny()
     seg = s["segments"][0]
     seg["blocks"] = [seg["blocks"][0]] * 300
     s["segments"] = [seg] * 300
+    write("shared_blocks.pickle", pickle.dumps(s, protocol=4),
+          kind="error", contains=["segments[0].blocks[1]", "same object as segments[0].blocks[0]"])
+    s = tiny()
+    s["segments"] = s["segments"] * 300
     write("shared_segments.pickle", pickle.dumps(s, protocol=4),
-          kind="error", contains=["segments[1]", "same"])
+          kind="error", contains=["segments[1]", "same object as segments[0]"])
+    s = tiny()
+    blk = s["segments"][0]["blocks"][0]
+    blk["history"] = [{"addr": 1, "real_size": 1, "frames": blk.pop("frames")}] * 2
+    s["segments"][0]["blocks"][1]["history"] = blk["history"]
+    del s["segments"][0]["blocks"][1]["frames"]
+    write("shared_history.pickle", pickle.dumps(s, protocol=4),
+          kind="error", contains=["history[0]", "same object"])
     s = tiny()
     trace = s["device_traces"][0]
     s["device_traces"] = [trace * 150] * 300
@@ -383,6 +395,9 @@ def not_snapshots() -> None:
           contains=["NEXT_BUFFER", "byte offset 2"])
     write("int_not_a_number.pickle", b"I12x\n.", kind="error",
           contains=["INT", "byte offset 0"])
+    # Valid, for the every-offset truncation test.
+    write("valid_tiny_proto4.pickle", full, kind="ok")
+    write("valid_tiny_proto2.pickle", pickle.dumps(tiny(), protocol=2), kind="ok")
     # Legal: trailing bytes after STOP are ignored (old torch_npu, HTML padding).
     write("trailing_garbage.pickle", full + b"\x00\x00garbage", kind="ok")
 
