@@ -1,5 +1,6 @@
 //! `memgate inspect`: what is in a file, without analysis.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -15,16 +16,13 @@ pub struct InspectOptions {
     pub format: OutputFormat,
 }
 
-/// Per-action counts of one device, known actions in allocator order.
+/// Per-action counts of one device, known actions in allocator order
+/// (a map: a hostile trace can hold a thousand distinct actions).
 fn action_counts(snap: &Snapshot, device: u32) -> Vec<(String, u64)> {
-    let mut counts: Vec<(Action, u64)> = Vec::new();
+    let mut counts: BTreeMap<Action, u64> = BTreeMap::new();
     for e in snap.trace(device) {
-        match counts.iter_mut().find(|(a, _)| *a == e.action) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((e.action, 1)),
-        }
+        *counts.entry(e.action).or_default() += 1;
     }
-    counts.sort_by_key(|(a, _)| *a);
     counts
         .into_iter()
         .map(|(a, n)| (snap.action_name(a).to_string(), n))
@@ -38,6 +36,12 @@ pub fn inspect_json(path: &Path, snap: &Snapshot) -> serde_json::Value {
         Format::Pickle { protocol } => json!(protocol.unwrap_or(0)),
         Format::Json => serde_json::Value::Null,
     };
+    // One pass over the segments, not one per device: a hostile file can
+    // give every segment its own device ordinal.
+    let mut segments_per_device: BTreeMap<u32, usize> = BTreeMap::new();
+    for s in &snap.segments {
+        *segments_per_device.entry(s.device).or_default() += 1;
+    }
     let devices: Vec<_> = snap
         .devices()
         .into_iter()
@@ -48,7 +52,7 @@ pub fn inspect_json(path: &Path, snap: &Snapshot) -> serde_json::Value {
                 .collect();
             json!({
                 "device": d,
-                "segments": snap.segments_of(d).count(),
+                "segments": segments_per_device.get(&d).copied().unwrap_or(0),
                 "trace-entries": snap.trace(d).len(),
                 "actions": actions,
             })

@@ -163,6 +163,7 @@ impl<R: Read> Machine<'_, R> {
         let placed = place(&mut self.arena, &mut *self.folder, v, slot).map_err(|message| {
             DecodeError::Content {
                 offset: self.at,
+                opcode: self.opname,
                 message,
             }
         })?;

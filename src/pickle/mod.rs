@@ -77,7 +77,10 @@ pub enum DecodeError {
         "unknown pickle opcode 0x{byte:02x} at byte offset {offset}: not a pickle, or corrupt"
     )]
     UnknownOpcode { offset: u64, byte: u8 },
-    #[error("unsupported pickle protocol {version} at byte offset {offset} (newest known is 5)")]
+    #[error(
+        "unsupported pickle protocol {version}: opcode PROTO at byte offset {offset} \
+         (newest known is 5)"
+    )]
     Protocol { offset: u64, version: u8 },
     #[error("invalid pickle at byte offset {offset}, opcode {opcode}: {message}")]
     Invalid {
@@ -85,8 +88,12 @@ pub enum DecodeError {
         opcode: &'static str,
         message: String,
     },
-    #[error("at byte offset {offset}: {message}")]
-    Content { offset: u64, message: String },
+    #[error("at byte offset {offset}, opcode {opcode}: {message}")]
+    Content {
+        offset: u64,
+        opcode: &'static str,
+        message: String,
+    },
     #[error("read error at byte offset {offset}: {message}")]
     Io { offset: u64, message: String },
 }

@@ -102,7 +102,16 @@ impl<R: Read> Reader<R> {
     pub(crate) fn short(&mut self, n: u8, what: &str) -> Result<&[u8], DecodeError> {
         let n = n as usize;
         if self.end - self.pos < n && !self.ensure(n)? {
-            return Err(self.truncated(self.offset(), what));
+            let offset = self.offset();
+            return Err(match self.remaining() {
+                Some(left) => DecodeError::LengthPastEnd {
+                    offset,
+                    what: what.to_string(),
+                    length: n as u64,
+                    left,
+                },
+                None => self.truncated(offset, what),
+            });
         }
         let out = &self.buf[self.pos..self.pos + n];
         self.pos += n;

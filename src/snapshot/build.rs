@@ -2,9 +2,10 @@
 //! layout (1.13 list, 2.0 `history` blocks, 2.1+ blocks, NPU), optional keys
 //! tolerated, wrong types in the fields that figures use refused.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::pickle::{Arena, Obj, Value};
+use crate::pickle::{Arena, Obj, ObjId, Value};
 
 use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK};
 use super::model::{
@@ -20,6 +21,10 @@ struct Builder<'a> {
     c: &'a mut Collector,
     warnings: Vec<String>,
     hints: Hints,
+    /// Segment dicts, block dicts, and non-empty block and trace lists seen,
+    /// with where: torch never shares them, and expanding a shared one would
+    /// let a few bytes of memo references become millions of records.
+    seen: HashMap<ObjId, String>,
 }
 
 /// Layout features seen while building, for the torch generation guess.
@@ -57,6 +62,18 @@ impl Builder<'_> {
             .ok_or_else(|| format!("{what} is a {}, expected a dict", kind_of(self.arena, v)))
     }
 
+    fn first_of(&self, v: Value, what: &str) -> Result<Option<Value>, String> {
+        if let Value::Folded(TAG_STACK, s) = self.arena.resolve(v) {
+            if self.c.stack_spans[s as usize].is_empty() {
+                return Ok(None);
+            }
+        }
+        self.arena
+            .seq(v)
+            .map(|d| d.first().copied())
+            .ok_or_else(|| format!("{what} is a {}, expected a list", kind_of(self.arena, v)))
+    }
+
     /// The length of a list value, or why it is not a list.
     fn list_len(&self, v: Value, what: &str) -> Result<usize, String> {
         if let Value::Folded(TAG_STACK, s) = self.arena.resolve(v) {
@@ -76,6 +93,31 @@ impl Builder<'_> {
             0 => Vec::new(),
             _ => self.arena.seq(v).expect("a list").to_vec(),
         })
+    }
+
+    /// Refuse a container met a second time where each must be its own.
+    fn once(&mut self, v: Value, what: &str) -> Result<(), String> {
+        let Value::Obj(id) = self.arena.resolve(v) else {
+            return Ok(());
+        };
+        let empty = match self.arena.obj(id) {
+            Obj::List(items) => items.is_empty(),
+            Obj::Dict(items) => items.is_empty(),
+            Obj::Tuple(items) => items.is_empty(),
+            Obj::Set(items) => items.is_empty(),
+            Obj::Folded(_) => true,
+        };
+        if empty {
+            return Ok(());
+        }
+        if let Some(first) = self.seen.get(&id) {
+            return Err(format!(
+                "{what} is the same object as {first}: a snapshot never shares these, \
+                 and memgate does not expand shared references"
+            ));
+        }
+        self.seen.insert(id, what.to_string());
+        Ok(())
     }
 
     fn required_u64(
@@ -122,6 +164,7 @@ impl Builder<'_> {
 
     fn segment(&mut self, v: Value, i: usize) -> Result<Segment, String> {
         let what = format!("segments[{i}]");
+        self.once(v, &what)?;
         let items = self.dict(v, &what)?;
         let device = self.required_u64(&items, "device", &what)?;
         let device = Device::try_from(device)
@@ -135,13 +178,16 @@ impl Builder<'_> {
         let pool_id = match self.field(&items, "segment_pool_id") {
             Some(v) => {
                 self.hints.segment_pool_id = true;
-                let parts = self.arena.seq(v).unwrap_or(&[]).to_vec();
-                match parts.as_slice() {
-                    [a, b] => Some((
-                        unsigned(self.arena, *a, &format!("{what} `segment_pool_id`"))?,
-                        unsigned(self.arena, *b, &format!("{what} `segment_pool_id`"))?,
+                let pair = match self.arena.seq(v) {
+                    Some(&[a, b]) => Some((a, b)),
+                    _ => None,
+                };
+                match pair {
+                    Some((a, b)) => Some((
+                        unsigned(self.arena, a, &format!("{what} `segment_pool_id`"))?,
+                        unsigned(self.arena, b, &format!("{what} `segment_pool_id`"))?,
                     )),
-                    _ => {
+                    None => {
                         self.warnings
                             .push(format!("{what} `segment_pool_id` is not a pair; ignored"));
                         None
@@ -155,6 +201,7 @@ impl Builder<'_> {
         let blocks_v = self
             .field(&items, "blocks")
             .ok_or_else(|| format!("{what} has no `blocks`"))?;
+        self.once(blocks_v, &format!("{what} `blocks`"))?;
         let blocks_v = self.list(blocks_v, &format!("{what} `blocks`"))?;
         let mut blocks = Vec::with_capacity(blocks_v.len());
         let mut next = address;
@@ -196,6 +243,7 @@ impl Builder<'_> {
     }
 
     fn block(&mut self, v: Value, what: &str, computed_address: u64) -> Result<Block, String> {
+        self.once(v, what)?;
         let items = self.dict(v, what)?;
         let size = self.required_u64(&items, "size", what)?;
         let state = match self.field(&items, "state").map(|v| self.arena.resolve(v)) {
@@ -227,10 +275,14 @@ impl Builder<'_> {
             None => match self.field(&items, "history") {
                 Some(h) => {
                     self.hints.history = true;
-                    let history = self.list(h, &format!("{what} `history`"))?;
-                    match history.first() {
-                        Some(&first) => {
-                            let first = self.dict(first, &format!("{what} `history[0]`"))?;
+                    // Only the first entry matters; never copy the list (a
+                    // hostile file can share one long history among blocks).
+                    let first = self.first_of(h, &format!("{what} `history`"))?;
+                    match first {
+                        Some(first) => {
+                            let where_ = format!("{what} `history[0]`");
+                            self.once(first, &where_)?;
+                            let first = self.dict(first, &where_)?;
                             let stack = self.stack_of(&first, what)?.unwrap_or(EMPTY_STACK);
                             let real = self.optional_u64(&first, "real_size", what)?;
                             let req = match requested {
@@ -256,21 +308,25 @@ impl Builder<'_> {
 
     fn trace_list(&mut self, v: Value, d: usize) -> Result<Vec<u32>, String> {
         let what = format!("device_traces[{d}]");
+        self.once(v, &what)?;
         let n = self.list_len(v, &what)?;
         let mut out = Vec::with_capacity(n);
         for k in 0..n {
             let item = self.arena.seq(v).expect("checked to be a list")[k];
             match self.arena.resolve(item) {
                 Value::Folded(TAG_ENTRY, i) => out.push(i),
-                Value::Obj(_) => {
-                    // Not folded while decoding (JSON input, odd nesting).
+                Value::Obj(id) => {
+                    // Not folded while decoding (filled after it was stored).
                     let items = self.dict(item, &format!("{what}[{k}]"))?;
                     let e = self
                         .c
                         .entry(self.arena, &items)
                         .map_err(|e| format!("{what}[{k}]: {e}"))?;
                     self.c.entries.push(e);
-                    out.push((self.c.entries.len() - 1) as u32);
+                    let i = (self.c.entries.len() - 1) as u32;
+                    // Fold it now, so a dict repeated in the list is read once.
+                    *self.arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_ENTRY, i));
+                    out.push(i);
                 }
                 other => {
                     return Err(format!(
@@ -381,6 +437,7 @@ pub(crate) fn build(
         c: &mut c,
         warnings: Vec::new(),
         hints: Hints::default(),
+        seen: HashMap::new(),
     };
     let (shape, segments_v, traces_v, top) = match b.arena.resolve(root) {
         Value::Obj(id) if matches!(b.arena.obj(id), Obj::List(_)) => {

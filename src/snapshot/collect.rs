@@ -65,9 +65,20 @@ pub(crate) struct Collector {
     pub stack_spans: Vec<Range<u32>>,
     pub entries: Vec<TraceEntry>,
     pub unknown_actions: Vec<String>,
-    /// Action strings seen so far, by interned id.
+    /// Action strings seen so far, by interned id (at most a dozen known
+    /// plus `MAX_UNKNOWN_ACTIONS`).
     action_ids: Vec<(StrId, Action)>,
+    unknown_ids: HashMap<String, u16>,
+    /// Dicts already looked at and kept, with their length then: a hostile
+    /// file can store one wide dict a million times, and rescanning its keys
+    /// each time would be quadratic. Dicts only grow, so the same length
+    /// means the same keys.
+    kept: HashMap<ObjId, usize>,
 }
+
+/// More distinct unknown trace actions than this is not a snapshot (torch
+/// has a dozen); it also keeps [`Action::Other`]'s index in range.
+pub(crate) const MAX_UNKNOWN_ACTIONS: usize = 1024;
 
 impl Collector {
     /// `input_len` sizes the entry table up front (pages are only touched
@@ -151,7 +162,10 @@ impl Collector {
                         Value::Obj(fid) => match arena.obj(fid) {
                             Obj::Dict(d) => {
                                 let d = d.clone();
-                                frames.push(self.frame(arena, &d));
+                                let f = self.frame(arena, &d);
+                                // Fold it, so a dict repeated in the list is read once.
+                                *arena.obj_mut(fid) = Obj::Folded(Value::Folded(TAG_FRAME, f));
+                                frames.push(f);
                             }
                             other => {
                                 return Err(format!(
@@ -168,7 +182,11 @@ impl Collector {
                         }
                     }
                 }
-                Ok(self.intern_stack(frames))
+                let s = self.intern_stack(frames);
+                // A tuple is not folded by the decoder; fold it here so a
+                // `frames` tuple shared by many blocks is read once.
+                *arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_STACK, s));
+                Ok(s)
             }
             other => Err(format!(
                 "`frames` is a {}, expected a list",
@@ -177,18 +195,23 @@ impl Collector {
         }
     }
 
-    fn action(&mut self, name: &str) -> Action {
+    fn action(&mut self, name: &str) -> Result<Action, String> {
         if let Some(a) = Action::from_known(name) {
-            return a;
+            return Ok(a);
         }
-        let i = match self.unknown_actions.iter().position(|n| n == name) {
-            Some(i) => i,
-            None => {
-                self.unknown_actions.push(name.to_string());
-                self.unknown_actions.len() - 1
-            }
-        };
-        Action::Other(i.min(u16::MAX as usize) as u16)
+        if let Some(&i) = self.unknown_ids.get(name) {
+            return Ok(Action::Other(i));
+        }
+        if self.unknown_actions.len() >= MAX_UNKNOWN_ACTIONS {
+            return Err(format!(
+                "more than {MAX_UNKNOWN_ACTIONS} distinct unknown trace actions: \
+                 not a memory snapshot"
+            ));
+        }
+        let i = self.unknown_actions.len() as u16;
+        self.unknown_actions.push(name.to_string());
+        self.unknown_ids.insert(name.to_string(), i);
+        Ok(Action::Other(i))
     }
 
     /// A trace-entry dict → typed record.
@@ -212,7 +235,7 @@ impl Collector {
                 Some((_, a)) => *a,
                 None => {
                     let name = arena.str(s).to_string();
-                    let a = self.action(&name);
+                    let a = self.action(&name)?;
                     self.action_ids.push((s, a));
                     a
                 }
@@ -301,6 +324,11 @@ impl Folder for Collector {
                 Ok(Some(Value::Folded(TAG_STACK, s)))
             }
             (Slot::ListItem, Obj::Dict(items)) => {
+                if self.kept.get(&id) == Some(&items.len()) {
+                    return Ok(None);
+                }
+                // A folded dict's slot may be reused by the decoder.
+                self.kept.remove(&id);
                 if get(items, kaction).is_some() {
                     let items = std::mem::take(match arena.obj_mut(id) {
                         Obj::Dict(d) => d,
@@ -318,6 +346,7 @@ impl Folder for Collector {
                     let f = self.frame(arena, &items);
                     Ok(Some(Value::Folded(TAG_FRAME, f)))
                 } else {
+                    self.kept.insert(id, items.len());
                     Ok(None)
                 }
             }

@@ -56,7 +56,20 @@ pub fn detect_bytes(head: &[u8]) -> FileKind {
         [0x80, ..] => FileKind::Pickle,
         _ if matches!(first_non_ws, Some(b'{') | Some(b'[')) => FileKind::Json,
         [b, ..] if PROTOCOL0_STARTS.contains(b) => FileKind::Pickle,
+        // `cmodule\nname\n` / `imodule\nname\n`: a protocol 0 GLOBAL or INST,
+        // the classic exploit; decode it so the refusal names the opcode.
+        [b'c' | b'i', rest @ ..] if starts_with_module_line(rest) => FileKind::Pickle,
         _ => FileKind::Unknown,
+    }
+}
+
+/// A Python dotted module name ended by a newline.
+fn starts_with_module_line(bytes: &[u8]) -> bool {
+    match bytes.iter().position(|&b| b == b'\n') {
+        Some(end) if end > 0 => bytes[..end]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'),
+        _ => false,
     }
 }
 
@@ -98,8 +111,25 @@ pub fn detect(path: &Path) -> Result<FileKind, LoadError> {
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     let (mut file, len) = open(path)?;
     let head = head(&mut file).map_err(|e| LoadError::new(path, io_message(&e)))?;
+    load_from(path, &head, file, len)
+}
+
+/// Load a snapshot that is already in memory (fuzzing, tests); `name`
+/// stands for the path in error messages.
+pub fn load_bytes(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
+    load_from(
+        name,
+        &bytes[..bytes.len().min(64)],
+        bytes,
+        bytes.len() as u64,
+    )
+}
+
+/// Decode and build from `input` (positioned at the start, `len` bytes long)
+/// whose first bytes are `head`.
+fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Snapshot, LoadError> {
     let fail = |m: String| LoadError::new(path, m);
-    match detect_bytes(&head) {
+    match detect_bytes(head) {
         FileKind::Empty => Err(fail(
             "the file is empty (0 bytes): a crashed or interrupted dump".into(),
         )),
@@ -118,7 +148,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
         ))),
         FileKind::Pickle => {
             let mut c = Collector::new(len);
-            let d = decode(file, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
+            let d = decode(input, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
             build(
                 d.root,
                 d.arena,
@@ -131,7 +161,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
             .map_err(fail)
         }
         FileKind::Json => {
-            let json: serde_json::Value = serde_json::from_reader(BufReader::new(file))
+            let json: serde_json::Value = serde_json::from_reader(BufReader::new(input))
                 .map_err(|e| fail(format!("invalid JSON: {e}")))?;
             if json.get("schema_version").is_some() {
                 return Err(fail(

@@ -8,7 +8,7 @@ mod json;
 mod load;
 mod model;
 
-pub use load::{detect, load, FileKind, LoadError};
+pub use load::{detect, load, load_bytes, FileKind, LoadError};
 pub use model::{
     Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot, StackId,
     TraceEntry, EMPTY_STACK, NO_TIME,

@@ -1,0 +1,28 @@
+//! The whole load path on in-memory bytes: kind detection, the pickle
+//! decoder with the snapshot folder (frames, stacks and trace entries
+//! compacted while decoding), JSON input, the typed model, and `inspect`'s
+//! view of it. Errors are fine; panics, hangs and blow-ups are not.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let path = Path::new("fuzz-input");
+    match memgate::snapshot::load_bytes(path, data) {
+        Ok(snap) => {
+            let _ = memgate::commands::inspect::inspect_json(path, &snap);
+            for d in snap.devices() {
+                for e in snap.trace(d) {
+                    for &f in snap.stack(e.stack) {
+                        let _ = snap.frame_label(f);
+                    }
+                    let _ = snap.action_name(e.action);
+                }
+            }
+        }
+        // Every error names the file, as the CLI prints it.
+        Err(e) => assert!(e.to_string().starts_with("fuzz-input: "), "{e}"),
+    }
+});
