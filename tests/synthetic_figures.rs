@@ -195,7 +195,12 @@ fn the_downsampled_timeline_keeps_the_allocated_peak_and_its_point_budget() {
             let t = memgate::analysis::timeline(&snap, d.device, &rules, 10);
             assert!(t.points.len() <= 12, "{name}: {} points", t.points.len());
             let highest = t.points.iter().map(|p| p.bytes.iter().sum::<u64>()).max();
-            assert_eq!(highest, Some(d.figures.allocated_peak), "{name} dev{}", d.device);
+            assert_eq!(
+                highest,
+                Some(d.figures.allocated_peak),
+                "{name} dev{}",
+                d.device
+            );
         }
     }
 }

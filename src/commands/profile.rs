@@ -60,7 +60,10 @@ fn device_text(out: &mut dyn Write, d: &DeviceReport) -> std::io::Result<()> {
         Bytes(d.figures.dynamic_peak).to_string()
     )?;
     if !d.sites_at_peak.is_empty() {
-        writeln!(out, "    allocation sites at the allocated peak (largest first):")?;
+        writeln!(
+            out,
+            "    allocation sites at the allocated peak (largest first):"
+        )?;
     }
     for s in &d.sites_at_peak {
         writeln!(
