@@ -257,7 +257,13 @@ fn summarize_writes_one_summary_per_snapshot_that_diff_and_read_summary_accept()
     let file: PathBuf = out.join("rank0.json");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("{\n  \"schema_version\": 1,\n  \"kind\": \"memgate-summary\""));
+    assert!(text.len() < 16 * 1024, "a small file: {} bytes", text.len());
     let s = memgate::baseline::read_summary(&file).unwrap();
+    assert!(
+        s.devices[0].stacks_at_peak.is_empty(),
+        "no stack groups in summaries"
+    );
+    assert!(!s.devices[0].sites_at_peak.is_empty());
     assert_eq!(s.provenance.file, "rank0.pickle");
     assert_eq!(s.provenance.sha256.len(), 64);
     assert_eq!(s.provenance.format, "pickle");
