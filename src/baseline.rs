@@ -50,10 +50,16 @@ pub struct Provenance {
 }
 
 /// Analyse a snapshot file into its summary (what `memgate summarize`
-/// writes and `check` compares against).
+/// writes and `check` compares against): figures, categories and the top
+/// `top` sites per device; no stack groups.
 pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
     let snap = snapshot::load(path)?;
-    let devices = analyze(&snap, rules, top);
+    let mut devices = analyze(&snap, rules, top);
+    // SPEC §2: a *small* file (figures, categories, top sites, provenance);
+    // full stacks with C++ frames would make it hundreds of KiB.
+    for d in &mut devices {
+        d.stacks_at_peak.clear();
+    }
     summarize(path, &snap, devices)
 }
 

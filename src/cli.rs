@@ -127,7 +127,7 @@ pub struct ProfileArgs {
     /// Print the built-in default rules and exit.
     #[arg(long)]
     pub print_rules: bool,
-    /// How many allocation sites and stack groups to keep (JSON output).
+    /// How many allocation sites (and stack groups in JSON) to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
 }

@@ -257,7 +257,13 @@ fn summarize_writes_one_summary_per_snapshot_that_diff_and_read_summary_accept()
     let file: PathBuf = out.join("rank0.json");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("{\n  \"schema_version\": 1,\n  \"kind\": \"memgate-summary\""));
+    assert!(text.len() < 16 * 1024, "a small file: {} bytes", text.len());
     let s = memgate::baseline::read_summary(&file).unwrap();
+    assert!(
+        s.devices[0].stacks_at_peak.is_empty(),
+        "no stack groups in summaries"
+    );
+    assert!(!s.devices[0].sites_at_peak.is_empty());
     assert_eq!(s.provenance.file, "rank0.pickle");
     assert_eq!(s.provenance.sha256.len(), 64);
     assert_eq!(s.provenance.format, "pickle");
@@ -322,4 +328,56 @@ fn the_sha256_in_the_provenance_is_the_files_digest() {
         );
     }
     assert!(s.devices[0].sites_at_peak.len() <= 5);
+}
+
+#[test]
+fn an_inconsistent_snapshot_is_analysed_with_warnings_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.json");
+    // A free of an address never allocated, a block that does not tile its
+    // segment, and time_us going backwards.
+    std::fs::write(
+        &path,
+        r#"{"segments": [{"device": 0, "address": 0, "total_size": 1000, "stream": 0,
+              "segment_type": "large", "frames": [],
+              "blocks": [{"size": 600, "state": "active_allocated", "requested_size": 500,
+                          "frames": []}]}],
+            "device_traces": [[
+              {"action": "alloc", "addr": 1000000, "size": 100, "stream": 0, "time_us": 10, "frames": []},
+              {"action": "free_completed", "addr": 5000, "size": 50, "stream": 0, "time_us": 5, "frames": []}]]}"#,
+    )
+    .unwrap();
+    let out = memgate()
+        .args(["peak", "--format", "json", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let d = &v["snapshots"][0]["devices"][0];
+    assert_eq!(d["figures"]["dynamic-peak"], 100);
+    assert_eq!(d["figures"]["static-memory"], 600);
+    assert_eq!(
+        d["figures"]["allocated-peak"], 650,
+        "500 requested + 50 freed + 100"
+    );
+    assert_eq!(d["figures"]["reserved-peak"], 1000);
+    assert_eq!(d["trace-complete"], false);
+    assert_eq!(d["peak-time-us"]["allocated-peak"], 10);
+    let warnings = d["warnings"].to_string();
+    assert!(
+        warnings.contains("1 frees of addresses not allocated"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("do not add up to the segment size"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("time_us decreases 1 times"), "{warnings}");
+    memgate()
+        .args(["peak", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("warning: "));
 }

@@ -280,3 +280,67 @@ fn unique_frames_and_stacks_match_the_readme() {
         assert_eq!(snap.unique_frames_and_stacks(), (frames, stacks), "{file}");
     }
 }
+
+#[test]
+fn format_edge_cases_give_the_reference_figures() {
+    let Some(dir) = real_dir() else { return };
+    let format = dir.join("../format");
+    let rules = RuleSet::builtin_default();
+    let dec166a = FIGURES[2];
+    for name in [
+        "dec166a_proto2.pickle",
+        "dec166a_proto3.pickle",
+        "dec166a_proto4.pickle",
+        "dec166a_proto5.pickle",
+        "trailing_garbage.pickle",
+    ] {
+        let d = &analyse(&format, name, &rules)[0];
+        assert_eq!(d.device, dec166a.1, "{name}");
+        assert_eq!(
+            (
+                d.figures.static_memory,
+                d.figures.allocated_peak,
+                d.figures.reserved_peak
+            ),
+            (dec166a.3, dec166a.5, dec166a.6),
+            "{name}"
+        );
+    }
+    let v113 = &analyse(&format, "synthetic_v1_13_list_toplevel.pickle", &rules)[0];
+    assert_eq!(v113.device, 0);
+    assert_eq!(
+        (
+            v113.figures.static_memory,
+            v113.figures.allocated_peak,
+            v113.figures.reserved_peak
+        ),
+        (1048576, 1000000, 2097152)
+    );
+    let v20 = &analyse(&format, "synthetic_v2_0_history.pickle", &RuleSet::mosaic())[0];
+    let f = v20.figures;
+    assert_eq!(
+        (
+            f.dynamic_peak,
+            f.static_memory,
+            f.allocated_peak,
+            f.reserved_peak
+        ),
+        (4, 0, 4, 2097152)
+    );
+    assert_eq!((f.oom_events, f.alloc_events, f.trace_entries), (1, 1, 3));
+    assert_eq!(v20.peak_entry.dynamic_peak, Some(0));
+    assert_eq!(v20.categories.at_dynamic_peak["ACTIVATION"], 4);
+    let v23 = analyse(&format, "synthetic_v2_3_settings_bigints.pickle", &rules);
+    assert_eq!(v23.len(), 1);
+    let f = v23[0].figures;
+    assert_eq!(v23[0].device, 1);
+    assert_eq!(
+        (
+            f.oom_events,
+            f.trace_entries,
+            f.allocated_peak,
+            f.reserved_peak
+        ),
+        (1, 1, 0, 0)
+    );
+}

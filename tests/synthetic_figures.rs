@@ -185,3 +185,22 @@ fn default_categories_sum_to_the_allocated_and_dynamic_peaks() {
         }
     }
 }
+
+#[test]
+fn the_downsampled_timeline_keeps_the_allocated_peak_and_its_point_budget() {
+    let rules = RuleSet::builtin_default();
+    for (name, _) in expected() {
+        let snap = snapshot::load(&synthetic_dir().join(&name)).unwrap();
+        for d in analyze(&snap, &rules, 5) {
+            let t = memgate::analysis::timeline(&snap, d.device, &rules, 10);
+            assert!(t.points.len() <= 12, "{name}: {} points", t.points.len());
+            let highest = t.points.iter().map(|p| p.bytes.iter().sum::<u64>()).max();
+            assert_eq!(
+                highest,
+                Some(d.figures.allocated_peak),
+                "{name} dev{}",
+                d.device
+            );
+        }
+    }
+}

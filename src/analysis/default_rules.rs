@@ -102,10 +102,7 @@ pub(crate) const DEFAULT_ROWS: &[DefaultRow] = &[
     file("gradient", r"torch[/\\]autograd[/\\]"),
     // Collectives: torch.distributed, c10d process groups, NCCL / HCCL.
     file("communication", r"torch[/\\]distributed[/\\]|nccl|hccl"),
-    name(
-        "communication",
-        r"c10d|nccl|hccl|ProcessGroup|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all",
-    ),
+    name("communication", r"c10d|nccl|hccl|ProcessGroup"),
     // Weights: module construction, `.to()` / `.cuda()` moves, parameter
     // init, state-dict and checkpoint loading.
     file("parameter", r"torch[/\\]nn[/\\](parameter|init)\.py"),

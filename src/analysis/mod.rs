@@ -17,7 +17,7 @@ pub use stacks::{site_of, UNKNOWN_SITE};
 pub use timeline::{timeline, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
 
-use replay::{live_after, DeviceReplay};
+use replay::{live_after, AddrMap, DeviceReplay, Live};
 use stacks::StackInfo;
 
 /// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
@@ -56,8 +56,25 @@ fn device_report(
         allocated_peak: time_at(r.peak_entry.allocated_peak),
         reserved_peak: time_at(r.peak_entry.reserved_peak),
     });
-    let stacks_at_peak = stack_groups(snap, trace, &r, top);
-    let sites_at_peak = sites_at_allocated_peak(trace, &r, info, top);
+    // Live sets at the two peaks; usually the same entry, so one replay.
+    let dyn_upto = (r.figures.dynamic_peak > 0)
+        .then_some(r.peak_entry.dynamic_peak)
+        .flatten()
+        .map(|i| i as usize);
+    let alloc_upto = if r.allocated_peak_at_start {
+        None
+    } else {
+        r.peak_entry.allocated_peak.map(|i| i as usize)
+    };
+    let live_dyn = live_after(trace, dyn_upto);
+    let stacks_at_peak = stack_groups(snap, &live_dyn, top);
+    let live_alloc = if alloc_upto == dyn_upto {
+        live_dyn
+    } else {
+        drop(live_dyn);
+        live_after(trace, alloc_upto)
+    };
+    let sites_at_peak = sites_at_allocated_peak(&live_alloc, alloc_upto, &r, info, top);
     DeviceReport {
         device,
         figures: r.figures,
@@ -73,16 +90,7 @@ fn device_report(
 
 /// Live allocations at the dynamic peak grouped by full stack (Mosaic's
 /// listing), largest first; ties in allocation order.
-fn stack_groups(
-    snap: &Snapshot,
-    trace: &[TraceEntry],
-    r: &DeviceReplay,
-    top: usize,
-) -> Vec<StackGroup> {
-    if r.figures.dynamic_peak == 0 {
-        return Vec::new();
-    }
-    let live = live_after(trace, r.peak_entry.dynamic_peak.map(|i| i as usize));
+fn stack_groups(snap: &Snapshot, live: &AddrMap<Live>, top: usize) -> Vec<StackGroup> {
     // stack -> (bytes, count, first alloc index)
     let mut groups: HashMap<StackId, (u64, u64, usize)> = HashMap::new();
     for l in live.values() {
@@ -110,17 +118,12 @@ fn stack_groups(
 /// Memory live at the allocated peak (including what existed before
 /// recording) grouped by allocation site, largest first.
 fn sites_at_allocated_peak(
-    trace: &[TraceEntry],
+    live: &AddrMap<Live>,
+    upto: Option<usize>,
     r: &DeviceReplay,
     info: &mut StackInfo<'_>,
     top: usize,
 ) -> Vec<SiteBytes> {
-    let upto = if r.allocated_peak_at_start {
-        None
-    } else {
-        r.peak_entry.allocated_peak.map(|i| i as usize)
-    };
-    let live = live_after(trace, upto);
     let mut sites: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut add = |site: u32, size: u64| {
         let s = sites.entry(site).or_insert((0, 0));

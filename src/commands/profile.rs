@@ -59,6 +59,21 @@ fn device_text(out: &mut dyn Write, d: &DeviceReport) -> std::io::Result<()> {
         Bytes(d.figures.allocated_peak).to_string(),
         Bytes(d.figures.dynamic_peak).to_string()
     )?;
+    if !d.sites_at_peak.is_empty() {
+        writeln!(
+            out,
+            "    allocation sites at the allocated peak (largest first):"
+        )?;
+    }
+    for s in &d.sites_at_peak {
+        writeln!(
+            out,
+            "    {:>12} {:>6}x  {}",
+            Bytes(s.bytes).to_string(),
+            s.count,
+            s.site
+        )?;
+    }
     Ok(())
 }
 

@@ -84,6 +84,35 @@ fn svg(t: &Timeline) -> String {
         below = above;
     }
     out.push_str("</svg>\n");
+    let first = t.points.iter().find_map(|p| p.entry).unwrap_or(0);
+    let last = t.points.last().and_then(|p| p.entry).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "<p class=\"axis\">x: trace entries {first}–{last} (list order) · y: 0–{} allocated</p>",
+        Bytes(max_total as u64)
+    );
+    out
+}
+
+fn sites(s: &Section<'_>) -> String {
+    let mut out = String::new();
+    if s.report.sites_at_peak.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "<table><tr><th>allocation site at the allocated peak</th><th>bytes</th>\
+         <th>allocations</th></tr>\n",
+    );
+    for site in &s.report.sites_at_peak {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&site.site),
+            Bytes(site.bytes),
+            site.count
+        );
+    }
+    out.push_str("</table>\n");
     out
 }
 
@@ -119,7 +148,7 @@ pub fn render(sections: &[Section<'_>]) -> String {
          td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}\
          td:first-child,th:first-child{text-align:left}\
          .sw{display:inline-block;width:.8em;height:.8em;margin-right:.4em}\
-         svg{border:1px solid #ddd;max-width:100%;height:auto}\
+         svg{border:1px solid #ddd;max-width:100%;height:auto}.axis{color:#666;font-size:.85em}\
          </style></head><body>\n<h1>memgate profile</h1>\n",
     );
     for s in sections {
@@ -140,6 +169,7 @@ pub fn render(sections: &[Section<'_>]) -> String {
         );
         out.push_str(&svg(s.timeline));
         out.push_str(&table(s));
+        out.push_str(&sites(s));
     }
     out.push_str("</body></html>\n");
     out
