@@ -105,3 +105,27 @@ fn a_truncated_pickle_is_an_error_and_the_good_pickle_is_still_judged_in_full() 
         .count();
     assert_eq!(rank0, 6, "every gated figure of rank0 is a case:\n{xml}");
 }
+
+#[test]
+fn an_oom_snapshot_fails_and_a_wrapped_trace_is_flagged_as_lower_bounds() {
+    let w = Workdir::new("[[target]]\nname = \"w\"\n");
+    copy(&w, "ring_wrapped.pickle", "snaps/ring_wrapped.pickle");
+    copy(&w, "oom_snapshot.pickle", "snaps/oom_snapshot.pickle");
+    w.check()
+        .arg("snaps/*.pickle")
+        .args(["--markdown", "report.md", "--json", "verdict.json"])
+        .assert()
+        .code(1)
+        .stdout(contains(
+            "FAIL w oom_snapshot dev0 oom-events: 2 OOM events, more than the 0 allowed by the default budget",
+        ));
+    let md = w.read("report.md");
+    assert!(md.contains("_ring_wrapped dev0: the trace started mid-run (ring buffer wrapped), so its figures are lower bounds._"));
+    let v: serde_json::Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    let wrapped = &v["targets"][0]["snapshots"][1]["devices"][0];
+    assert_eq!(wrapped["trace-complete"], false);
+    assert!(wrapped["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("lower bounds"));
+}
