@@ -1,6 +1,6 @@
 //! What `check` reads: each target's snapshots, their names (the `key`
 //! capture or the file stem), the matching baseline, and the figures of
-//! every file (snapshots analysed, summaries read), in parallel.
+//! every file (snapshots analysed, summaries read).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
