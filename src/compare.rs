@@ -128,6 +128,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     DeviceVerdict {
         device: cur.device,
         trace_complete: cur.trace_complete,
+        warnings: cur.warnings.clone(),
         checks,
         categories: category_rows(cur, base),
         sites: site_rows(cur, base),

@@ -166,10 +166,21 @@ fn the_comment_size_markdown_stays_under_65536_bytes_and_says_what_it_left_out()
             &summary("x", vec![device(0, 100 * MIB, &sites)]),
         );
     }
-    w.check()
+    let out = w
+        .check()
         .args(["--markdown", "report.md", "--comment-size"])
         .assert()
-        .code(1);
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(
+        out.lines().count(),
+        22,
+        "the terminal summary stays short:\n{out}"
+    );
+    assert!(out.contains("… and 300 more (see the reports)"), "{out}");
     let md = w.read("report.md");
     assert!(md.len() <= 65_536, "{} bytes", md.len());
     assert!(md.starts_with("## memgate: ❌ fail"));

@@ -12,7 +12,7 @@ use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
 use super::values::first_line;
 use super::{Rules, Target};
-use crate::analysis::Figure;
+use crate::analysis::{Figure, RuleSet};
 use crate::input;
 
 impl Validator<'_> {
@@ -218,23 +218,28 @@ impl Validator<'_> {
         }
     }
 
-    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<Rules> {
+    /// The rule set `defaults.rules` names, and its category names.
+    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<(Rules, Vec<String>)> {
         let s = self.string(leaf, "defaults.rules")?;
-        match s.as_str() {
-            "default" => Some(Rules::Default),
-            "mosaic" => Some(Rules::Mosaic),
+        let (rules, set) = match s.as_str() {
+            "default" => (Rules::Default, Ok(RuleSet::builtin_default())),
+            "mosaic" => (Rules::Mosaic, Ok(RuleSet::mosaic())),
             p => {
                 let full = PathBuf::from(self.relative(p));
-                if full.is_file() {
-                    Some(Rules::File(full))
-                } else {
-                    self.err(
-                        leaf.span(),
-                        "defaults.rules",
-                        format!("`{p}` is neither `default`, `mosaic` nor a rules file"),
-                    );
-                    None
+                if !full.is_file() {
+                    let msg = format!("`{p}` is neither `default`, `mosaic` nor a rules file");
+                    self.err(leaf.span(), "defaults.rules", msg);
+                    return None;
                 }
+                let set = RuleSet::from_spec(&full.to_string_lossy());
+                (Rules::File(full), set)
+            }
+        };
+        match set {
+            Ok(set) => Some((rules, set.categories().to_vec())),
+            Err(m) => {
+                self.err(leaf.span(), "defaults.rules", first_line(&m));
+                None
             }
         }
     }

@@ -176,3 +176,26 @@ fn serde_type_errors_name_what_the_file_should_hold() {
         ["memgate.toml:1:1: invalid type: map, expected an array of tables ([[target]])"]
     );
 }
+
+#[test]
+fn a_rules_file_adds_its_category_names_and_a_broken_one_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rules.toml"),
+        "[categories]\nhccl = \"hccl\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("bad.toml"), "[categories]\nx = \"(\"\n").unwrap();
+    let text = "[defaults]\nrules = \"rules.toml\"\n[[target]]\nname = \"t\"\n[target.budget.category]\nhccl = \"1 GiB\"\nactivation = \"1 GiB\"\n";
+    let b = parse(text, "memgate.toml", dir.path(), false).unwrap();
+    assert_eq!(b.rules, Rules::File(dir.path().join("rules.toml")));
+    let e = parse(
+        &text.replace("rules.toml", "bad.toml"),
+        "memgate.toml",
+        dir.path(),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(e[0].loc.line, 2);
+    assert_eq!(e[0].key, "defaults.rules");
+}

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::keys::{blank_out, unknown_keys, Node};
 use super::raw::RawConfig;
-use super::values::{rule_file_names, DEFAULT_CATEGORIES, MOSAIC_CATEGORIES};
 use super::{Budget, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
+use crate::analysis::RuleSet;
 use crate::units::Bytes;
 
 /// One problem of the budget file.
@@ -156,6 +156,7 @@ impl Validator<'_> {
         };
         let mut noise_floor = (DEFAULT_NOISE_FLOOR, None);
         let mut rules = Rules::Default;
+        let mut names: Vec<String> = RuleSet::builtin_default().categories().to_vec();
         if let Some(d) = &raw.defaults {
             if let Some(t) = &d.tolerance {
                 if let Some(t) = self.tolerance(t, "defaults.tolerance") {
@@ -168,15 +169,12 @@ impl Validator<'_> {
                 }
             }
             if let Some(r) = &d.rules {
-                rules = self.rules(r).unwrap_or(Rules::Default);
+                if let Some((r, n)) = self.rules(r) {
+                    (rules, names) = (r, n);
+                }
             }
         }
         let categories = self.custom_rules(raw.categories.as_ref());
-        let mut names: Vec<String> = match &rules {
-            Rules::Default => DEFAULT_CATEGORIES.iter().map(|s| s.to_string()).collect(),
-            Rules::Mosaic => MOSAIC_CATEGORIES.iter().map(|s| s.to_string()).collect(),
-            Rules::File(p) => rule_file_names(p),
-        };
         names.extend(categories.iter().map(|(n, _)| n.clone()));
         let mut targets: Vec<Target> = Vec::new();
         for t in &raw.target {

@@ -1,36 +1,12 @@
 //! Values of the budget file: sizes with units (and what was meant by an
 //! ambiguous one), counts, percentages, and the `{ limit, level }` form.
 
-use std::path::Path;
-
 use toml::Value;
 
 use super::raw::Leaf;
 use super::validate::Validator;
 use super::{Level, Limit, Tolerance};
 use crate::units::{Bytes, Percent};
-
-/// Category names of the built-in rule sets (SPEC §4).
-pub const DEFAULT_CATEGORIES: &[&str] = &[
-    "parameter",
-    "optimizer-state",
-    "gradient",
-    "activation",
-    "communication",
-    "other",
-    "unknown",
-];
-pub const MOSAIC_CATEGORIES: &[&str] = &[
-    "FSDP",
-    "ACTIVATION",
-    "PARAMETER",
-    "BACKWARD",
-    "OPTIMIZER",
-    "NET",
-    "NET_SETUP",
-    "STATS",
-    "UNKNOWN",
-];
 
 impl Validator<'_> {
     /// A size (`"40 GiB"`, bytes) or a count, plain or `{ limit, level }`.
@@ -170,19 +146,4 @@ pub(super) fn count_value(v: &Value) -> Result<u64, String> {
             other.type_str()
         )),
     }
-}
-
-/// The category names a rules file defines (its `[categories]` keys) plus
-/// `other` and `unknown`, which every rule set produces.
-pub(super) fn rule_file_names(path: &Path) -> Vec<String> {
-    let table: toml::Table = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_default();
-    let mut names: Vec<String> = match table.get("categories") {
-        Some(Value::Table(t)) => t.keys().cloned().collect(),
-        _ => Vec::new(),
-    };
-    names.extend(DEFAULT_CATEGORIES.iter().map(|s| s.to_string()));
-    names
 }

@@ -119,6 +119,9 @@ impl SiteRow {
 pub struct DeviceVerdict {
     pub device: u32,
     pub trace_complete: bool,
+    /// What the analysis found odd (the figures are still given).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub checks: Vec<Check>,
     pub categories: Vec<CategoryRow>,
     /// Largest growth first.

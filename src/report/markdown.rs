@@ -95,11 +95,16 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         ));
     }
     for s in &t.snapshots {
-        for d in s.devices.iter().filter(|d| !d.trace_complete) {
-            out.push_str(&format!(
-                "\n_{}: the trace started mid-run (ring buffer wrapped), so its figures are lower bounds._\n",
-                cell(&case_label(s, d))
-            ));
+        for d in &s.devices {
+            let label = cell(&case_label(s, d));
+            if !d.trace_complete {
+                out.push_str(&format!(
+                    "\n_{label}: the trace started mid-run (ring buffer wrapped), so its figures are lower bounds._\n"
+                ));
+            }
+            for w in &d.warnings {
+                out.push_str(&format!("\n_{label}: warning: {}_\n", cell(w)));
+            }
         }
     }
     out.push('\n');

@@ -27,23 +27,22 @@ fn label(s: Status) -> &'static str {
     }
 }
 
+/// At most this many lines before the verdict; the reports have the rest.
+pub const MAX_LINES: usize = 20;
+
 pub fn render(v: &Verdict, color: bool) -> String {
-    let mut out = String::new();
+    let mut lines: Vec<String> = Vec::new();
     for t in &v.targets {
         for s in &t.snapshots {
             if let Some(e) = &s.error {
                 let tag = paint(label(Status::Error), Status::Error, color);
-                out.push_str(&format!(
-                    "{tag} {} {}: {}\n",
-                    sanitize(&t.name),
-                    sanitize(&s.name),
-                    sanitize(e)
-                ));
+                let (t, s, e) = (sanitize(&t.name), sanitize(&s.name), sanitize(e));
+                lines.push(format!("{tag} {t} {s}: {e}\n"));
             }
             for d in &s.devices {
                 for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
                     let tag = paint(label(c.status), c.status, color);
-                    out.push_str(&format!(
+                    lines.push(format!(
                         "{tag} {} {} {}: {}\n",
                         sanitize(&t.name),
                         sanitize(&case_label(s, d)),
@@ -53,6 +52,11 @@ pub fn render(v: &Verdict, color: bool) -> String {
                 }
             }
         }
+    }
+    let more = lines.len().saturating_sub(MAX_LINES);
+    let mut out: String = lines.into_iter().take(MAX_LINES).collect();
+    if more > 0 {
+        out.push_str(&format!("… and {more} more (see the reports)\n"));
     }
     let c = &v.counts;
     let verdict = paint(&format!("memgate: {}", v.verdict.id()), v.verdict, color);
