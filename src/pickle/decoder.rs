@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
+use super::flat;
 use super::opcodes as op;
 use super::reader::Reader;
 use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
@@ -21,6 +22,8 @@ struct Machine<'f, R: Read> {
     memo_len: u32,
     folder: &'f mut dyn Folder,
     protocol: Option<u8>,
+    /// Scratch for the flat-dict fast path.
+    flat: flat::FlatDict,
     /// Offset and name of the opcode being executed, for errors.
     at: u64,
     opname: &'static str,
@@ -37,11 +40,14 @@ pub fn decode<R: Read>(
         arena: Arena::default(),
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: Vec::new(),
+        // Sized from the input (pages are touched only as they fill): a
+        // multi-million-entry memo never reallocates.
+        memo: Vec::with_capacity(len.map_or(0, |l| (l / 8).min(1 << 27)) as usize),
         sparse: HashMap::new(),
         memo_len: 0,
         folder,
         protocol: None,
+        flat: flat::FlatDict::default(),
         at: 0,
         opname: "",
     };
@@ -313,6 +319,9 @@ impl<R: Read> Machine<'_, R> {
                 return self
                     .pop()
                     .map_err(|_| self.invalid("STOP with an empty stack"));
+            }
+            if code == op::EMPTY_DICT && self.flat_dict()? {
+                continue;
             }
             self.step(code).map_err(|e| match e {
                 // Report the opcode's offset, not where its argument ran out.
@@ -593,6 +602,132 @@ impl<R: Read> Machine<'_, R> {
             _ => return Err(self.invalid("opcode not supported")),
         }
         Ok(())
+    }
+
+    /// Try the fast path for a dict of scalars right after `EMPTY_DICT`.
+    /// Returns false (nothing consumed, nothing changed) to decline.
+    fn flat_dict(&mut self) -> Result<bool, DecodeError> {
+        let mut fd = std::mem::take(&mut self.flat);
+        let done = self.flat_dict_with(&mut fd);
+        self.flat = fd;
+        done
+    }
+
+    fn memo_has(&self, index: u32) -> bool {
+        matches!(self.memo.get(index as usize), Some(Some(_))) || self.sparse.contains_key(&index)
+    }
+
+    fn memo_value(&self, index: u32) -> Option<Value> {
+        self.memo
+            .get(index as usize)
+            .copied()
+            .flatten()
+            .or_else(|| self.sparse.get(&index).copied())
+    }
+
+    fn flat_dict_with(&mut self, fd: &mut flat::FlatDict) -> Result<bool, DecodeError> {
+        let w = self.input.window(flat::WINDOW)?;
+        if !flat::parse(w, fd) {
+            return Ok(false);
+        }
+        // Where each memo store of the run lands, simulated exactly as
+        // `memo_put` will do it; a memo read of a slot the run itself
+        // writes declines (the general path gets the order right).
+        let mut count = self.memo_len;
+        let mut written = std::mem::take(&mut fd.written);
+        written.clear();
+        let store = |m: Option<flat::MemoOp>, count: &mut u32, written: &mut Vec<u32>| {
+            let idx = match m {
+                None => return,
+                Some(flat::MemoOp::Next) => *count,
+                Some(flat::MemoOp::At(i)) => i,
+            };
+            if !self.memo_has(idx) && !written.contains(&idx) {
+                *count += 1;
+            }
+            written.push(idx);
+        };
+        store(fd.dict_memo, &mut count, &mut written);
+        let mut resolved = std::mem::take(&mut fd.resolved);
+        resolved.clear();
+        let mut plain = true;
+        for (tok, memo) in &fd.tokens {
+            match *tok {
+                flat::Token::Get(i) => {
+                    match self.memo_value(i) {
+                        Some(v) if !matches!(v, Value::Obj(_)) && !written.contains(&i) => {
+                            resolved.push(v)
+                        }
+                        _ => {
+                            plain = false;
+                            break;
+                        }
+                    }
+                }
+                _ => resolved.push(Value::None),
+            }
+            store(*memo, &mut count, &mut written);
+        }
+        fd.written = written;
+        if !plain {
+            fd.resolved = resolved;
+            return Ok(false);
+        }
+        // Commit: from here on the run is decoded exactly as the opcodes say.
+        let dict_at = self.at;
+        let dict_index = fd.dict_memo.map(|m| match m {
+            flat::MemoOp::Next => self.memo_len,
+            flat::MemoOp::At(i) => i,
+        });
+        if let Some(i) = dict_index {
+            self.memo_put(i, Value::None);
+        }
+        let mut items = self.arena.new_items();
+        let mut key = Value::None;
+        for (k, ((tok, memo), got)) in fd.tokens.iter().zip(&resolved).enumerate() {
+            let v = match *tok {
+                flat::Token::Value(v) => v,
+                flat::Token::Get(..) => *got,
+                flat::Token::Str(a, b) => {
+                    let bytes = &self.input.peek()[a..b];
+                    Value::Str(intern_utf8(&mut self.arena, bytes))
+                }
+            };
+            match memo {
+                Some(flat::MemoOp::Next) => self.memo_put(self.memo_len, v),
+                Some(flat::MemoOp::At(i)) => self.memo_put(*i, v),
+                None => {}
+            }
+            if k % 2 == 0 {
+                key = v;
+            } else {
+                items.push((key, v));
+            }
+        }
+        fd.resolved = resolved;
+        self.input.advance(fd.len);
+        self.at = dict_at + fd.setitems_at as u64 + 1;
+        self.opname = "SETITEMS";
+        let folded = self
+            .folder
+            .fold_flat(&mut self.arena, &items)
+            .map_err(|message| DecodeError::Content {
+                offset: self.at,
+                opcode: "SETITEMS",
+                message,
+            })?;
+        let v = match folded {
+            Some(v) => {
+                self.arena.recycle_items(items);
+                v
+            }
+            None => Value::Obj(self.arena.alloc(Obj::Dict(items))),
+        };
+        if let Some(i) = dict_index {
+            self.memo_put(i, v);
+        }
+        self.stack.push(v);
+        Ok(true)
     }
 
     fn push_long(&mut self, v: Option<i128>, negative: bool) {

@@ -3,6 +3,7 @@
 //! call code are refused with their name and byte offset.
 
 mod decoder;
+mod flat;
 mod opcodes;
 mod reader;
 mod value;
@@ -40,6 +41,18 @@ pub trait Folder {
     /// Return `Some(value)` to replace container `id` everywhere (also in
     /// the memo), `None` to keep it, or an error message to stop decoding.
     fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String>;
+
+    /// Offered every freshly completed dict of scalars and memo references
+    /// (the shape of trace entries and frames) before it is built: return
+    /// `Some(value)` to use that value instead of a dict, as if it had been
+    /// folded already.
+    fn fold_flat(
+        &mut self,
+        _arena: &mut Arena,
+        _items: &[(Value, Value)],
+    ) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
 }
 
 /// A folder that keeps every container as it is.

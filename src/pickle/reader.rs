@@ -74,6 +74,26 @@ impl<R: Read> Reader<R> {
         Ok(true)
     }
 
+    /// Up to `n` buffered bytes from the current position (fewer near the
+    /// end of the input), without consuming them.
+    pub(crate) fn window(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        if self.end - self.pos < n {
+            self.ensure(n)?;
+        }
+        Ok(&self.buf[self.pos..self.end.min(self.pos + n)])
+    }
+
+    /// The bytes `window` returned last, again (nothing read in between).
+    pub(crate) fn peek(&self) -> &[u8] {
+        &self.buf[self.pos..self.end]
+    }
+
+    /// Consume `n` bytes that `window` showed.
+    pub(crate) fn advance(&mut self, n: usize) {
+        debug_assert!(n <= self.end - self.pos);
+        self.pos += n;
+    }
+
     /// One byte, or `None` at the end of the input.
     #[inline]
     pub(crate) fn byte(&mut self) -> Result<Option<u8>, DecodeError> {

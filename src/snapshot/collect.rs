@@ -315,6 +315,24 @@ pub(crate) fn signed_bits(arena: &Arena, v: Value, what: &str) -> Result<i64, St
 }
 
 impl Folder for Collector {
+    fn fold_flat(
+        &mut self,
+        arena: &mut Arena,
+        items: &[(Value, Value)],
+    ) -> Result<Option<Value>, String> {
+        let k = self.keys(arena);
+        let (kaction, kfile, kname) = (k.action, k.filename, k.name);
+        if get(items, kaction).is_some() {
+            let e = self.entry(arena, items)?;
+            self.entries.push(e);
+            Ok(Some(Value::Folded(TAG_ENTRY, (self.entries.len() - 1) as u32)))
+        } else if get(items, kfile).is_some() && get(items, kname).is_some() {
+            Ok(Some(Value::Folded(TAG_FRAME, self.frame(arena, items))))
+        } else {
+            Ok(None)
+        }
+    }
+
     fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String> {
         let k = self.keys(arena);
         let (kframes, kaction, kfile, kname) = (k.frames, k.action, k.filename, k.name);
