@@ -9,10 +9,10 @@ use regex::Regex;
 
 use super::analysis_adapter::{analyze, RuleSet};
 use crate::analysis::DeviceReport;
-use crate::baseline::{Summary, SCHEMA_VERSION, SUMMARY_KIND};
+use crate::baseline;
 use crate::budget::Target;
 use crate::input;
-use crate::snapshot::{self, FileKind};
+use crate::snapshot;
 
 /// How many allocation sites each device keeps for the site diff.
 pub const TOP_SITES: usize = 50;
@@ -126,34 +126,9 @@ pub fn plan(
 
 /// Figures of one file: a memgate summary is read, a snapshot analysed.
 pub fn figures(path: &Path, rules: &RuleSet) -> Result<Vec<DeviceReport>, String> {
-    if snapshot::detect(path).map_err(|e| e.to_string())? == FileKind::Json {
-        if let Some(summary) = read_summary(path)? {
-            return Ok(summary.devices);
-        }
+    if baseline::is_summary(path) {
+        return baseline::read_summary(path).map(|s| s.devices);
     }
     let snap = snapshot::load(path).map_err(|e| e.to_string())?;
     analyze(&snap, rules, TOP_SITES).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// The summary in a JSON file, or `None` when the JSON is not a summary.
-fn read_summary(path: &Path) -> Result<Option<Summary>, String> {
-    let text =
-        std::fs::read(path).map_err(|e| format!("{}: cannot be read: {e}", path.display()))?;
-    let value: serde_json::Value = match serde_json::from_slice(&text) {
-        Ok(v) => v,
-        Err(e) => return Err(format!("{}: invalid JSON: {e}", path.display())),
-    };
-    if value.get("kind").and_then(|k| k.as_str()) != Some(SUMMARY_KIND) {
-        return Ok(None);
-    }
-    let summary: Summary = serde_json::from_value(value)
-        .map_err(|e| format!("{}: not a valid memgate summary: {e}", path.display()))?;
-    if summary.schema_version != SCHEMA_VERSION {
-        return Err(format!(
-            "{}: summary schema_version {} is not supported (this memgate reads {SCHEMA_VERSION})",
-            path.display(),
-            summary.schema_version
-        ));
-    }
-    Ok(Some(summary))
 }
