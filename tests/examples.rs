@@ -35,14 +35,41 @@ fn the_readme_check_command_passes_on_the_bundled_example() {
 
 #[test]
 fn the_regressed_example_fails_on_budget_and_baseline_growth() {
-    memgate()
-        .args(["check", "--config", "examples/memgate-regressed.toml"])
+    let out = memgate()
+        .args([
+            "check",
+            "--config",
+            "examples/memgate-regressed.toml",
+            "--json",
+            "-",
+        ])
         .assert()
         .code(1)
-        .stdout(contains(
-            "allocated-peak: 212.10 MiB is over its budget of 208 MiB",
-        ))
-        .stdout(contains("more than the 2% tolerance"));
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["verdict"], "fail");
+    let mut ranks = 0;
+    for s in v["targets"][0]["snapshots"].as_array().unwrap() {
+        let check = s["devices"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "allocated-peak")
+            .unwrap();
+        assert_eq!(check["status"], "fail");
+        let (cur, base, budget) = (&check["current"], &check["baseline"], &check["budget"]);
+        let (cur, base, budget) = (cur.as_u64(), base.as_u64(), budget.as_u64());
+        let (cur, base, budget) = (cur.unwrap(), base.unwrap(), budget.unwrap());
+        assert!(cur > budget, "over the budget: {check}");
+        assert!(
+            cur as f64 > base as f64 * 1.02,
+            "past the 2% tolerance: {check}"
+        );
+        ranks += 1;
+    }
+    assert_eq!(ranks, 2);
 }
 
 #[test]
