@@ -173,3 +173,56 @@ fn the_golden_summaries_agree_with_memgate_summarize() {
         );
     }
 }
+
+/// The names under a top-level `section:` of action.yml (two-space keys).
+fn action_keys(section: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let mut keys = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if !line.starts_with(' ') && !line.is_empty() {
+            inside = line.trim_end() == format!("{section}:");
+            continue;
+        }
+        if let Some(k) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':')) {
+            if inside && !k.starts_with(' ') {
+                keys.push(k.to_string());
+            }
+        }
+    }
+    keys
+}
+
+#[test]
+fn the_action_has_the_documented_inputs_and_outputs() {
+    let inputs = action_keys("inputs");
+    for want in [
+        "config",
+        "snapshots",
+        "baseline",
+        "junit",
+        "markdown",
+        "json",
+        "warn-only",
+        "version",
+    ] {
+        assert!(
+            inputs.iter().any(|i| i == want),
+            "action.yml lacks input `{want}`"
+        );
+    }
+    let outputs = action_keys("outputs");
+    for want in ["verdict", "regressions", "report"] {
+        assert!(
+            outputs.iter().any(|o| o == want),
+            "action.yml lacks output `{want}`"
+        );
+    }
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for name in inputs.iter().chain(&outputs) {
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "README.md does not document the action's `{name}`"
+        );
+    }
+}
