@@ -7,6 +7,8 @@
 //! `{ limit = "60 GiB", level = "warn" }`; `level` is `"fail"` (the
 //! default) or `"warn"` (reported, never fails the gate).
 
+#[cfg(test)]
+mod example_file;
 pub(crate) mod keys;
 pub mod raw;
 mod target;

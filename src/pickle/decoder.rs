@@ -653,17 +653,15 @@ impl<R: Read> Machine<'_, R> {
         let mut plain = true;
         for (tok, memo) in &fd.tokens {
             match *tok {
-                flat::Token::Get(i) => {
-                    match self.memo_value(i) {
-                        Some(v) if !matches!(v, Value::Obj(_)) && !written.contains(&i) => {
-                            resolved.push(v)
-                        }
-                        _ => {
-                            plain = false;
-                            break;
-                        }
+                flat::Token::Get(i) => match self.memo_value(i) {
+                    Some(v) if !matches!(v, Value::Obj(_)) && !written.contains(&i) => {
+                        resolved.push(v)
                     }
-                }
+                    _ => {
+                        plain = false;
+                        break;
+                    }
+                },
                 _ => resolved.push(Value::None),
             }
             store(*memo, &mut count, &mut written);

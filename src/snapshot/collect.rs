@@ -325,7 +325,10 @@ impl Folder for Collector {
         if get(items, kaction).is_some() {
             let e = self.entry(arena, items)?;
             self.entries.push(e);
-            Ok(Some(Value::Folded(TAG_ENTRY, (self.entries.len() - 1) as u32)))
+            Ok(Some(Value::Folded(
+                TAG_ENTRY,
+                (self.entries.len() - 1) as u32,
+            )))
         } else if get(items, kfile).is_some() && get(items, kname).is_some() {
             Ok(Some(Value::Folded(TAG_FRAME, self.frame(arena, items))))
         } else {

@@ -1,0 +1,64 @@
+//! `thresholds.example.toml` is the documented example of the budget file:
+//! it must name every key the raw structs accept (set, or commented out
+//! with its explanation), so adding a key without documenting it fails.
+
+use super::keys::fields_of;
+use super::raw::{RawBudget, RawConfig, RawDefaults, RawPerFigure, RawTarget};
+
+const EXAMPLE: &str = include_str!("../../thresholds.example.toml");
+
+/// The keys the example sets (commented-out ones included) in each table,
+/// by table path (`""`, `"defaults"`, `"target.budget"`, …). A table header
+/// also counts as its parent setting the last component.
+fn keys_by_table() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut table = String::new();
+    for line in EXAMPLE.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            let (parent, last) = table.rsplit_once('.').unwrap_or(("", &table));
+            out.push((parent.to_string(), last.to_string()));
+            continue;
+        }
+        let l = l.trim_start_matches('#').trim_start();
+        if let Some((k, _)) = l.split_once('=') {
+            let k = k.trim();
+            if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                out.push((table.clone(), k.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_example_budget_file_names_every_key_memgate_accepts() {
+    let tables: [(&str, &[&str]); 5] = [
+        ("", fields_of::<RawConfig>()),
+        ("defaults", fields_of::<RawDefaults>()),
+        ("target", fields_of::<RawTarget>()),
+        ("target.budget", fields_of::<RawBudget>()),
+        ("target.tolerance", fields_of::<RawPerFigure>()),
+    ];
+    let present = keys_by_table();
+    let missing: Vec<String> = tables
+        .iter()
+        .flat_map(|(t, keys)| keys.iter().map(move |k| (*t, *k)))
+        .filter(|(t, k)| !present.iter().any(|(pt, pk)| pt == t && pk == k))
+        .map(|(t, k)| format!("[{t}] {k}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "thresholds.example.toml does not mention: {missing:?}"
+    );
+}
+
+#[test]
+fn the_example_budget_file_is_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    if let Err(errors) = super::parse(EXAMPLE, "thresholds.example.toml", dir, true) {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        panic!("{}", lines.join("\n"));
+    }
+}
