@@ -30,7 +30,7 @@ pub fn judge(
 ) -> SnapshotVerdict {
     let devices: Vec<DeviceVerdict> = current
         .iter()
-        .filter(|d| against.target.device.map_or(true, |want| want == d.device))
+        .filter(|d| against.target.device.is_none_or(|want| want == d.device))
         .map(|d| {
             let base = against
                 .baseline

@@ -226,8 +226,8 @@ impl RuleSet {
 /// `Some(None)` (a skip row) and `None` let the next frame decide.
 fn default_frame(rows: &[CompiledRow], name: &str, file: &str) -> Option<usize> {
     for r in rows {
-        let name_ok = r.name.as_ref().map_or(true, |rx| rx.is_match(name));
-        let file_ok = r.file.as_ref().map_or(true, |rx| rx.is_match(file));
+        let name_ok = r.name.as_ref().is_none_or(|rx| rx.is_match(name));
+        let file_ok = r.file.as_ref().is_none_or(|rx| rx.is_match(file));
         if name_ok && file_ok {
             return r.category;
         }

@@ -63,7 +63,7 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
             _ => {}
         }
         let total: i64 = cats.iter().sum();
-        if best.as_ref().map_or(true, |(t, _)| total > *t) {
+        if best.as_ref().is_none_or(|(t, _)| total > *t) {
             best = Some((total, sample(Some(i), e.time(), &cats)));
         }
         if (i + 1) % bucket == 0 || i + 1 == trace.len() {

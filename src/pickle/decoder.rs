@@ -238,7 +238,7 @@ impl<R: Read> Machine<'_, R> {
         if from == 0 {
             return Err(self.invalid("stack underflow"));
         }
-        if (self.stack.len() - from) % 2 != 0 {
+        if !(self.stack.len() - from).is_multiple_of(2) {
             return Err(self.invalid("odd number of items for a dict"));
         }
         let id = self.target(self.stack[from - 1], "dict")?;

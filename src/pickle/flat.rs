@@ -142,7 +142,7 @@ pub(crate) fn parse(w: &[u8], out: &mut FlatDict) -> bool {
     i += 1;
     loop {
         if w.get(i) == Some(&op::SETITEMS) {
-            if out.tokens.len() % 2 != 0 {
+            if !out.tokens.len().is_multiple_of(2) {
                 return false;
             }
             out.setitems_at = i;
