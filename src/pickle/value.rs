@@ -57,14 +57,25 @@ impl Obj {
 pub struct Interner {
     map: HashMap<Box<str>, StrId>,
     list: Vec<Box<str>>,
+    /// The id returned last.
+    last: StrId,
 }
 
 impl Interner {
     pub fn intern(&mut self, s: &str) -> StrId {
+        // Equal strings written again back to back (an empty or placeholder
+        // value in every trace entry) skip the hash.
+        if let Some(last) = self.list.get(self.last as usize) {
+            if **last == *s {
+                return self.last;
+            }
+        }
         if let Some(&id) = self.map.get(s) {
+            self.last = id;
             return id;
         }
         let id = self.list.len() as StrId;
+        self.last = id;
         let boxed: Box<str> = s.into();
         self.list.push(boxed.clone());
         self.map.insert(boxed, id);
