@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::input;
 use crate::snapshot::{self, Action, Format, Snapshot};
 
-use super::{write_json, Outcome, OutputFormat, Status};
+use super::{write_json, Outcome, OutputFormat};
 
 pub struct InspectOptions {
     pub snapshots: Vec<String>,
@@ -136,12 +136,5 @@ pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
     if let Err(e) = written {
         errors.push(format!("cannot write output: {e}"));
     }
-    Outcome {
-        status: if errors.is_empty() {
-            Status::Ok
-        } else {
-            Status::CouldNotJudge
-        },
-        errors,
-    }
+    Outcome::from_errors(errors)
 }

@@ -63,6 +63,15 @@ impl Outcome {
             errors,
         }
     }
+
+    /// Ok when nothing went wrong, could-not-judge otherwise.
+    pub fn from_errors(errors: Vec<String>) -> Outcome {
+        if errors.is_empty() {
+            Outcome::ok()
+        } else {
+            Outcome::errors(errors)
+        }
+    }
 }
 
 /// Output format of the analysis commands.

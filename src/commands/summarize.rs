@@ -10,7 +10,7 @@ use crate::baseline::{summarize_file, Summary};
 use crate::input;
 
 use super::analysed::rules;
-use super::{Outcome, Status};
+use super::Outcome;
 
 pub struct SummarizeOptions {
     pub snapshots: Vec<String>,
@@ -76,12 +76,5 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
             Err(e) => errors.push(e),
         }
     }
-    Outcome {
-        status: if errors.is_empty() {
-            Status::Ok
-        } else {
-            Status::CouldNotJudge
-        },
-        errors,
-    }
+    Outcome::from_errors(errors)
 }
