@@ -45,7 +45,9 @@ pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> 
             },
             key: String::new(),
             message: match e.kind() {
-                std::io::ErrorKind::NotFound => "no such budget file (pass --config PATH)".into(),
+                std::io::ErrorKind::NotFound => {
+                    "no such budget file (pass --config PATH, or run where memgate.toml is)".into()
+                }
                 _ => format!("cannot be read: {e}"),
             },
         }]

@@ -160,6 +160,6 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
     };
     match written {
         Ok(()) => Outcome::ok(),
-        Err(e) => Outcome::errors(vec![format!("cannot write output: {e}")]),
+        Err(e) => Outcome::from_errors(super::write_error(&e)),
     }
 }

@@ -134,7 +134,7 @@ pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
         OutputFormat::Text => docs.iter().try_for_each(|d| inspect_text(out, d)),
     };
     if let Err(e) = written {
-        errors.push(format!("cannot write output: {e}"));
+        errors.extend(super::write_error(&e));
     }
     Outcome::from_errors(errors)
 }

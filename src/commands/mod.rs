@@ -74,6 +74,16 @@ impl Outcome {
     }
 }
 
+/// The error line for a failed write of a command's output. A closed pipe
+/// (`memgate peak … | head`) is not an error: the reader has what it wanted.
+pub fn write_error(e: &std::io::Error) -> Vec<String> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Vec::new()
+    } else {
+        vec![format!("cannot write output: {e}")]
+    }
+}
+
 /// Output format of the analysis commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {

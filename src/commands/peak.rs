@@ -146,7 +146,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
     };
     let more = written
         .err()
-        .map(|e| vec![format!("cannot write output: {e}")])
+        .map(|e| super::write_error(&e))
         .unwrap_or_default();
     batch.outcome(more)
 }

@@ -81,7 +81,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     if opts.print_rules {
         return match out.write_all(print_default_rules().as_bytes()) {
             Ok(()) => Outcome::ok(),
-            Err(e) => Outcome::errors(vec![format!("cannot write output: {e}")]),
+            Err(e) => Outcome::from_errors(super::write_error(&e)),
         };
     }
     if opts.snapshots.is_empty() {
@@ -106,7 +106,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         }),
     };
     if let Err(e) = written {
-        more.push(format!("cannot write output: {e}"));
+        more.extend(super::write_error(&e));
     }
     if let Some(path) = &opts.html {
         let timelines: Vec<Vec<Timeline>> = batch
