@@ -152,7 +152,7 @@ impl<R: Read> Machine<'_, R> {
                 .get(i as usize)
                 .copied()
                 .flatten()
-                .or_else(|| self.sparse.get(&i).copied())
+                .or_else(|| self.sparse_get(i))
         });
         match found {
             Some(v) => {
@@ -613,8 +613,18 @@ impl<R: Read> Machine<'_, R> {
         done
     }
 
+    /// The sparse memo is almost always empty: skip hashing then.
+    #[inline]
+    fn sparse_get(&self, index: u32) -> Option<Value> {
+        if self.sparse.is_empty() {
+            None
+        } else {
+            self.sparse.get(&index).copied()
+        }
+    }
+
     fn memo_has(&self, index: u32) -> bool {
-        matches!(self.memo.get(index as usize), Some(Some(_))) || self.sparse.contains_key(&index)
+        matches!(self.memo.get(index as usize), Some(Some(_))) || self.sparse_get(index).is_some()
     }
 
     fn memo_value(&self, index: u32) -> Option<Value> {
@@ -622,7 +632,7 @@ impl<R: Read> Machine<'_, R> {
             .get(index as usize)
             .copied()
             .flatten()
-            .or_else(|| self.sparse.get(&index).copied())
+            .or_else(|| self.sparse_get(index))
     }
 
     fn flat_dict_with(&mut self, fd: &mut flat::FlatDict) -> Result<bool, DecodeError> {

@@ -220,8 +220,10 @@ impl Collector {
         arena: &mut Arena,
         items: &[(Value, Value)],
     ) -> Result<TraceEntry, String> {
+        // One pass over the items (the last of a repeated key wins, as in
+        // Python): this runs once per trace entry.
         let k = self.keys(arena);
-        let (ka, kad, kdf, ks, kst, kt, kfr) = (
+        let ids = [
             k.action,
             k.addr,
             k.device_free,
@@ -229,8 +231,17 @@ impl Collector {
             k.stream,
             k.time_us,
             k.frames,
-        );
-        let action = match get(items, ka).map(|v| arena.resolve(v)) {
+        ];
+        let mut fields: [Option<Value>; 7] = [None; 7];
+        for (key, v) in items {
+            if let Value::Str(s) = key {
+                if let Some(j) = ids.iter().position(|id| id == s) {
+                    fields[j] = Some(*v);
+                }
+            }
+        }
+        let [action_v, addr_v, device_free_v, size_v, stream_v, time_v, frames_v] = fields;
+        let action = match action_v.map(|v| arena.resolve(v)) {
             Some(Value::Str(s)) => match self.action_ids.iter().find(|(id, _)| *id == s) {
                 Some((_, a)) => *a,
                 None => {
@@ -248,27 +259,26 @@ impl Collector {
             }
             None => return Err("trace entry has no `action`".into()),
         };
-        let addr_key = if get(items, kad).is_some() { kad } else { kdf };
-        let addr = match get(items, addr_key) {
+        let addr = match addr_v.or(device_free_v) {
             Some(v) => unsigned(arena, v, "trace entry `addr`")?,
             None => 0,
         };
-        let size = match get(items, ks) {
+        let size = match size_v {
             Some(v) => unsigned(arena, v, "trace entry `size`")?,
             None => return Err("trace entry has no `size`".into()),
         };
-        let stream = match get(items, kst) {
+        let stream = match stream_v {
             Some(v) => signed_bits(arena, v, "trace entry `stream`")?,
             None => 0,
         };
-        let time_us = match get(items, kt) {
+        let time_us = match time_v {
             Some(v) => match arena.int(v).and_then(|i| i64::try_from(i).ok()) {
                 Some(t) if t != NO_TIME => t,
                 _ => return Err("trace entry `time_us` is not a 64-bit integer".into()),
             },
             None => NO_TIME,
         };
-        let stack = match get(items, kfr) {
+        let stack = match frames_v {
             Some(v) => self.stack(arena, v)?,
             None => super::model::EMPTY_STACK,
         };
