@@ -615,23 +615,45 @@ fn thousands_of_distinct_unknown_actions_are_refused_and_a_thousand_are_counted(
 }
 
 #[test]
-fn a_segment_per_device_ordinal_is_counted_in_one_pass() {
+fn device_ordinals_and_trace_lists_past_4096_are_refused_and_4096_are_counted_in_one_pass() {
     let dir = tempfile::tempdir().unwrap();
-    let mut p = P::new();
-    p.op(b"}(").str("segments").op(b"](");
-    for d in 0..50_000u32 {
-        p.op(b"}(").str("device").int(d).str("address").op(b"K\x00");
-        p.str("total_size").op(b"K\x00").str("blocks").op(b"]u");
-    }
-    p.op(b"e").str("device_traces").op(b"]u");
-    let path = p.write(dir.path(), "devices.pickle");
+    let segments = |devices: u32, name: &str| {
+        let mut p = P::new();
+        p.op(b"}(").str("segments").op(b"](");
+        for i in 0..50_000u32 {
+            p.op(b"}(").str("device").int(i % devices).str("address");
+            p.op(b"K\x00")
+                .str("total_size")
+                .op(b"K\x00")
+                .str("blocks")
+                .op(b"]u");
+        }
+        p.op(b"e").str("device_traces").op(b"]u");
+        p.write(dir.path(), name)
+    };
+    let path = segments(50_000, "devices.pickle");
+    let run = inspect(&path);
+    assert_refused(&run, &path, &["segments[4096] `device` is 4096"]);
+    let path = segments(4096, "devices_ok.pickle");
     let run = inspect(&path);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(
-        run.stdout.contains("dev49999: 1 segments"),
+        run.stdout.contains("dev4095: 12 segments"),
         "{}",
         run.stdout
     );
+    let mut p = P::new();
+    p.op(b"}(")
+        .str("segments")
+        .op(b"]")
+        .str("device_traces")
+        .op(b"](");
+    for _ in 0..5000 {
+        p.op(b"]");
+    }
+    let path = p.op(b"eu").write(dir.path(), "lists.pickle");
+    let run = inspect(&path);
+    assert_refused(&run, &path, &["`device_traces` has 5000 lists"]);
 }
 
 #[test]
