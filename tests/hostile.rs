@@ -290,6 +290,29 @@ fn control_characters_in_an_action_name_are_escaped_in_text_output() {
     );
 }
 
+#[test]
+fn errors_never_echo_the_content_of_a_file_that_may_be_a_symlink_to_a_secret() {
+    // A snapshot path can be a symlink to `/proc/self/environ` or a token
+    // file; the error line goes to a public CI log.
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [&[u8]; 7] = [
+        b"LANG=C\0GITHUB_TOKEN=hunter2\0",
+        b"I hunter2\n.",
+        b"F hunter2\n.",
+        b"\x80\x04Np hunter2\n.",
+        b"\x80\x04g hunter2\n.",
+        b"ghp_hunter2",
+        b"S'hunter2\n.",
+    ];
+    for (i, bytes) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("secret{i}"));
+        std::fs::write(&path, bytes).unwrap();
+        let run = inspect(&path);
+        assert_refused(&run, &path, &[]);
+        assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Paths that are not readable files
 // ---------------------------------------------------------------------------
