@@ -581,6 +581,28 @@ fn a_wide_dict_stored_many_times_is_read_once_not_each_time() {
 }
 
 #[test]
+fn a_dict_grown_by_a_key_between_each_storing_is_scanned_only_for_new_keys() {
+    // One dict stored 100,000 times into external_annotations, a key added
+    // before each: rescanning all its keys each time is 5 * 10^9 steps.
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = P::new();
+    p.op(b"}(")
+        .str("segments")
+        .op(b"]")
+        .str("device_traces")
+        .op(b"]");
+    p.str("external_annotations").op(b"]").put(1).op(b"u");
+    p.op(b"}").put(2).op(b"0");
+    for i in 0..100_000 {
+        p.op(b"h\x01h\x02").str(&format!("k{i}")).op(b"K\x00sa0");
+    }
+    let path = p.write(dir.path(), "growing.pickle");
+    let run = inspect(&path);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_rss(&run, &path);
+}
+
+#[test]
 fn a_frames_tuple_shared_by_many_blocks_is_read_once() {
     // 50,000 blocks whose `frames` is one 50,000-frame tuple.
     let dir = tempfile::tempdir().unwrap();
