@@ -30,7 +30,21 @@ def shapes(n: int) -> dict[str, bytes]:
         distinct += b"\x8c\x03" + s
         i += 1
     distinct += b"l."
+    # One segment with minimal blocks (10 bytes each, keys by memo): what a
+    # valid-looking file costs per block in the model.
+    blocks = bytearray(p4 + b"}(\x8c\x08segments](}(\x8c\x06deviceK\x00\x8c\x07addressK\x00"
+                       b"\x8c\x0atotal_sizeK\x00\x8c\x06blocks](}(\x8c\x04size\x94K\x00"
+                       b"\x8c\x05state\x94\x8c\x08inactive\x94u")
+    blocks += b"}(h\x00K\x00h\x01h\x02u" * ((n - len(blocks)) // 10)
+    blocks += b"eue\x8c\x0ddevice_traces]u."
+    # One device trace of minimal entries (keys and action by memo).
+    entries = bytearray(p4 + b"}(\x8c\x08segments]\x8c\x0ddevice_traces](](}(\x8c\x06action\x94"
+                        b"\x8c\x05alloc\x94\x8c\x04size\x94K\x00u")
+    entries += b"}(h\x00h\x01h\x02K\x00u" * ((n - len(entries)) // 10)
+    entries += b"eeu."
     return {
+        "minimal blocks": bytes(blocks),
+        "minimal trace entries": bytes(entries),
         "empty lists ]]]]": p4 + b"]" * n + b".",
         "empty dicts }}}}": p4 + b"}" * n + b".",
         "empty tuples ))))": p4 + b")" * n + b".",
