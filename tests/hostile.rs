@@ -465,7 +465,7 @@ impl P {
 }
 
 #[test]
-fn nesting_millions_deep_does_not_overflow_the_stack() {
+fn three_million_marks_and_nesting_a_million_deep_do_not_overflow_the_stack() {
     let dir = tempfile::tempdir().unwrap();
     let n = 1_000_000;
     let mut cases = Vec::new();
