@@ -10,7 +10,11 @@ fuzz_target!(|data: &[u8]| {
     let known = decode(data, Some(data.len() as u64), &mut KeepAll);
     // The same bytes through a pipe (length unknown) must agree on success.
     let piped = decode(data, None, &mut KeepAll);
-    assert_eq!(known.is_ok(), piped.is_ok(), "file and pipe decodes disagree");
+    assert_eq!(
+        known.is_ok(),
+        piped.is_ok(),
+        "file and pipe decodes disagree"
+    );
     if let Ok(d) = known {
         // Walk what the decode produced: every id it handed out resolves.
         let _ = d.arena.type_name(d.root);

@@ -75,6 +75,21 @@ pub fn inspect_json(path: &Path, snap: &Snapshot) -> serde_json::Value {
     })
 }
 
+/// A snapshot's own text with control characters escaped, so a hostile
+/// action name cannot start a new line in a CI log (`::error::…`) or send
+/// terminal escapes.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn inspect_text(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
     writeln!(out, "{}", v["path"].as_str().unwrap_or(""))?;
     let proto = match &v["pickle-protocol"] {
@@ -97,7 +112,7 @@ fn inspect_text(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<(
             .as_object()
             .into_iter()
             .flatten()
-            .map(|(k, n)| format!("{k} {n}"))
+            .map(|(k, n)| format!("{} {n}", printable(k)))
             .collect();
         writeln!(
             out,

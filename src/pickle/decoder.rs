@@ -285,8 +285,12 @@ impl<R: Read> Machine<'_, R> {
         let line = self.input.line(what)?;
         let text = String::from_utf8_lossy(&line);
         let t = text.trim().trim_end_matches('L');
-        t.parse::<i128>()
-            .map_err(|_| self.invalid(format!("not a decimal integer: {t:?}")))
+        t.parse::<i128>().map_err(|_| {
+            self.invalid(format!(
+                "the argument ({} bytes) is not a decimal integer",
+                line.len()
+            ))
+        })
     }
 
     fn run(&mut self) -> Result<Value, DecodeError> {
@@ -419,10 +423,12 @@ impl<R: Read> Machine<'_, R> {
                     b"01" => self.stack.push(Value::Bool(true)),
                     _ => {
                         let text = String::from_utf8_lossy(&line);
-                        let v = text
-                            .trim()
-                            .parse::<i128>()
-                            .map_err(|_| self.invalid(format!("not an integer: {text:?}")))?;
+                        let v = text.trim().parse::<i128>().map_err(|_| {
+                            self.invalid(format!(
+                                "the argument ({} bytes) is not an integer",
+                                line.len()
+                            ))
+                        })?;
                         self.push_int(v);
                     }
                 }
@@ -433,7 +439,10 @@ impl<R: Read> Machine<'_, R> {
                 let t = text.trim().trim_end_matches('L');
                 let digits = t.trim_start_matches(['-', '+']);
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(self.invalid(format!("not an integer: {t:?}")));
+                    return Err(self.invalid(format!(
+                        "the argument ({} bytes) is not an integer",
+                        line.len()
+                    )));
                 }
                 match t.parse::<i128>() {
                     Ok(v) => self.push_int(v),
@@ -445,10 +454,12 @@ impl<R: Read> Machine<'_, R> {
             op::FLOAT => {
                 let line = self.input.line(n)?;
                 let text = String::from_utf8_lossy(&line);
-                let v = text
-                    .trim()
-                    .parse::<f64>()
-                    .map_err(|_| self.invalid(format!("not a float: {text:?}")))?;
+                let v = text.trim().parse::<f64>().map_err(|_| {
+                    self.invalid(format!(
+                        "the argument ({} bytes) is not a float",
+                        line.len()
+                    ))
+                })?;
                 self.stack.push(Value::Float(v));
             }
             op::BINFLOAT => {

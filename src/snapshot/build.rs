@@ -12,6 +12,10 @@ use super::model::{
     Block, BlockState, Device, Format, Segment, Shape, Snapshot, TraceEntry, EMPTY_STACK,
 };
 
+/// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous
+/// cap keeps per-device work and output bounded on hostile files.
+const MAX_DEVICES: Device = 4096;
+
 /// Cap on the JSON copy of `allocator_settings` (it is a handful of keys;
 /// a hostile file must not make us expand a shared graph).
 const SETTINGS_NODE_BUDGET: usize = 10_000;
@@ -168,7 +172,15 @@ impl Builder<'_> {
         let items = self.dict(v, &what)?;
         let device = self.required_u64(&items, "device", &what)?;
         let device = Device::try_from(device)
-            .map_err(|_| format!("{what} `device` is {device}, not a device ordinal"))?;
+            .ok()
+            .filter(|d| *d < MAX_DEVICES)
+            .ok_or_else(|| {
+                format!(
+                    "{what} `device` is {device}, not a device ordinal \
+                     (torch keeps them in 8 bits; memgate accepts up to {})",
+                    MAX_DEVICES - 1
+                )
+            })?;
         let address = self.required_u64(&items, "address", &what)?;
         let total_size = self.required_u64(&items, "total_size", &what)?;
         let stream = match self.field(&items, "stream") {
@@ -467,7 +479,15 @@ pub(crate) fn build(
     }
     let mut lists = Vec::new();
     if let Some(t) = traces_v {
-        for (d, v) in b.list(t, "`device_traces`")?.into_iter().enumerate() {
+        let per_device = b.list(t, "`device_traces`")?;
+        if per_device.len() > MAX_DEVICES as usize {
+            return Err(format!(
+                "`device_traces` has {} lists, one per device; more than {MAX_DEVICES} \
+                 is not a memory snapshot",
+                per_device.len()
+            ));
+        }
+        for (d, v) in per_device.into_iter().enumerate() {
             lists.push(b.trace_list(v, d)?);
         }
     }

@@ -69,12 +69,24 @@ pub(crate) struct Collector {
     /// plus `MAX_UNKNOWN_ACTIONS`).
     action_ids: Vec<(StrId, Action)>,
     unknown_ids: HashMap<String, u16>,
-    /// Dicts already looked at and kept, with their length then: a hostile
-    /// file can store one wide dict a million times, and rescanning its keys
-    /// each time would be quadratic. Dicts only grow, so the same length
-    /// means the same keys.
-    kept: HashMap<ObjId, usize>,
+    /// Wide dicts already looked at and kept: a hostile file can store one
+    /// wide dict a million times, or grow it by a key between each storing,
+    /// and rescanning all its keys each time would be quadratic. Dicts only
+    /// grow, so only the keys added since are looked at.
+    kept: HashMap<ObjId, Scanned>,
 }
+
+/// How much of a kept dict was looked at, and which frame keys it had.
+#[derive(Debug, Default, Clone, Copy)]
+struct Scanned {
+    len: usize,
+    filename: bool,
+    name: bool,
+}
+
+/// Dicts this small are rescanned rather than remembered (cheaper, and the
+/// memo costs no memory per tiny dict).
+const SCAN_MEMO_MIN_LEN: usize = 16;
 
 /// More distinct unknown trace actions than this is not a snapshot (torch
 /// has a dozen); it also keeps [`Action::Other`]'s index in range.
@@ -355,12 +367,20 @@ impl Folder for Collector {
                 Ok(Some(Value::Folded(TAG_STACK, s)))
             }
             (Slot::ListItem, Obj::Dict(items)) => {
-                if self.kept.get(&id) == Some(&items.len()) {
-                    return Ok(None);
+                let mut seen = self.kept.get(&id).copied().unwrap_or_default();
+                let mut action = false;
+                for (k, _) in &items[seen.len.min(items.len())..] {
+                    match *k {
+                        Value::Str(s) if s == kaction => action = true,
+                        Value::Str(s) if s == kfile => seen.filename = true,
+                        Value::Str(s) if s == kname => seen.name = true,
+                        _ => {}
+                    }
                 }
-                // A folded dict's slot may be reused by the decoder.
-                self.kept.remove(&id);
-                if get(items, kaction).is_some() {
+                // Folding frees the slot for reuse: forget what was seen there.
+                seen.len = items.len();
+                if action {
+                    self.kept.remove(&id);
                     let items = std::mem::take(match arena.obj_mut(id) {
                         Obj::Dict(d) => d,
                         _ => unreachable!("matched a dict above"),
@@ -372,12 +392,15 @@ impl Folder for Collector {
                         TAG_ENTRY,
                         (self.entries.len() - 1) as u32,
                     )))
-                } else if get(items, kfile).is_some() && get(items, kname).is_some() {
+                } else if seen.filename && seen.name {
+                    self.kept.remove(&id);
                     let items = items.clone();
                     let f = self.frame(arena, &items);
                     Ok(Some(Value::Folded(TAG_FRAME, f)))
                 } else {
-                    self.kept.insert(id, items.len());
+                    if seen.len >= SCAN_MEMO_MIN_LEN {
+                        self.kept.insert(id, seen);
+                    }
                     Ok(None)
                 }
             }

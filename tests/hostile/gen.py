@@ -395,6 +395,10 @@ def not_snapshots() -> None:
           contains=["NEXT_BUFFER", "byte offset 2"])
     write("int_not_a_number.pickle", b"I12x\n.", kind="error",
           contains=["INT", "byte offset 0"])
+    # Valid, but an action name that would forge a CI log line if printed raw.
+    write("valid_control_chars_in_action.pickle", pickle.dumps(tiny(**{
+        "device_traces.0.1.action": "evil\n::error::forged by a snapshot\x1b[2J"}), protocol=4),
+        kind="ok")
     # Valid, for the every-offset truncation test.
     write("valid_tiny_proto4.pickle", full, kind="ok")
     write("valid_tiny_proto2.pickle", pickle.dumps(tiny(), protocol=2), kind="ok")
@@ -450,7 +454,8 @@ def verify() -> None:
 def main() -> None:
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
-        os.remove(os.path.join(OUT, f))
+        if f != "README.md":
+            os.remove(os.path.join(OUT, f))
     code_running()
     memo_bombs()
     lengths()
