@@ -104,7 +104,9 @@ pub fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
         .find(|&f| !in_torch(snap.frame_file(f)))
         .or_else(|| python().next());
     match pick {
-        Some(f) => format!("{} ({})", snap.frame_name(f), snap.frame_file(f)),
+        Some(f) => {
+            crate::snapshot::printable(&format!("{} ({})", snap.frame_name(f), snap.frame_file(f)))
+        }
         None => UNKNOWN_SITE.to_string(),
     }
 }

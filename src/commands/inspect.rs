@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::input;
-use crate::snapshot::{self, Action, Format, Snapshot};
+use crate::snapshot::{self, printable, Action, Format, Snapshot};
 
 use super::{write_json, Outcome, OutputFormat};
 
@@ -73,21 +73,6 @@ pub fn inspect_json(path: &Path, snap: &Snapshot) -> serde_json::Value {
         "devices": devices,
         "warnings": snap.warnings,
     })
-}
-
-/// A snapshot's own text with control characters escaped, so a hostile
-/// action name cannot start a new line in a CI log (`::error::…`) or send
-/// terminal escapes.
-fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn inspect_text(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
