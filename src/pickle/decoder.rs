@@ -147,13 +147,7 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn memo_get(&mut self, index: u64) -> Result<(), DecodeError> {
-        let found = u32::try_from(index).ok().and_then(|i| {
-            self.memo
-                .get(i as usize)
-                .copied()
-                .flatten()
-                .or_else(|| self.sparse_get(i))
-        });
+        let found = u32::try_from(index).ok().and_then(|i| self.memo_value(i));
         match found {
             Some(v) => {
                 self.arena.pin(v);
@@ -635,7 +629,7 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn memo_has(&self, index: u32) -> bool {
-        matches!(self.memo.get(index as usize), Some(Some(_))) || self.sparse_get(index).is_some()
+        self.memo_value(index).is_some()
     }
 
     fn memo_value(&self, index: u32) -> Option<Value> {

@@ -82,10 +82,6 @@ impl Interner {
         id
     }
 
-    pub fn get(&self, s: &str) -> Option<StrId> {
-        self.map.get(s).copied()
-    }
-
     pub fn resolve(&self, id: StrId) -> &str {
         &self.list[id as usize]
     }
