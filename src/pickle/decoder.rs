@@ -1,10 +1,10 @@
 //! The opcode loop: an iterative stack machine over the data opcodes of
 //! protocols 0–5. Nothing is imported, called or executed.
 
-use std::collections::HashMap;
 use std::io::Read;
 
 use super::flat;
+use super::memo::Memo;
 use super::opcodes as op;
 use super::reader::Reader;
 use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
@@ -15,11 +15,7 @@ struct Machine<'f, R: Read> {
     arena: Arena,
     stack: Vec<Value>,
     marks: Vec<usize>,
-    /// Dense memo for the usual sequential indices…
-    memo: Vec<Option<Value>>,
-    /// …and a map for sparse `BINPUT` indices, so a huge index costs nothing.
-    sparse: HashMap<u32, Value>,
-    memo_len: u32,
+    memo: Memo,
     folder: &'f mut dyn Folder,
     protocol: Option<u8>,
     /// Scratch for the flat-dict fast path.
@@ -42,9 +38,7 @@ pub fn decode<R: Read>(
         marks: Vec::new(),
         // Sized from the input (pages are touched only as they fill): a
         // multi-million-entry memo never reallocates.
-        memo: Vec::with_capacity(len.map_or(0, |l| (l / 8).min(1 << 27)) as usize),
-        sparse: HashMap::new(),
-        memo_len: 0,
+        memo: Memo::with_capacity(len.map_or(0, |l| (l / 8).min(1 << 27)) as usize),
         folder,
         protocol: None,
         flat: flat::FlatDict::default(),
@@ -132,22 +126,11 @@ impl<R: Read> Machine<'_, R> {
 
     fn memo_put(&mut self, index: u32, v: Value) {
         self.arena.note_memo(v, index);
-        let i = index as usize;
-        if i < self.memo.len() {
-            if self.memo[i].is_none() {
-                self.memo_len += 1;
-            }
-            self.memo[i] = Some(v);
-        } else if i == self.memo.len() {
-            self.memo.push(Some(v));
-            self.memo_len += 1;
-        } else if self.sparse.insert(index, v).is_none() {
-            self.memo_len += 1;
-        }
+        self.memo.put(index, v);
     }
 
     fn memo_get(&mut self, index: u64) -> Result<(), DecodeError> {
-        let found = u32::try_from(index).ok().and_then(|i| self.memo_value(i));
+        let found = u32::try_from(index).ok().and_then(|i| self.memo.get(i));
         match found {
             Some(v) => {
                 self.arena.pin(v);
@@ -177,19 +160,8 @@ impl<R: Read> Machine<'_, R> {
     }
 
     fn memo_patch(&mut self, index: u32, old: Value, new: Value) {
-        if index == NO_MEMO {
-            return;
-        }
-        if let Some(slot) = self.memo.get_mut(index as usize) {
-            if *slot == Some(old) {
-                *slot = Some(new);
-                return;
-            }
-        }
-        if let Some(slot) = self.sparse.get_mut(&index) {
-            if *slot == old {
-                *slot = new;
-            }
+        if index != NO_MEMO {
+            self.memo.patch(index, old, new);
         }
     }
 
@@ -572,7 +544,7 @@ impl<R: Read> Machine<'_, R> {
             }
             op::MEMOIZE => {
                 let v = self.top()?;
-                let index = self.memo_len;
+                let index = self.memo.len();
                 self.memo_put(index, v);
             }
             op::PUT => {
@@ -612,133 +584,61 @@ impl<R: Read> Machine<'_, R> {
     /// Try the fast path for a dict of scalars right after `EMPTY_DICT`.
     /// Returns false (nothing consumed, nothing changed) to decline.
     fn flat_dict(&mut self) -> Result<bool, DecodeError> {
-        let mut fd = std::mem::take(&mut self.flat);
-        let done = self.flat_dict_with(&mut fd);
-        self.flat = fd;
-        done
-    }
-
-    /// The sparse memo is almost always empty: skip hashing then.
-    #[inline]
-    fn sparse_get(&self, index: u32) -> Option<Value> {
-        if self.sparse.is_empty() {
-            None
-        } else {
-            self.sparse.get(&index).copied()
-        }
-    }
-
-    fn memo_has(&self, index: u32) -> bool {
-        self.memo_value(index).is_some()
-    }
-
-    fn memo_value(&self, index: u32) -> Option<Value> {
-        self.memo
-            .get(index as usize)
-            .copied()
-            .flatten()
-            .or_else(|| self.sparse_get(index))
-    }
-
-    fn flat_dict_with(&mut self, fd: &mut flat::FlatDict) -> Result<bool, DecodeError> {
-        let w = self.input.window(flat::WINDOW)?;
-        if !flat::parse(w, fd) {
-            return Ok(false);
-        }
-        // Where each memo store of the run lands, simulated exactly as
-        // `memo_put` will do it; a memo read of a slot the run itself
-        // writes declines (the general path gets the order right).
-        let mut count = self.memo_len;
-        let mut written = std::mem::take(&mut fd.written);
-        written.clear();
-        let store = |m: Option<flat::MemoOp>, count: &mut u32, written: &mut Vec<u32>| {
-            let idx = match m {
-                None => return,
-                Some(flat::MemoOp::Next) => *count,
-                Some(flat::MemoOp::At(i)) => i,
-            };
-            if !self.memo_has(idx) && !written.contains(&idx) {
-                *count += 1;
-            }
-            written.push(idx);
+        let Machine {
+            input,
+            arena,
+            memo,
+            flat: fd,
+            ..
+        } = self;
+        let w = input.window(flat::WINDOW)?;
+        let memo_len = memo.len();
+        let mut env = FlatEnv {
+            memo,
+            arena: &mut *arena,
         };
-        store(fd.dict_memo, &mut count, &mut written);
-        let mut resolved = std::mem::take(&mut fd.resolved);
-        resolved.clear();
-        let mut plain = true;
-        for (tok, memo) in &fd.tokens {
-            match *tok {
-                flat::Token::Get(i) => match self.memo_value(i) {
-                    Some(v) if !matches!(v, Value::Obj(_)) && !written.contains(&i) => {
-                        resolved.push(v)
-                    }
-                    _ => {
-                        plain = false;
-                        break;
-                    }
-                },
-                _ => resolved.push(Value::None),
-            }
-            store(*memo, &mut count, &mut written);
-        }
-        fd.written = written;
-        if !plain {
-            fd.resolved = resolved;
+        if !flat::parse(w, memo_len, &mut env, fd) {
             return Ok(false);
         }
-        // Commit: from here on the run is decoded exactly as the opcodes say.
+        // Commit: the memo stores in stream order, exactly as the opcodes
+        // would have made them (the dict's own slot first, filled at the end).
+        let fd = std::mem::take(&mut self.flat);
         let dict_at = self.at;
-        let dict_index = fd.dict_memo.map(|m| match m {
-            flat::MemoOp::Next => self.memo_len,
-            flat::MemoOp::At(i) => i,
-        });
-        if let Some(i) = dict_index {
-            self.memo_put(i, Value::None);
+        if let Some(i) = fd.dict_memo {
+            // A placeholder: no read of this slot happens before it is
+            // overwritten below (the run declines such reads).
+            self.memo_put(i, Value::Folded(0, 0));
         }
-        let mut items = self.arena.new_items();
-        let mut key = Value::None;
-        for (k, ((tok, memo), got)) in fd.tokens.iter().zip(&resolved).enumerate() {
-            let v = match *tok {
-                flat::Token::Value(v) => v,
-                flat::Token::Get(..) => *got,
-                flat::Token::Str(a, b) => {
-                    let bytes = &self.input.peek()[a..b];
-                    Value::Str(intern_utf8(&mut self.arena, bytes))
-                }
-            };
-            match memo {
-                Some(flat::MemoOp::Next) => self.memo_put(self.memo_len, v),
-                Some(flat::MemoOp::At(i)) => self.memo_put(*i, v),
-                None => {}
-            }
-            if k % 2 == 0 {
-                key = v;
-            } else {
-                items.push((key, v));
-            }
-        }
-        fd.resolved = resolved;
-        self.input.advance(fd.len);
-        self.at = dict_at + fd.setitems_at as u64 + 1;
-        self.opname = "SETITEMS";
-        let folded = self
-            .folder
-            .fold_flat(&mut self.arena, &items)
-            .map_err(|message| DecodeError::Content {
-                offset: self.at,
-                opcode: "SETITEMS",
-                message,
-            })?;
-        let v = match folded {
-            Some(v) => {
-                self.arena.recycle_items(items);
-                v
-            }
-            None => Value::Obj(self.arena.alloc(Obj::Dict(items))),
-        };
-        if let Some(i) = dict_index {
+        for &(i, v) in &fd.stores {
             self.memo_put(i, v);
         }
+        self.input.advance(fd.len);
+        self.at = dict_at + fd.len as u64;
+        self.opname = "SETITEMS";
+        let folded = self.folder.fold_flat(&mut self.arena, &fd.items);
+        let folded = match folded {
+            Ok(f) => f,
+            Err(message) => {
+                self.flat = fd;
+                return Err(DecodeError::Content {
+                    offset: self.at,
+                    opcode: "SETITEMS",
+                    message,
+                });
+            }
+        };
+        let v = match folded {
+            Some(v) => v,
+            None => {
+                let mut items = self.arena.new_items();
+                items.extend_from_slice(&fd.items);
+                Value::Obj(self.arena.alloc(Obj::Dict(items)))
+            }
+        };
+        if let Some(i) = fd.dict_memo {
+            self.memo_put(i, v);
+        }
+        self.flat = fd;
         self.stack.push(v);
         Ok(true)
     }
@@ -748,6 +648,24 @@ impl<R: Read> Machine<'_, R> {
             Some(v) => self.push_int(v),
             None => self.stack.push(Value::HugeInt { negative }),
         }
+    }
+}
+
+/// The machine's memo and strings, as the fast path sees them.
+struct FlatEnv<'a> {
+    memo: &'a Memo,
+    arena: &'a mut Arena,
+}
+
+impl flat::Env for FlatEnv<'_> {
+    #[inline]
+    fn memo(&self, index: u32) -> Option<Value> {
+        self.memo.get(index)
+    }
+
+    #[inline]
+    fn intern(&mut self, bytes: &[u8]) -> super::StrId {
+        intern_utf8(self.arena, bytes)
     }
 }
 

@@ -1,123 +1,144 @@
 //! Fast path for the opcode run that dominates every snapshot: a dict of
 //! scalars and memo references (`EMPTY_DICT MEMOIZE MARK (key value)*
-//! SETITEMS`), a million trace entries in a large file. The run is parsed in
-//! one tight loop over the buffered bytes with no effect until it is known
-//! to be complete and plain; anything else (a nested container, an argument
-//! crossing the buffer, a refused opcode) declines and the general machine
-//! decodes the same bytes with the same result.
+//! SETITEMS`), a million trace entries in a large file. The run is parsed,
+//! its memo reads resolved and its memo stores placed, in one tight loop
+//! over the buffered bytes with no effect on the memo until it is known to
+//! be complete and plain; anything else (a nested container, an argument
+//! crossing the buffer, a refused opcode, a memo read of a slot the run
+//! itself writes) declines and the general machine decodes the same bytes
+//! with the same result.
 
 use super::opcodes as op;
-use super::value::Value;
+use super::value::{StrId, Value};
 
 /// Longest run considered (bytes); longer dicts take the general path.
 pub(crate) const WINDOW: usize = 4096;
 /// Most items considered; wider dicts take the general path.
 const MAX_ITEMS: usize = 64;
 
-/// A memo store seen inside the run, applied in stream order on commit.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum MemoOp {
-    /// `MEMOIZE`: the next implicit index.
-    Next,
-    /// `BINPUT` / `LONG_BINPUT` with an explicit index.
-    At(u32),
+/// What the run needs from the machine while it parses.
+pub(crate) trait Env {
+    /// The memo slot `index`, if filled.
+    fn memo(&self, index: u32) -> Option<Value>;
+    /// Intern a new string (harmless if the run later declines).
+    fn intern(&mut self, bytes: &[u8]) -> StrId;
 }
 
-/// One key or value of the run.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Token {
-    Value(Value),
-    /// A memo read to resolve.
-    Get(u32),
-    /// A new string: `bytes[start..end]` of the window.
-    Str(usize, usize),
-}
-
-/// The parsed run: items as tokens, memo stores, and its length.
+/// The parsed run, ready to commit.
 #[derive(Debug, Default)]
 pub(crate) struct FlatDict {
-    /// The dict's own memo store (right after `EMPTY_DICT`), if any.
-    pub dict_memo: Option<MemoOp>,
-    /// Key and value tokens, alternating, each with the memo store that
-    /// followed it (strings only).
-    pub tokens: Vec<(Token, Option<MemoOp>)>,
+    /// The memo index the dict itself is stored under, if any.
+    pub dict_memo: Option<u32>,
+    /// The items, memo reads resolved.
+    pub items: Vec<(Value, Value)>,
+    /// Memo stores of the run's strings, in stream order.
+    pub stores: Vec<(u32, Value)>,
     /// Bytes consumed after `EMPTY_DICT`, up to and including `SETITEMS`.
     pub len: usize,
-    /// Window offset of the `SETITEMS` opcode.
-    pub setitems_at: usize,
-    /// Scratch: memo reads resolved, memo slots the run writes.
-    pub resolved: Vec<Value>,
-    pub written: Vec<u32>,
 }
 
+#[inline(always)]
 fn u32_at(w: &[u8], i: usize) -> Option<u32> {
     Some(u32::from_le_bytes(w.get(i..i + 4)?.try_into().ok()?))
 }
 
-/// An optional memo store at `w[*i]`.
-fn memo_op(w: &[u8], i: &mut usize) -> Option<Option<MemoOp>> {
-    match w.get(*i) {
-        Some(&op::MEMOIZE) => {
+/// Index of an optional memo store at `w[*i]`, numbered as `memo_put`
+/// will number it: a `MEMOIZE` takes the count of filled slots, and the
+/// count grows when a slot is filled for the first time.
+#[inline(always)]
+fn memo_store<E: Env>(
+    w: &[u8],
+    i: &mut usize,
+    count: &mut u32,
+    env: &E,
+    out: &FlatDict,
+) -> Option<Option<u32>> {
+    let index = match *w.get(*i)? {
+        op::MEMOIZE => {
             *i += 1;
-            Some(Some(MemoOp::Next))
+            *count
         }
-        Some(&op::BINPUT) => {
+        op::BINPUT => {
             let idx = *w.get(*i + 1)? as u32;
             *i += 2;
-            Some(Some(MemoOp::At(idx)))
+            idx
         }
-        Some(&op::LONG_BINPUT) => {
+        op::LONG_BINPUT => {
             let idx = u32_at(w, *i + 1)?;
             *i += 5;
-            Some(Some(MemoOp::At(idx)))
+            idx
         }
-        Some(_) => Some(None),
-        None => None,
+        _ => return Some(None),
+    };
+    if !written(out, index) && env.memo(index).is_none() {
+        *count += 1;
     }
+    Some(Some(index))
 }
 
-/// One key or value token at `w[*i]`; `None` declines the fast path.
-fn token(w: &[u8], i: &mut usize) -> Option<Token> {
+/// Whether the run itself stores into memo slot `index`.
+#[inline(always)]
+fn written(out: &FlatDict, index: u32) -> bool {
+    out.dict_memo == Some(index) || out.stores.iter().any(|&(i, _)| i == index)
+}
+
+/// One key or value at `w[*i]`; `None` declines the fast path.
+#[inline(always)]
+fn value<E: Env>(
+    w: &[u8],
+    i: &mut usize,
+    count: &mut u32,
+    env: &mut E,
+    out: &mut FlatDict,
+) -> Option<Value> {
     let at = *i;
     let code = *w.get(at)?;
-    let (tok, len) = match code {
-        op::BINGET => (Token::Get(*w.get(at + 1)? as u32), 2),
-        op::LONG_BINGET => (Token::Get(u32_at(w, at + 1)?), 5),
-        op::SHORT_BINUNICODE => {
-            let n = *w.get(at + 1)? as usize;
-            (Token::Str(at + 2, at + 2 + n), 2 + n)
-        }
-        op::BINUNICODE => {
-            let n = u32_at(w, at + 1)? as usize;
-            if n > WINDOW {
-                return None;
+    let (v, len) = match code {
+        op::BINGET | op::LONG_BINGET => {
+            let (index, len) = if code == op::BINGET {
+                (*w.get(at + 1)? as u32, 2)
+            } else {
+                (u32_at(w, at + 1)?, 5)
+            };
+            match env.memo(index) {
+                Some(v) if !matches!(v, Value::Obj(_)) && !written(out, index) => (v, len),
+                _ => return None,
             }
-            (Token::Str(at + 5, at + 5 + n), 5 + n)
         }
-        op::BININT1 => (Token::Value(Value::Int(*w.get(at + 1)? as i64)), 2),
+        op::SHORT_BINUNICODE | op::BINUNICODE => {
+            let (start, n) = if code == op::SHORT_BINUNICODE {
+                (at + 2, *w.get(at + 1)? as usize)
+            } else {
+                (at + 5, u32_at(w, at + 1)? as usize)
+            };
+            let bytes = w.get(start..start.checked_add(n)?)?;
+            let v = Value::Str(env.intern(bytes));
+            *i = start + n;
+            if let Some(index) = memo_store(w, i, count, env, out)? {
+                out.stores.push((index, v));
+            }
+            return Some(v);
+        }
+        op::BININT1 => (Value::Int(*w.get(at + 1)? as i64), 2),
         op::BININT2 => {
             let b: [u8; 2] = w.get(at + 1..at + 3)?.try_into().ok()?;
-            (Token::Value(Value::Int(u16::from_le_bytes(b) as i64)), 3)
+            (Value::Int(u16::from_le_bytes(b) as i64), 3)
         }
-        op::BININT => {
-            let v = u32_at(w, at + 1)? as i32;
-            (Token::Value(Value::Int(v as i64)), 5)
-        }
+        op::BININT => (Value::Int(u32_at(w, at + 1)? as i32 as i64), 5),
         op::LONG1 => {
             let n = *w.get(at + 1)? as usize;
             if n > 8 {
                 return None;
             }
-            let bytes = w.get(at + 2..at + 2 + n)?;
-            let v = super::decoder::long_to_i128(bytes)?;
-            (Token::Value(Value::Int(i64::try_from(v).ok()?)), 2 + n)
+            let v = super::decoder::long_to_i128(w.get(at + 2..at + 2 + n)?)?;
+            (Value::Int(i64::try_from(v).ok()?), 2 + n)
         }
-        op::NEWTRUE => (Token::Value(Value::Bool(true)), 1),
-        op::NEWFALSE => (Token::Value(Value::Bool(false)), 1),
-        op::NONE => (Token::Value(Value::None), 1),
+        op::NEWTRUE => (Value::Bool(true), 1),
+        op::NEWFALSE => (Value::Bool(false), 1),
+        op::NONE => (Value::None, 1),
         op::BINFLOAT => {
             let b: [u8; 8] = w.get(at + 1..at + 9)?.try_into().ok()?;
-            (Token::Value(Value::Float(f64::from_be_bytes(b))), 9)
+            (Value::Float(f64::from_be_bytes(b)), 9)
         }
         _ => return None,
     };
@@ -125,44 +146,40 @@ fn token(w: &[u8], i: &mut usize) -> Option<Token> {
         return None;
     }
     *i = at + len;
-    Some(tok)
+    Some(v)
 }
 
-/// Parse the run after an `EMPTY_DICT` into `out`; false declines.
-pub(crate) fn parse(w: &[u8], out: &mut FlatDict) -> bool {
-    out.tokens.clear();
+/// Parse the run after an `EMPTY_DICT` into `out`, with the memo holding
+/// `memo_len` filled slots; false declines (and nothing was changed but
+/// strings interned).
+pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut FlatDict) -> bool {
+    out.items.clear();
+    out.stores.clear();
+    out.dict_memo = None;
+    let mut count = memo_len;
     let mut i = 0;
-    let Some(dict_memo) = memo_op(w, &mut i) else {
-        return false;
-    };
-    out.dict_memo = dict_memo;
+    match memo_store(w, &mut i, &mut count, env, out) {
+        Some(m) => out.dict_memo = m,
+        None => return false,
+    }
     if w.get(i) != Some(&op::MARK) {
         return false;
     }
     i += 1;
     loop {
         if w.get(i) == Some(&op::SETITEMS) {
-            if !out.tokens.len().is_multiple_of(2) {
-                return false;
-            }
-            out.setitems_at = i;
             out.len = i + 1;
             return true;
         }
-        if out.tokens.len() >= 2 * MAX_ITEMS {
+        if out.items.len() >= MAX_ITEMS {
             return false;
         }
-        let Some(tok) = token(w, &mut i) else {
+        let Some(k) = value(w, &mut i, &mut count, env, out) else {
             return false;
         };
-        let memo = if matches!(tok, Token::Str(..)) {
-            match memo_op(w, &mut i) {
-                Some(m) => m,
-                None => return false,
-            }
-        } else {
-            None
+        let Some(v) = value(w, &mut i, &mut count, env, out) else {
+            return false;
         };
-        out.tokens.push((tok, memo));
+        out.items.push((k, v));
     }
 }

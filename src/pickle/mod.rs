@@ -4,6 +4,7 @@
 
 mod decoder;
 mod flat;
+mod memo;
 mod opcodes;
 mod reader;
 mod value;

@@ -83,11 +83,6 @@ impl<R: Read> Reader<R> {
         Ok(&self.buf[self.pos..self.end.min(self.pos + n)])
     }
 
-    /// The bytes `window` returned last, again (nothing read in between).
-    pub(crate) fn peek(&self) -> &[u8] {
-        &self.buf[self.pos..self.end]
-    }
-
     /// Consume `n` bytes that `window` showed.
     pub(crate) fn advance(&mut self, n: usize) {
         debug_assert!(n <= self.end - self.pos);

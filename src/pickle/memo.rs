@@ -1,0 +1,105 @@
+//! The pickle memo: what `BINGET` reads and `MEMOIZE`/`BINPUT` write.
+//! A snapshot memoizes every trace-entry dict and many strings (4M slots
+//! for 2M entries), so a dense slot is one packed `u64` rather than a
+//! 16-byte `Option<Value>`: strings, containers and folded containers (all
+//! Python ever memoizes) pack inline, anything else goes to a side table.
+
+use std::collections::HashMap;
+
+use super::value::Value;
+
+const UNSET: u64 = 0;
+const STR: u64 = 1;
+const OBJ: u64 = 2;
+const FOLDED: u64 = 3;
+const BYTES: u64 = 4;
+const WIDE: u64 = 5;
+
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    /// Dense slots for the usual sequential indices…
+    dense: Vec<u64>,
+    /// …values that do not pack (ints, floats, None: never written by
+    /// Python's pickler, but legal)…
+    wide: Vec<Value>,
+    /// …and a map for sparse `BINPUT` indices, so a huge index costs nothing.
+    sparse: HashMap<u32, Value>,
+    /// Filled slots: the index the next `MEMOIZE` writes.
+    len: u32,
+}
+
+#[inline(always)]
+fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
+    let payload = (p >> 32) as u32;
+    match p & 0xff {
+        STR => Some(Value::Str(payload)),
+        OBJ => Some(Value::Obj(payload)),
+        FOLDED => Some(Value::Folded((p >> 8) as u8, payload)),
+        BYTES => Some(Value::Bytes(payload)),
+        WIDE => Some(wide[payload as usize]),
+        _ => None,
+    }
+}
+
+impl Memo {
+    /// Room for `slots` dense slots (pages are touched only as they fill).
+    pub fn with_capacity(slots: usize) -> Memo {
+        Memo {
+            dense: Vec::with_capacity(slots),
+            ..Memo::default()
+        }
+    }
+
+    /// Filled slots so far.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn get(&self, index: u32) -> Option<Value> {
+        match self.dense.get(index as usize) {
+            Some(&p) if p != UNSET => unpack(p, &self.wide),
+            _ if self.sparse.is_empty() => None,
+            _ => self.sparse.get(&index).copied(),
+        }
+    }
+
+    fn pack(&mut self, v: Value) -> u64 {
+        match v {
+            Value::Str(s) => STR | (s as u64) << 32,
+            Value::Obj(id) => OBJ | (id as u64) << 32,
+            Value::Folded(tag, id) => FOLDED | (tag as u64) << 8 | (id as u64) << 32,
+            Value::Bytes(b) => BYTES | (b as u64) << 32,
+            other => {
+                self.wide.push(other);
+                WIDE | ((self.wide.len() - 1) as u64) << 32
+            }
+        }
+    }
+
+    pub fn put(&mut self, index: u32, v: Value) {
+        let i = index as usize;
+        if i < self.dense.len() {
+            if self.dense[i] == UNSET {
+                self.len += 1;
+            }
+            self.dense[i] = self.pack(v);
+        } else if i == self.dense.len()
+            && (self.sparse.is_empty() || !self.sparse.contains_key(&index))
+        {
+            let p = self.pack(v);
+            self.dense.push(p);
+            self.len += 1;
+        } else if self.sparse.insert(index, v).is_none() {
+            self.len += 1;
+        }
+    }
+
+    /// Slot `index` now holds `new` where it held `old`.
+    pub fn patch(&mut self, index: u32, old: Value, new: Value) {
+        if self.get(index) == Some(old) {
+            self.put(index, new);
+        }
+    }
+}
