@@ -10,13 +10,13 @@ use super::reader::Reader;
 use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
 use super::{DecodeError, Decoded, Folder, Slot};
 
-struct Machine<'f, R: Read> {
+struct Machine<'f, R: Read, F: Folder> {
     input: Reader<R>,
     arena: Arena,
     stack: Vec<Value>,
     marks: Vec<usize>,
     memo: Memo,
-    folder: &'f mut dyn Folder,
+    folder: &'f mut F,
     protocol: Option<u8>,
     /// Scratch for the flat-dict fast path.
     flat: flat::FlatDict,
@@ -26,10 +26,10 @@ struct Machine<'f, R: Read> {
 }
 
 /// Decode one pickle from `input` up to its first top-level `STOP`.
-pub fn decode<R: Read>(
+pub fn decode<R: Read, F: Folder>(
     input: R,
     len: Option<u64>,
-    folder: &mut dyn Folder,
+    folder: &mut F,
 ) -> Result<Decoded, DecodeError> {
     let mut m = Machine {
         input: Reader::new(input, len),
@@ -45,6 +45,7 @@ pub fn decode<R: Read>(
         at: 0,
         opname: "",
     };
+    m.folder.prepare(&mut m.arena);
     let root = m.run()?;
     let end = m.input.offset();
     Ok(Decoded {
@@ -56,7 +57,7 @@ pub fn decode<R: Read>(
     })
 }
 
-impl<R: Read> Machine<'_, R> {
+impl<R: Read, F: Folder> Machine<'_, R, F> {
     fn invalid(&self, message: impl Into<String>) -> DecodeError {
         DecodeError::Invalid {
             offset: self.at,
@@ -143,7 +144,7 @@ impl<R: Read> Machine<'_, R> {
 
     fn place(&mut self, v: Value, slot: Slot) -> Result<Value, DecodeError> {
         let fresh = matches!(v, Value::Obj(id) if !matches!(self.arena.obj(id), Obj::Folded(_)));
-        let placed = place(&mut self.arena, &mut *self.folder, v, slot).map_err(|message| {
+        let placed = place(&mut self.arena, self.folder, v, slot).map_err(|message| {
             DecodeError::Content {
                 offset: self.at,
                 opcode: self.opname,
@@ -658,12 +659,12 @@ struct FlatEnv<'a> {
 }
 
 impl flat::Env for FlatEnv<'_> {
-    #[inline]
+    #[inline(always)]
     fn memo(&self, index: u32) -> Option<Value> {
         self.memo.get(index)
     }
 
-    #[inline]
+    #[inline(always)]
     fn intern(&mut self, bytes: &[u8]) -> super::StrId {
         intern_utf8(self.arena, bytes)
     }
@@ -671,9 +672,9 @@ impl flat::Env for FlatEnv<'_> {
 
 /// Store a value into a container slot, letting the folder compact it; a
 /// container folded once stays folded for every later (memo) reference.
-pub fn place(
+pub fn place<F: Folder + ?Sized>(
     arena: &mut Arena,
-    folder: &mut dyn Folder,
+    folder: &mut F,
     v: Value,
     slot: Slot,
 ) -> Result<Value, String> {

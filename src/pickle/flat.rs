@@ -130,8 +130,7 @@ fn value<E: Env>(
             if n > 8 {
                 return None;
             }
-            let v = super::decoder::long_to_i128(w.get(at + 2..at + 2 + n)?)?;
-            (Value::Int(i64::try_from(v).ok()?), 2 + n)
+            (Value::Int(long_to_i64(w.get(at + 2..at + 2 + n)?)), 2 + n)
         }
         op::NEWTRUE => (Value::Bool(true), 1),
         op::NEWFALSE => (Value::Bool(false), 1),
@@ -147,6 +146,15 @@ fn value<E: Env>(
     }
     *i = at + len;
     Some(v)
+}
+
+/// Little-endian two's complement of at most 8 bytes.
+#[inline(always)]
+fn long_to_i64(bytes: &[u8]) -> i64 {
+    let negative = bytes.last().is_some_and(|&b| b & 0x80 != 0);
+    let mut buf = if negative { [0xff; 8] } else { [0; 8] };
+    buf[..bytes.len()].copy_from_slice(bytes);
+    i64::from_le_bytes(buf)
 }
 
 /// Parse the run after an `EMPTY_DICT` into `out`, with the memo holding
@@ -181,5 +189,29 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
             return false;
         };
         out.items.push((k, v));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::long_to_i64;
+    use crate::pickle::decoder::long_to_i128;
+
+    #[test]
+    fn short_longs_agree_with_the_general_conversion() {
+        let samples: [&[u8]; 9] = [
+            &[],
+            &[0x00],
+            &[0x7f],
+            &[0x80],
+            &[0xff, 0x00],
+            &[0x00, 0x80],
+            &[0x00, 0x70, 0xc5, 0xbb, 0x49, 0x7f],
+            &[0xff; 8],
+            &[0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80],
+        ];
+        for b in samples {
+            assert_eq!(long_to_i64(b) as i128, long_to_i128(b).unwrap(), "{b:?}");
+        }
     }
 }

@@ -39,6 +39,10 @@ pub enum Slot {
 /// into its parent (a trace entry into a typed record, a frame list into a
 /// stack id), so a decode never holds the whole generic tree.
 pub trait Folder {
+    /// Called once on the fresh arena before decoding starts (intern the
+    /// keys the folder looks for, so they get the first ids).
+    fn prepare(&mut self, _arena: &mut Arena) {}
+
     /// Return `Some(value)` to replace container `id` everywhere (also in
     /// the memo), `None` to keep it, or an error message to stop decoding.
     fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String>;

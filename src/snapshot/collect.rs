@@ -13,35 +13,110 @@ pub(crate) const TAG_FRAME: u8 = 1;
 pub(crate) const TAG_STACK: u8 = 2;
 pub(crate) const TAG_ENTRY: u8 = 3;
 
+/// The PyTorch key names that flat dicts are read by, in field order.
+const FIELD_NAMES: [&str; FIELDS] = [
+    "action",
+    "addr",
+    "device_free",
+    "size",
+    "stream",
+    "time_us",
+    "frames",
+    "filename",
+    "name",
+    "line",
+];
+const FIELDS: usize = 10;
+const F_ACTION: usize = 0;
+const F_ADDR: usize = 1;
+const F_DEVICE_FREE: usize = 2;
+const F_SIZE: usize = 3;
+const F_STREAM: usize = 4;
+const F_TIME: usize = 5;
+const F_FRAMES: usize = 6;
+const F_FILENAME: usize = 7;
+const F_NAME: usize = 8;
+const F_LINE: usize = 9;
+
 /// The PyTorch key names, interned once per decode.
 pub(crate) struct Keys {
+    ids: [StrId; FIELDS],
+    /// `ids[0]` when the ids are consecutive (interned first, before
+    /// anything else): a key's field is then one subtraction away.
+    dense_base: Option<StrId>,
     pub action: StrId,
-    pub addr: StrId,
-    pub device_free: StrId,
-    pub size: StrId,
-    pub stream: StrId,
-    pub time_us: StrId,
     pub frames: StrId,
     pub filename: StrId,
     pub name: StrId,
-    pub line: StrId,
 }
 
 impl Keys {
     fn new(arena: &mut Arena) -> Keys {
-        let mut k = |s: &str| arena.strings.intern(s);
+        let ids = FIELD_NAMES.map(|s| arena.strings.intern(s));
+        let dense = ids
+            .iter()
+            .enumerate()
+            .all(|(j, &id)| id == ids[0] + j as StrId);
         Keys {
-            action: k("action"),
-            addr: k("addr"),
-            device_free: k("device_free"),
-            size: k("size"),
-            stream: k("stream"),
-            time_us: k("time_us"),
-            frames: k("frames"),
-            filename: k("filename"),
-            name: k("name"),
-            line: k("line"),
+            ids,
+            dense_base: dense.then_some(ids[0]),
+            action: ids[F_ACTION],
+            frames: ids[F_FRAMES],
+            filename: ids[F_FILENAME],
+            name: ids[F_NAME],
         }
+    }
+
+    /// Which field a key names, if any.
+    #[inline(always)]
+    fn field(&self, key: Value) -> Option<usize> {
+        let Value::Str(s) = key else { return None };
+        match self.dense_base {
+            Some(base) => {
+                let j = s.wrapping_sub(base) as usize;
+                (j < FIELDS).then_some(j)
+            }
+            None => self.ids.iter().position(|&id| id == s),
+        }
+    }
+}
+
+/// The known fields of a dict's items (the last of a repeated key wins,
+/// as in Python), and a bit per field present.
+#[derive(Clone, Copy)]
+struct Fields {
+    values: [Value; FIELDS],
+    present: u16,
+}
+
+impl Fields {
+    #[inline(always)]
+    fn read(keys: &Keys, items: &[(Value, Value)]) -> Fields {
+        let mut f = Fields {
+            values: [Value::None; FIELDS],
+            present: 0,
+        };
+        for &(k, v) in items {
+            if let Some(j) = keys.field(k) {
+                f.values[j] = v;
+                f.present |= 1 << j;
+            }
+        }
+        f
+    }
+
+    #[inline(always)]
+    fn get(&self, j: usize) -> Option<Value> {
+        (self.present & (1 << j) != 0).then_some(self.values[j])
+    }
+
+    fn is_entry(&self) -> bool {
+        self.present & (1 << F_ACTION) != 0
+    }
+
+    fn is_frame(&self) -> bool {
+        let both = (1 << F_FILENAME) | (1 << F_NAME);
+        self.present & both == both
     }
 }
 
@@ -130,10 +205,11 @@ impl Collector {
     /// A frame dict → frame id. Missing or odd fields degrade, never fail:
     /// frames are for display and grouping only.
     fn frame(&mut self, arena: &mut Arena, items: &[(Value, Value)]) -> FrameId {
-        let (kn, kf, kl) = {
-            let k = self.keys(arena);
-            (k.name, k.filename, k.line)
-        };
+        let f = Fields::read(self.keys(arena), items);
+        self.frame_of(arena, &f)
+    }
+
+    fn frame_of(&mut self, arena: &mut Arena, f: &Fields) -> FrameId {
         let mut text = |v: Option<Value>| -> u32 {
             match v.map(|v| arena.resolve(v)) {
                 Some(Value::Str(s)) => s,
@@ -141,9 +217,10 @@ impl Collector {
                 _ => arena.strings.intern(""),
             }
         };
-        let name = text(get(items, kn));
-        let filename = text(get(items, kf));
-        let line = get(items, kl)
+        let name = text(f.get(F_NAME));
+        let filename = text(f.get(F_FILENAME));
+        let line = f
+            .get(F_LINE)
             .and_then(|v| arena.int(v))
             .and_then(|i| i64::try_from(i).ok())
             .unwrap_or(0);
@@ -232,28 +309,13 @@ impl Collector {
         arena: &mut Arena,
         items: &[(Value, Value)],
     ) -> Result<TraceEntry, String> {
-        // One pass over the items (the last of a repeated key wins, as in
-        // Python): this runs once per trace entry.
-        let k = self.keys(arena);
-        let ids = [
-            k.action,
-            k.addr,
-            k.device_free,
-            k.size,
-            k.stream,
-            k.time_us,
-            k.frames,
-        ];
-        let mut fields: [Option<Value>; 7] = [None; 7];
-        for (key, v) in items {
-            if let Value::Str(s) = key {
-                if let Some(j) = ids.iter().position(|id| id == s) {
-                    fields[j] = Some(*v);
-                }
-            }
-        }
-        let [action_v, addr_v, device_free_v, size_v, stream_v, time_v, frames_v] = fields;
-        let action = match action_v.map(|v| arena.resolve(v)) {
+        let f = Fields::read(self.keys(arena), items);
+        self.entry_of(arena, &f)
+    }
+
+    /// This runs once per trace entry: plain values take the short way.
+    fn entry_of(&mut self, arena: &mut Arena, f: &Fields) -> Result<TraceEntry, String> {
+        let action = match f.get(F_ACTION).map(|v| arena.resolve(v)) {
             Some(Value::Str(s)) => match self.action_ids.iter().find(|(id, _)| *id == s) {
                 Some((_, a)) => *a,
                 None => {
@@ -271,26 +333,31 @@ impl Collector {
             }
             None => return Err("trace entry has no `action`".into()),
         };
-        let addr = match addr_v.or(device_free_v) {
+        let addr = match f.get(F_ADDR).or(f.get(F_DEVICE_FREE)) {
+            Some(Value::Int(i)) if i >= 0 => i as u64,
             Some(v) => unsigned(arena, v, "trace entry `addr`")?,
             None => 0,
         };
-        let size = match size_v {
+        let size = match f.get(F_SIZE) {
+            Some(Value::Int(i)) if i >= 0 => i as u64,
             Some(v) => unsigned(arena, v, "trace entry `size`")?,
             None => return Err("trace entry has no `size`".into()),
         };
-        let stream = match stream_v {
+        let stream = match f.get(F_STREAM) {
+            Some(Value::Int(i)) => i,
             Some(v) => signed_bits(arena, v, "trace entry `stream`")?,
             None => 0,
         };
-        let time_us = match time_v {
+        let time_us = match f.get(F_TIME) {
+            Some(Value::Int(t)) if t != NO_TIME => t,
             Some(v) => match arena.int(v).and_then(|i| i64::try_from(i).ok()) {
                 Some(t) if t != NO_TIME => t,
                 _ => return Err("trace entry `time_us` is not a 64-bit integer".into()),
             },
             None => NO_TIME,
         };
-        let stack = match frames_v {
+        let stack = match f.get(F_FRAMES) {
+            Some(Value::Folded(TAG_STACK, id)) => id,
             Some(v) => self.stack(arena, v)?,
             None => super::model::EMPTY_STACK,
         };
@@ -337,22 +404,26 @@ pub(crate) fn signed_bits(arena: &Arena, v: Value, what: &str) -> Result<i64, St
 }
 
 impl Folder for Collector {
+    fn prepare(&mut self, arena: &mut Arena) {
+        self.keys(arena);
+    }
+
+    #[inline]
     fn fold_flat(
         &mut self,
         arena: &mut Arena,
         items: &[(Value, Value)],
     ) -> Result<Option<Value>, String> {
-        let k = self.keys(arena);
-        let (kaction, kfile, kname) = (k.action, k.filename, k.name);
-        if get(items, kaction).is_some() {
-            let e = self.entry(arena, items)?;
+        let f = Fields::read(self.keys(arena), items);
+        if f.is_entry() {
+            let e = self.entry_of(arena, &f)?;
             self.entries.push(e);
             Ok(Some(Value::Folded(
                 TAG_ENTRY,
                 (self.entries.len() - 1) as u32,
             )))
-        } else if get(items, kfile).is_some() && get(items, kname).is_some() {
-            Ok(Some(Value::Folded(TAG_FRAME, self.frame(arena, items))))
+        } else if f.is_frame() {
+            Ok(Some(Value::Folded(TAG_FRAME, self.frame_of(arena, &f))))
         } else {
             Ok(None)
         }
