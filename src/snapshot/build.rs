@@ -413,18 +413,16 @@ fn to_json(arena: &Arena, v: Value, budget: &mut usize, depth: usize) -> Option<
 fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<Vec<u32>>) -> Vec<Range<usize>> {
     let mut out = Vec::with_capacity(lists.len());
     for list in lists {
-        let contiguous = list.first().is_some_and(|&s| {
-            list.iter()
-                .enumerate()
-                .all(|(k, &i)| i as usize == s as usize + k)
-        });
-        if contiguous {
-            let s = list[0] as usize;
-            out.push(s..s + list.len());
-        } else if list.is_empty() {
+        if list.is_empty() {
             out.push(0..0);
+        } else if let Some(s) = permuted_range(&list) {
+            // The usual case: the device's entries were folded in stream
+            // order, except the few whose dict held a new frame list (folded
+            // when stored into the list, after the dicts behind them).
+            permute(&mut entries[s..s + list.len()], &list, s);
+            out.push(s..s + list.len());
         } else {
-            // Shared or shuffled entries (never in real files): copy them.
+            // Shared or scattered entries (never in real files): copy them.
             let s = entries.len();
             for i in list {
                 let e = entries[i as usize];
@@ -434,6 +432,46 @@ fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<Vec<u32>>) -> Vec<Range<usiz
         }
     }
     out
+}
+
+/// The start of the index range `list` is a permutation of, if it is one.
+fn permuted_range(list: &[u32]) -> Option<usize> {
+    let lo = *list.iter().min()? as usize;
+    let hi = *list.iter().max()? as usize;
+    if hi - lo + 1 != list.len() {
+        return None;
+    }
+    let mut seen = vec![false; list.len()];
+    for &i in list {
+        if std::mem::replace(&mut seen[i as usize - lo], true) {
+            return None;
+        }
+    }
+    Some(lo)
+}
+
+/// Reorder `a` in place so that `a[k]` becomes the old `a[list[k] - base]`
+/// (`list` is a permutation of `base..base + a.len()`), cycle by cycle.
+fn permute(a: &mut [TraceEntry], list: &[u32], base: usize) {
+    let mut done = vec![false; a.len()];
+    for start in 0..a.len() {
+        if done[start] || list[start] as usize - base == start {
+            done[start] = true;
+            continue;
+        }
+        let first = a[start];
+        let mut j = start;
+        loop {
+            done[j] = true;
+            let src = list[j] as usize - base;
+            if src == start {
+                a[j] = first;
+                break;
+            }
+            a[j] = a[src];
+            j = src;
+        }
+    }
 }
 
 /// Turn a decoded root into a snapshot.
@@ -530,4 +568,49 @@ pub(crate) fn build(
     };
     snap.generation = super::generation::detect(&snap, hints);
     Ok(snap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::model::Action;
+
+    fn entry(size: u64) -> TraceEntry {
+        TraceEntry {
+            addr: 0,
+            size,
+            stream: 0,
+            time_us: 0,
+            stack: 0,
+            action: Action::Alloc,
+        }
+    }
+
+    fn sizes(entries: &[TraceEntry], r: Range<usize>) -> Vec<u64> {
+        entries[r].iter().map(|e| e.size).collect()
+    }
+
+    #[test]
+    fn device_lists_become_ranges_in_list_order() {
+        // Entries 0..6 as folded; device 0 lists 2,0,1 (a dict folded late),
+        // device 1 lists 3,5,4; sizes name the entry index.
+        let mut entries: Vec<TraceEntry> = (0..6).map(entry).collect();
+        let r = ranges(&mut entries, vec![vec![2, 0, 1], vec![3, 5, 4], vec![]]);
+        assert_eq!(r, vec![0..3, 3..6, 0..0]);
+        assert_eq!(sizes(&entries, r[0].clone()), vec![2, 0, 1]);
+        assert_eq!(sizes(&entries, r[1].clone()), vec![3, 5, 4]);
+        assert_eq!(entries.len(), 6, "a permutation is reordered in place");
+    }
+
+    #[test]
+    fn longer_cycles_and_shared_entries() {
+        let mut entries: Vec<TraceEntry> = (0..5).map(entry).collect();
+        let r = ranges(&mut entries, vec![vec![4, 3, 0, 1, 2]]);
+        assert_eq!(sizes(&entries, r[0].clone()), vec![4, 3, 0, 1, 2]);
+        // The same entry twice is not a permutation: copied after the rest.
+        let mut entries: Vec<TraceEntry> = (0..3).map(entry).collect();
+        let r = ranges(&mut entries, vec![vec![1, 1, 2]]);
+        assert_eq!(r[0], 3..6);
+        assert_eq!(sizes(&entries, r[0].clone()), vec![1, 1, 2]);
+    }
 }
