@@ -11,6 +11,7 @@ pub mod commands;
 pub mod compare;
 pub mod input;
 pub mod pickle;
+pub mod prefault;
 pub mod report;
 pub mod snapshot;
 pub mod units;

@@ -19,9 +19,19 @@ pub struct InspectOptions {
 /// Per-action counts of one device, known actions in allocator order
 /// (a map: a hostile trace can hold a thousand distinct actions).
 fn action_counts(snap: &Snapshot, device: u32) -> Vec<(String, u64)> {
+    // Known actions in a flat table (one add per entry), the rest in the map.
+    let mut known = [0u64; Action::KNOWN.len()];
     let mut counts: BTreeMap<Action, u64> = BTreeMap::new();
     for e in snap.trace(device) {
-        *counts.entry(e.action).or_default() += 1;
+        match e.action.known_index() {
+            Some(i) => known[i] += 1,
+            None => *counts.entry(e.action).or_default() += 1,
+        }
+    }
+    for (i, n) in known.into_iter().enumerate() {
+        if n > 0 {
+            counts.insert(Action::KNOWN[i].0, n);
+        }
     }
     counts
         .into_iter()

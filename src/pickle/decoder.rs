@@ -25,6 +25,9 @@ struct Machine<'f, R: Read, F: Folder> {
     opname: &'static str,
 }
 
+/// A growing list's spare room is pre-faulted this many items ahead (1 MB).
+const PREFAULT_ITEMS: usize = 1 << 16;
+
 /// Decode one pickle from `input` up to its first top-level `STOP`.
 pub fn decode<R: Read, F: Folder>(
     input: R,
@@ -191,11 +194,23 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             let kind = self.arena.obj(id).kind();
             return Err(self.invalid(format!("cannot append to a {kind}")));
         }
-        for i in from..self.stack.len() {
-            self.stack[i] = self.place(self.stack[i], Slot::ListItem)?;
+        // Scalars and folded values need no placing (a batch of folded
+        // trace entries is the common case).
+        if self.stack[from..]
+            .iter()
+            .any(|v| matches!(v, Value::Obj(_)))
+        {
+            for i in from..self.stack.len() {
+                self.stack[i] = self.place(self.stack[i], Slot::ListItem)?;
+            }
         }
         if let Obj::List(list) = self.arena.obj_mut(id) {
+            let before = list.len();
             list.extend(self.stack.drain(from..));
+            if before / PREFAULT_ITEMS != list.len() / PREFAULT_ITEMS {
+                let n = list.len();
+                crate::prefault::ahead(list, n, n + PREFAULT_ITEMS);
+            }
         }
         Ok(())
     }

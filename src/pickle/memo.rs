@@ -15,6 +15,9 @@ const FOLDED: u64 = 3;
 const BYTES: u64 = 4;
 const WIDE: u64 = 5;
 
+/// Dense slots are pre-faulted this many ahead (2 MB).
+const PREFAULT_SLOTS: usize = 1 << 18;
+
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
     /// Dense slots for the usual sequential indices…
@@ -91,6 +94,10 @@ impl Memo {
             let p = self.pack(v);
             self.dense.push(p);
             self.len += 1;
+            let n = self.dense.len();
+            if n % PREFAULT_SLOTS == 0 {
+                crate::prefault::ahead(&self.dense, n + PREFAULT_SLOTS, n + 2 * PREFAULT_SLOTS);
+            }
         } else if self.sparse.insert(index, v).is_none() {
             self.len += 1;
         }

@@ -163,6 +163,9 @@ struct Scanned {
 /// memo costs no memory per tiny dict).
 const SCAN_MEMO_MIN_LEN: usize = 16;
 
+/// Trace records are pre-faulted this many ahead (2.5 MB).
+const PREFAULT_ENTRIES: usize = 1 << 16;
+
 /// More distinct unknown trace actions than this is not a snapshot (torch
 /// has a dozen); it also keeps [`Action::Other`]'s index in range.
 pub(crate) const MAX_UNKNOWN_ACTIONS: usize = 1024;
@@ -418,6 +421,14 @@ impl Folder for Collector {
         if f.is_entry() {
             let e = self.entry_of(arena, &f)?;
             self.entries.push(e);
+            let n = self.entries.len();
+            if n % PREFAULT_ENTRIES == 0 {
+                crate::prefault::ahead(
+                    &self.entries,
+                    n + PREFAULT_ENTRIES,
+                    n + 2 * PREFAULT_ENTRIES,
+                );
+            }
             Ok(Some(Value::Folded(
                 TAG_ENTRY,
                 (self.entries.len() - 1) as u32,

@@ -88,6 +88,24 @@ impl Action {
             .find(|(_, n)| *n == name)
             .map(|(a, _)| *a)
     }
+
+    /// Index in [`Action::KNOWN`], `None` for an unknown action.
+    pub fn known_index(self) -> Option<usize> {
+        Some(match self {
+            Action::Alloc => 0,
+            Action::FreeRequested => 1,
+            Action::FreeCompleted => 2,
+            Action::SegmentAlloc => 3,
+            Action::SegmentFree => 4,
+            Action::SegmentMap => 5,
+            Action::SegmentUnmap => 6,
+            Action::Snapshot => 7,
+            Action::Oom => 8,
+            Action::Annotate => 9,
+            Action::WorkspaceSnapshot => 10,
+            Action::Other(_) => return None,
+        })
+    }
 }
 
 /// Sentinel for "no `time_us`" (NPU, torch ≤ 2.1).

@@ -50,3 +50,11 @@ fn a_top_level_number_is_not_a_snapshot() {
     let e = load_json("[1, 2, 3]").unwrap_err();
     assert!(e.message.contains("segments[0]"), "{e}");
 }
+
+#[test]
+fn known_index_is_the_position_in_known() {
+    for (i, (a, _)) in Action::KNOWN.iter().enumerate() {
+        assert_eq!(a.known_index(), Some(i), "{a:?}");
+    }
+    assert_eq!(Action::Other(3).known_index(), None);
+}
