@@ -30,9 +30,12 @@ mod imp {
 
     const PAGE: usize = 4096;
 
-    static HELPER: OnceLock<Option<Mutex<SyncSender<(usize, usize)>>>> = OnceLock::new();
+    /// Where the helper thread takes (start, length) requests.
+    type Queue = Mutex<SyncSender<(usize, usize)>>;
 
-    fn helper() -> Option<&'static Mutex<SyncSender<(usize, usize)>>> {
+    static HELPER: OnceLock<Option<Queue>> = OnceLock::new();
+
+    fn helper() -> Option<&'static Queue> {
         HELPER
             .get_or_init(|| {
                 let (tx, rx) = sync_channel::<(usize, usize)>(64);

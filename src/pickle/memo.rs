@@ -95,7 +95,7 @@ impl Memo {
             self.dense.push(p);
             self.len += 1;
             let n = self.dense.len();
-            if n % PREFAULT_SLOTS == 0 {
+            if n.is_multiple_of(PREFAULT_SLOTS) {
                 crate::prefault::ahead(&self.dense, n + PREFAULT_SLOTS, n + 2 * PREFAULT_SLOTS);
             }
         } else if self.sparse.insert(index, v).is_none() {

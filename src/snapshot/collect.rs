@@ -422,7 +422,7 @@ impl Folder for Collector {
             let e = self.entry_of(arena, &f)?;
             self.entries.push(e);
             let n = self.entries.len();
-            if n % PREFAULT_ENTRIES == 0 {
+            if n.is_multiple_of(PREFAULT_ENTRIES) {
                 crate::prefault::ahead(
                     &self.entries,
                     n + PREFAULT_ENTRIES,
