@@ -34,6 +34,10 @@ struct Builder<'a> {
 /// Layout features seen while building, for the torch generation guess.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Hints {
+    /// Trace records with these actions or a `time_us` were collected.
+    pub workspace_snapshot: bool,
+    pub annotate: bool,
+    pub timed: bool,
     pub host: bool,
     pub history: bool,
     pub block_address: bool,
@@ -318,10 +322,23 @@ impl Builder<'_> {
         })
     }
 
-    fn trace_list(&mut self, v: Value, d: usize) -> Result<Vec<u32>, String> {
+    fn trace_list(&mut self, v: Value, d: usize) -> Result<TraceList, String> {
         let what = format!("device_traces[{d}]");
         self.once(v, &what)?;
         let n = self.list_len(v, &what)?;
+        if n > 0 {
+            // The usual case, checked without copying: entries folded in
+            // stream order, so the list is one run of record indices.
+            let items = self.arena.seq(v).expect("checked to be a list");
+            if let Value::Folded(TAG_ENTRY, first) = items[0] {
+                let run = items.iter().enumerate().all(|(k, item)| {
+                    *item == Value::Folded(TAG_ENTRY, first.wrapping_add(k as u32))
+                });
+                if run {
+                    return Ok(TraceList::Run(first as usize..first as usize + n));
+                }
+            }
+        }
         let mut out = Vec::with_capacity(n);
         for k in 0..n {
             let item = self.arena.seq(v).expect("checked to be a list")[k];
@@ -348,7 +365,7 @@ impl Builder<'_> {
                 }
             }
         }
-        Ok(out)
+        Ok(TraceList::Items(out))
     }
 
     fn settings(&self, v: Value) -> Option<serde_json::Value> {
@@ -409,16 +426,31 @@ fn to_json(arena: &Arena, v: Value, budget: &mut usize, depth: usize) -> Option<
     })
 }
 
+/// One device's trace list: record indices.
+enum TraceList {
+    /// A run of consecutive records (the usual case).
+    Run(Range<usize>),
+    /// Anything else, item by item.
+    Items(Vec<u32>),
+}
+
 /// Put each device's entries in one contiguous range of `entries`.
-fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<Vec<u32>>) -> Vec<Range<usize>> {
+fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<TraceList>) -> Vec<Range<usize>> {
     let mut out = Vec::with_capacity(lists.len());
     for list in lists {
+        let list = match list {
+            TraceList::Run(r) => {
+                out.push(r);
+                continue;
+            }
+            TraceList::Items(list) => list,
+        };
         if list.is_empty() {
             out.push(0..0);
         } else if let Some(s) = permuted_range(&list) {
-            // The usual case: the device's entries were folded in stream
-            // order, except the few whose dict held a new frame list (folded
-            // when stored into the list, after the dicts behind them).
+            // The entries were folded in stream order, except the few whose
+            // dict held a new frame list (folded when stored into the list,
+            // after the dicts behind them).
             permute(&mut entries[s..s + list.len()], &list, s);
             out.push(s..s + list.len());
         } else {
@@ -539,6 +571,9 @@ pub(crate) fn build(
     };
     b.hints.host =
         b.field(&top, "host_segments").is_some() || b.field(&top, "host_traces").is_some();
+    b.hints.workspace_snapshot = b.c.seen.workspace_snapshot;
+    b.hints.annotate = b.c.seen.annotate;
+    b.hints.timed = b.c.seen.timed;
     let hints = b.hints;
     let mut warnings = std::mem::take(&mut b.warnings);
     let traces = ranges(&mut c.entries, lists);
@@ -586,6 +621,10 @@ mod tests {
         }
     }
 
+    fn items(lists: Vec<Vec<u32>>) -> Vec<TraceList> {
+        lists.into_iter().map(TraceList::Items).collect()
+    }
+
     fn sizes(entries: &[TraceEntry], r: Range<usize>) -> Vec<u64> {
         entries[r].iter().map(|e| e.size).collect()
     }
@@ -595,7 +634,10 @@ mod tests {
         // Entries 0..6 as folded; device 0 lists 2,0,1 (a dict folded late),
         // device 1 lists 3,5,4; sizes name the entry index.
         let mut entries: Vec<TraceEntry> = (0..6).map(entry).collect();
-        let r = ranges(&mut entries, vec![vec![2, 0, 1], vec![3, 5, 4], vec![]]);
+        let r = ranges(
+            &mut entries,
+            items(vec![vec![2, 0, 1], vec![3, 5, 4], vec![]]),
+        );
         assert_eq!(r, vec![0..3, 3..6, 0..0]);
         assert_eq!(sizes(&entries, r[0].clone()), vec![2, 0, 1]);
         assert_eq!(sizes(&entries, r[1].clone()), vec![3, 5, 4]);
@@ -605,11 +647,11 @@ mod tests {
     #[test]
     fn longer_cycles_and_shared_entries() {
         let mut entries: Vec<TraceEntry> = (0..5).map(entry).collect();
-        let r = ranges(&mut entries, vec![vec![4, 3, 0, 1, 2]]);
+        let r = ranges(&mut entries, items(vec![vec![4, 3, 0, 1, 2]]));
         assert_eq!(sizes(&entries, r[0].clone()), vec![4, 3, 0, 1, 2]);
         // The same entry twice is not a permutation: copied after the rest.
         let mut entries: Vec<TraceEntry> = (0..3).map(entry).collect();
-        let r = ranges(&mut entries, vec![vec![1, 1, 2]]);
+        let r = ranges(&mut entries, items(vec![vec![1, 1, 2]]));
         assert_eq!(r[0], 3..6);
         assert_eq!(sizes(&entries, r[0].clone()), vec![1, 1, 2]);
     }

@@ -139,6 +139,8 @@ pub(crate) struct Collector {
     pub stack_frames: Vec<FrameId>,
     pub stack_spans: Vec<Range<u32>>,
     pub entries: Vec<TraceEntry>,
+    /// What the records collected so far contain (for the generation guess).
+    pub seen: Seen,
     pub unknown_actions: Vec<String>,
     /// Action strings seen so far, by interned id (at most a dozen known
     /// plus `MAX_UNKNOWN_ACTIONS`).
@@ -149,6 +151,14 @@ pub(crate) struct Collector {
     /// and rescanning all its keys each time would be quadratic. Dicts only
     /// grow, so only the keys added since are looked at.
     kept: HashMap<ObjId, Scanned>,
+}
+
+/// Features of the collected trace records.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Seen {
+    pub workspace_snapshot: bool,
+    pub annotate: bool,
+    pub timed: bool,
 }
 
 /// How much of a kept dict was looked at, and which frame keys it had.
@@ -359,6 +369,9 @@ impl Collector {
             },
             None => NO_TIME,
         };
+        self.seen.timed |= time_us != NO_TIME;
+        self.seen.workspace_snapshot |= action == Action::WorkspaceSnapshot;
+        self.seen.annotate |= action == Action::Annotate;
         let stack = match f.get(F_FRAMES) {
             Some(Value::Folded(TAG_STACK, id)) => id,
             Some(v) => self.stack(arena, v)?,

@@ -2,19 +2,14 @@
 //! and actions its layout has. Shown in `inspect` and summary provenance.
 
 use super::build::Hints;
-use super::model::{Action, Shape, Snapshot};
+use super::model::{Shape, Snapshot};
 
 pub(crate) fn detect(snap: &Snapshot, hints: Hints) -> String {
     if snap.shape == Shape::List {
         return "torch 1.13 / memory_snapshot() list of segments".into();
     }
-    // One pass over the entries (a 2M-entry trace is 80 MB of records).
-    let (mut npu, mut annotate, mut timed) = (false, false, false);
-    for e in &snap.entries {
-        npu |= e.action == Action::WorkspaceSnapshot;
-        annotate |= e.action == Action::Annotate;
-        timed |= e.time().is_some();
-    }
+    // Noted while the records were collected: no pass over 80 MB of them.
+    let (npu, annotate, timed) = (hints.workspace_snapshot, hints.annotate, hints.timed);
     let version = if hints.host || annotate {
         "torch 2.14+"
     } else if snap.external_annotations > 0 {
