@@ -130,7 +130,16 @@ fn value<E: Env>(
             if n > 8 {
                 return None;
             }
-            (Value::Int(long_to_i64(w.get(at + 2..at + 2 + n)?)), 2 + n)
+            let v = match w.get(at + 2..at + 10) {
+                // Eight bytes at hand: one load, no copy loop.
+                Some(b) if n > 0 => {
+                    let raw = u64::from_le_bytes(b.try_into().ok()?);
+                    let shift = 64 - 8 * n as u32;
+                    ((raw << shift) as i64) >> shift
+                }
+                _ => long_to_i64(w.get(at + 2..at + 2 + n)?),
+            };
+            (Value::Int(v), 2 + n)
         }
         op::NEWTRUE => (Value::Bool(true), 1),
         op::NEWFALSE => (Value::Bool(false), 1),
@@ -196,6 +205,28 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
 mod tests {
     use super::long_to_i64;
     use crate::pickle::decoder::long_to_i128;
+
+    #[test]
+    fn long1_in_a_flat_dict_reads_every_width_and_sign() {
+        use crate::pickle::{decode, KeepAll, Value};
+        // {'k': LONG1 n bytes} for widths 0..=8, values at both signs,
+        // each followed by bytes that must not leak into the value.
+        for n in 0..=8usize {
+            for fill in [0x00u8, 0x7f, 0x80, 0xff, 0x5a] {
+                let mut arg = vec![fill; n];
+                if n > 0 {
+                    arg[0] = 0x11;
+                }
+                let mut p = vec![0x80, 4, b'}', b'(', 0x8c, 1, b'k', 0x8a, n as u8];
+                p.extend_from_slice(&arg);
+                p.extend_from_slice(b"u.");
+                let d = decode(&p[..], Some(p.len() as u64), &mut KeepAll).unwrap();
+                let items = d.arena.dict(d.root).unwrap();
+                let want = long_to_i128(&arg).unwrap();
+                assert_eq!(items[0].1, Value::Int(want as i64), "{arg:?}");
+            }
+        }
+    }
 
     #[test]
     fn short_longs_agree_with_the_general_conversion() {

@@ -34,7 +34,16 @@ pub(crate) struct Memo {
 #[inline(always)]
 fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
     let payload = (p >> 32) as u32;
-    match p & 0xff {
+    // Branches for the two kinds a snapshot reads all the time (keys and
+    // folded frame lists), rather than a jump table.
+    let tag = p & 0xff;
+    if tag == STR {
+        return Some(Value::Str(payload));
+    }
+    if tag == FOLDED {
+        return Some(Value::Folded((p >> 8) as u8, payload));
+    }
+    match tag {
         STR => Some(Value::Str(payload)),
         OBJ => Some(Value::Obj(payload)),
         FOLDED => Some(Value::Folded((p >> 8) as u8, payload)),
