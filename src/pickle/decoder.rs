@@ -128,6 +128,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         self.stack.push(Value::Obj(id));
     }
 
+    #[inline]
     fn memo_put(&mut self, index: u32, v: Value) {
         self.arena.note_memo(v, index);
         self.memo.put(index, v);
@@ -616,23 +617,14 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         if !flat::parse(w, memo_len, &mut env, fd) {
             return Ok(false);
         }
-        // Commit: the memo stores in stream order, exactly as the opcodes
-        // would have made them (the dict's own slot first, filled at the end).
+        // Commit. The folder sees the items first (it never reads the
+        // memo), then the memo stores are made in stream order, the dict's
+        // own slot first, exactly as the opcodes would have made them.
         let fd = std::mem::take(&mut self.flat);
-        let dict_at = self.at;
-        if let Some(i) = fd.dict_memo {
-            // A placeholder: no read of this slot happens before it is
-            // overwritten below (the run declines such reads).
-            self.memo_put(i, Value::Folded(0, 0));
-        }
-        for &(i, v) in &fd.stores {
-            self.memo_put(i, v);
-        }
+        self.at += fd.len as u64;
         self.input.advance(fd.len);
-        self.at = dict_at + fd.len as u64;
         self.opname = "SETITEMS";
-        let folded = self.folder.fold_flat(&mut self.arena, &fd.items);
-        let folded = match folded {
+        let folded = match self.folder.fold_flat(&mut self.arena, &fd.items) {
             Ok(f) => f,
             Err(message) => {
                 self.flat = fd;
@@ -653,6 +645,9 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         };
         if let Some(i) = fd.dict_memo {
             self.memo_put(i, v);
+        }
+        for &(i, s) in &fd.stores {
+            self.memo_put(i, s);
         }
         self.flat = fd;
         self.stack.push(v);

@@ -53,6 +53,18 @@ fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
     }
 }
 
+/// The packed form of a value that packs without the side table.
+#[inline(always)]
+fn pack_inline(v: Value) -> Option<u64> {
+    Some(match v {
+        Value::Str(s) => STR | (s as u64) << 32,
+        Value::Obj(id) => OBJ | (id as u64) << 32,
+        Value::Folded(tag, id) => FOLDED | (tag as u64) << 8 | (id as u64) << 32,
+        Value::Bytes(b) => BYTES | (b as u64) << 32,
+        _ => return None,
+    })
+}
+
 impl Memo {
     /// Room for `slots` dense slots (pages are touched only as they fill).
     pub fn with_capacity(slots: usize) -> Memo {
@@ -78,19 +90,37 @@ impl Memo {
     }
 
     fn pack(&mut self, v: Value) -> u64 {
-        match v {
-            Value::Str(s) => STR | (s as u64) << 32,
-            Value::Obj(id) => OBJ | (id as u64) << 32,
-            Value::Folded(tag, id) => FOLDED | (tag as u64) << 8 | (id as u64) << 32,
-            Value::Bytes(b) => BYTES | (b as u64) << 32,
-            other => {
-                self.wide.push(other);
-                WIDE | ((self.wide.len() - 1) as u64) << 32
+        pack_inline(v).unwrap_or_else(|| {
+            self.wide.push(v);
+            WIDE | ((self.wide.len() - 1) as u64) << 32
+        })
+    }
+
+    /// Store `v` in slot `index`.
+    #[inline]
+    pub fn put(&mut self, index: u32, v: Value) {
+        // The usual case: the next slot, a string or a container.
+        if index as usize == self.dense.len() && self.sparse.is_empty() {
+            if let Some(p) = pack_inline(v) {
+                self.push(p);
+                return;
             }
+        }
+        self.put_any(index, v);
+    }
+
+    #[inline]
+    fn push(&mut self, p: u64) {
+        self.dense.push(p);
+        self.len += 1;
+        let n = self.dense.len();
+        if n.is_multiple_of(PREFAULT_SLOTS) {
+            crate::prefault::ahead(&self.dense, n + PREFAULT_SLOTS, n + 2 * PREFAULT_SLOTS);
         }
     }
 
-    pub fn put(&mut self, index: u32, v: Value) {
+    #[inline(never)]
+    fn put_any(&mut self, index: u32, v: Value) {
         let i = index as usize;
         if i < self.dense.len() {
             if self.dense[i] == UNSET {
@@ -101,12 +131,7 @@ impl Memo {
             && (self.sparse.is_empty() || !self.sparse.contains_key(&index))
         {
             let p = self.pack(v);
-            self.dense.push(p);
-            self.len += 1;
-            let n = self.dense.len();
-            if n.is_multiple_of(PREFAULT_SLOTS) {
-                crate::prefault::ahead(&self.dense, n + PREFAULT_SLOTS, n + 2 * PREFAULT_SLOTS);
-            }
+            self.push(p);
         } else if self.sparse.insert(index, v).is_none() {
             self.len += 1;
         }

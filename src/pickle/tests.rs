@@ -211,3 +211,16 @@ fn a_binput_overwriting_a_slot_read_later_in_the_same_dict_wins() {
     assert_eq!(str_of(&d, items[0].0), "a");
     assert_eq!(str_of(&d, items[0].1), "a");
 }
+
+#[test]
+fn a_string_stored_over_its_own_dicts_memo_slot_wins() {
+    // Hand-written (protocol 2): the dict is BINPUT to slot 0, then its key
+    // is BINPUT to slot 0 too; a later BINGET 0 reads the key, as in Python
+    // ([{'a': 1}, 'a']). The flat-dict fast path takes this dict.
+    let d = dec(&hex("8002287d7100288c016171004b017568006c2e")).unwrap();
+    let list = d.arena.seq(d.root).unwrap().to_vec();
+    let items = d.arena.dict(list[0]).unwrap().to_vec();
+    assert_eq!(str_of(&d, items[0].0), "a");
+    assert_eq!(items[0].1, Value::Int(1));
+    assert_eq!(str_of(&d, list[1]), "a");
+}
