@@ -706,6 +706,9 @@ pub fn place<F: Folder + ?Sized>(
 /// Intern a string's bytes; lone surrogates (pickle's surrogatepass) and
 /// other invalid UTF-8 are kept readable rather than refused.
 fn intern_utf8(arena: &mut Arena, bytes: &[u8]) -> super::StrId {
+    if let Some(id) = arena.strings.last_if(bytes) {
+        return id;
+    }
     match std::str::from_utf8(bytes) {
         Ok(s) => arena.strings.intern(s),
         Err(_) => arena.strings.intern(&String::from_utf8_lossy(bytes)),

@@ -82,6 +82,15 @@ impl Interner {
         id
     }
 
+    /// The id returned last, if `bytes` are that string's bytes (checked
+    /// before any UTF-8 validation or hashing: a placeholder written in
+    /// every trace entry costs one short compare).
+    #[inline]
+    pub fn last_if(&self, bytes: &[u8]) -> Option<StrId> {
+        let last = self.list.get(self.last as usize)?;
+        (last.as_bytes() == bytes).then_some(self.last)
+    }
+
     pub fn resolve(&self, id: StrId) -> &str {
         &self.list[id as usize]
     }

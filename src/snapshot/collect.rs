@@ -327,6 +327,7 @@ impl Collector {
     }
 
     /// This runs once per trace entry: plain values take the short way.
+    #[inline]
     fn entry_of(&mut self, arena: &mut Arena, f: &Fields) -> Result<TraceEntry, String> {
         let action = match f.get(F_ACTION).map(|v| arena.resolve(v)) {
             Some(Value::Str(s)) => match self.action_ids.iter().find(|(id, _)| *id == s) {
