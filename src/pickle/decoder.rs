@@ -128,7 +128,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         self.stack.push(Value::Obj(id));
     }
 
-    #[inline]
+    #[inline(always)]
     fn memo_put(&mut self, index: u32, v: Value) {
         self.arena.note_memo(v, index);
         self.memo.put(index, v);
@@ -672,6 +672,11 @@ impl flat::Env for FlatEnv<'_> {
     #[inline(always)]
     fn memo(&self, index: u32) -> Option<Value> {
         self.memo.get(index)
+    }
+
+    #[inline(always)]
+    fn memo_str(&self, index: u32) -> Option<super::StrId> {
+        self.memo.get_str(index)
     }
 
     #[inline(always)]

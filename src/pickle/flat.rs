@@ -20,6 +20,8 @@ const MAX_ITEMS: usize = 64;
 pub(crate) trait Env {
     /// The memo slot `index`, if filled.
     fn memo(&self, index: u32) -> Option<Value>;
+    /// The memo slot `index` if it holds a string (a fast first try).
+    fn memo_str(&self, index: u32) -> Option<StrId>;
     /// Intern a new string (harmless if the run later declines).
     fn intern(&mut self, bytes: &[u8]) -> StrId;
 }
@@ -100,9 +102,15 @@ fn value<E: Env>(
             } else {
                 (u32_at(w, at + 1)?, 5)
             };
-            match env.memo(index) {
-                Some(v) if !matches!(v, Value::Obj(_)) && !written(out, index) => (v, len),
-                _ => return None,
+            if written(out, index) {
+                return None;
+            }
+            match env.memo_str(index) {
+                Some(id) => (Value::Str(id), len),
+                None => match env.memo(index) {
+                    Some(v) if !matches!(v, Value::Obj(_)) => (v, len),
+                    _ => return None,
+                },
             }
         }
         op::SHORT_BINUNICODE | op::BINUNICODE => {

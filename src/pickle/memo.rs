@@ -34,15 +34,7 @@ pub(crate) struct Memo {
 #[inline(always)]
 fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
     let payload = (p >> 32) as u32;
-    // Branches for the two kinds a snapshot reads all the time (keys and
-    // folded frame lists), rather than a jump table.
     let tag = p & 0xff;
-    if tag == STR {
-        return Some(Value::Str(payload));
-    }
-    if tag == FOLDED {
-        return Some(Value::Folded((p >> 8) as u8, payload));
-    }
     match tag {
         STR => Some(Value::Str(payload)),
         OBJ => Some(Value::Obj(payload)),
@@ -78,6 +70,15 @@ impl Memo {
     #[inline]
     pub fn len(&self) -> u32 {
         self.len
+    }
+
+    /// Slot `index` if it holds a string (the keys a snapshot reads all
+    /// the time): one compare, so the common case never goes through the
+    /// jump over every kind in [`Memo::get`].
+    #[inline(always)]
+    pub fn get_str(&self, index: u32) -> Option<u32> {
+        let p = *self.dense.get(index as usize)?;
+        (p & 0xff == STR).then_some((p >> 32) as u32)
     }
 
     #[inline(always)]

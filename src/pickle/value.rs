@@ -174,6 +174,7 @@ impl Arena {
     }
 
     /// `v` was stored in the memo under `index`.
+    #[inline]
     pub(crate) fn note_memo(&mut self, v: Value, index: u32) {
         if let Value::Obj(id) = v {
             let m = &mut self.meta[id as usize];
