@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use memgate::pickle::{decode, KeepAll};
+use memgate::pickle::{decode, decode_checked, Decoded, KeepAll, Value};
 use proptest::prelude::*;
 
 /// Opcodes with well-formed arguments, and the snapshot keys, so random
@@ -78,6 +78,50 @@ fn token() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// One `EMPTY_DICT [memo] MARK (key value)* SETITEMS` run, its items drawn
+/// from strings (memoized or not), memo reads and stores, and scalars.
+fn flat_dict() -> impl Strategy<Value = Vec<u8>> {
+    const ITEMS: &[&[u8]] = &[
+        b"\x8c\x01a",
+        b"\x8c\x01b\x94",
+        b"\x8c\x01c\x94",
+        b"\x8c\x00\x94",
+        b"h\x00",
+        b"h\x01",
+        b"h\x02",
+        b"h\x03",
+        b"h\x05",
+        b"j\x04\x00\x00\x00",
+        b"\x8c\x01d\x94h\x04",
+        b"\x8c\x01eq\x01",
+        b"\x8c\x01fq\x00",
+        b"\x8c\x01gq\x30",
+        b"\x8c\x01h\x94q\x31",
+        b"h\x30",
+        b"\x8c\x01iq\x30",
+        b"h\x06",
+        b"h\x08",
+        b"K\x07",
+        b"\x8a\x03\x01\x02\x83",
+        b"N",
+        b"\x88",
+    ];
+    (
+        prop::sample::select(vec![&b""[..], b"\x94", b"q\x02", b"q\x00"]),
+        prop::collection::vec(prop::sample::select(ITEMS.to_vec()), 0..12),
+    )
+        .prop_map(|(memo, items)| {
+            let mut d = vec![b'}'];
+            d.extend_from_slice(memo);
+            d.push(b'(');
+            for i in items {
+                d.extend_from_slice(i);
+            }
+            d.push(b'u');
+            d
+        })
+}
+
 fn seed_files() -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     [
@@ -137,9 +181,40 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
     }
 }
 
+/// The fast path and the general machine agree on `bytes`: the same error,
+/// or the same value and the same final memo.
+fn same_as_general(bytes: &[u8]) {
+    let len = Some(bytes.len() as u64);
+    let fast = decode_checked(bytes, len, &mut KeepAll, true);
+    let general = decode_checked(bytes, len, &mut KeepAll, false);
+    match (fast, general) {
+        (Ok((a, ma)), Ok((b, mb))) => {
+            let render = |d: &Decoded, v: Value| d.arena.render(v, &mut 20_000);
+            assert_eq!(
+                render(&a, a.root),
+                render(&b, b.root),
+                "the decoded values differ"
+            );
+            assert_eq!(a.stop_offset, b.stop_offset);
+            let memo = |d: &Decoded, m: &[(u32, Value)]| {
+                m.iter()
+                    .map(|&(i, v)| format!("{i}={}", render(d, v)))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(memo(&a, &ma), memo(&b, &mb), "the final memos differ");
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        (a, b) => panic!(
+            "one decode failed: fast {:?}, general {:?}",
+            a.err(),
+            b.err()
+        ),
+    }
+}
+
 /// Both entry points on `bytes`: no panic, and one-line errors naming the file.
 fn check(bytes: &[u8]) {
-    let _ = decode(bytes, Some(bytes.len() as u64), &mut KeepAll);
+    same_as_general(bytes);
     let _ = decode(bytes, None, &mut KeepAll);
     if let Err(e) = memgate::snapshot::load_bytes(Path::new("mutant.pickle"), bytes) {
         let e = e.to_string();
@@ -168,6 +243,33 @@ proptest! {
     }
 
     #[test]
+    fn dicts_of_memo_references_decode_as_the_general_machine_does(
+        dicts in prop::collection::vec(flat_dict(), 1..24),
+    ) {
+        // A list of flat dicts whose keys and values are memo stores and
+        // reads of each other's slots: the fast path's memo numbering must
+        // match the general machine's exactly.
+        let mut bytes: Vec<u8> = vec![0x80, 4, b']', 0x94, b'('];
+        for d in &dicts {
+            bytes.extend_from_slice(d);
+        }
+        bytes.extend_from_slice(b"e.");
+        same_as_general(&bytes);
+        // Protocol 2 style: the same with every MEMOIZE as an explicit BINPUT.
+        let mut explicit = Vec::new();
+        let mut next = 0u8;
+        for &b in &bytes {
+            if b == 0x94 {
+                explicit.extend_from_slice(&[b'q', next]);
+                next = next.wrapping_add(1);
+            } else {
+                explicit.push(b);
+            }
+        }
+        same_as_general(&explicit);
+    }
+
+    #[test]
     fn mutated_valid_snapshots_never_panic(
         seed in 0usize..5,
         mutations in prop::collection::vec(mutation(), 1..8),
@@ -179,6 +281,15 @@ proptest! {
         }
         check(&bytes);
     }
+}
+
+#[test]
+fn a_slot_stored_twice_in_one_dict_is_counted_once() {
+    // Two keys BINPUT to slot 48, then a memoized key: Python's memo
+    // holds 48 once, so the MEMOIZE takes index 3, not 4.
+    let mut b: Vec<u8> = vec![0x80, 4, b']', 0x94, b'(', b'}', 0x94, b'('];
+    b.extend_from_slice(b"\x8c\x01gq\x30K\x01\x8c\x01iq\x30K\x02\x8c\x01k\x94K\x03ue.");
+    same_as_general(&b);
 }
 
 #[test]

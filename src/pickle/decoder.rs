@@ -11,6 +11,8 @@ use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
 use super::{DecodeError, Decoded, Folder, Slot};
 
 struct Machine<'f, R: Read, F: Folder> {
+    /// Whether the flat-dict fast path is taken.
+    fast: bool,
     input: Reader<R>,
     arena: Arena,
     stack: Vec<Value>,
@@ -34,7 +36,33 @@ pub fn decode<R: Read, F: Folder>(
     len: Option<u64>,
     folder: &mut F,
 ) -> Result<Decoded, DecodeError> {
+    decode_with(input, len, folder, true, None)
+}
+
+/// [`decode`] with the flat-dict fast path on or off (off: every opcode
+/// through the general machine), also returning the final memo. For tests
+/// and fuzzing, which check that both ways agree.
+#[doc(hidden)]
+pub fn decode_checked<R: Read, F: Folder>(
+    input: R,
+    len: Option<u64>,
+    folder: &mut F,
+    fast: bool,
+) -> Result<(Decoded, Vec<(u32, Value)>), DecodeError> {
+    let mut memo = Vec::new();
+    let d = decode_with(input, len, folder, fast, Some(&mut memo))?;
+    Ok((d, memo))
+}
+
+fn decode_with<R: Read, F: Folder>(
+    input: R,
+    len: Option<u64>,
+    folder: &mut F,
+    fast: bool,
+    memo_out: Option<&mut Vec<(u32, Value)>>,
+) -> Result<Decoded, DecodeError> {
     let mut m = Machine {
+        fast,
         input: Reader::new(input, len),
         arena: Arena::default(),
         stack: Vec::new(),
@@ -50,6 +78,9 @@ pub fn decode<R: Read, F: Folder>(
     };
     m.folder.prepare(&mut m.arena);
     let root = m.run()?;
+    if let Some(out) = memo_out {
+        *out = m.memo.dump();
+    }
     let end = m.input.offset();
     Ok(Decoded {
         root,
@@ -307,7 +338,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     .pop()
                     .map_err(|_| self.invalid("STOP with an empty stack"));
             }
-            if code == op::EMPTY_DICT && self.flat_dict()? {
+            if code == op::EMPTY_DICT && self.fast && self.flat_dict()? {
                 continue;
             }
             self.step(code).map_err(|e| match e {

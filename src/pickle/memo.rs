@@ -138,6 +138,16 @@ impl Memo {
         }
     }
 
+    /// Every filled slot, by index (for tests comparing decodes).
+    pub fn dump(&self) -> Vec<(u32, Value)> {
+        let mut out: Vec<(u32, Value)> = (0..self.dense.len() as u32)
+            .filter_map(|i| Some((i, self.get(i)?)))
+            .collect();
+        out.extend(self.sparse.iter().map(|(&i, &v)| (i, v)));
+        out.sort_by_key(|&(i, _)| i);
+        out
+    }
+
     /// Slot `index` now holds `new` where it held `old`.
     pub fn patch(&mut self, index: u32, old: Value, new: Value) {
         if self.get(index) == Some(old) {

@@ -9,7 +9,7 @@ mod opcodes;
 mod reader;
 mod value;
 
-pub use decoder::{decode, place};
+pub use decoder::{decode, decode_checked, place};
 pub use value::{Arena, Interner, Obj, ObjId, StrId, Value};
 
 use thiserror::Error;

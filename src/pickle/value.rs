@@ -253,6 +253,50 @@ impl Arena {
         }
     }
 
+    /// A canonical text form of a value (containers expanded, at most
+    /// `budget` nodes and 32 levels deep): two decodes of the same bytes
+    /// must render alike.
+    #[doc(hidden)]
+    pub fn render(&self, v: Value, budget: &mut usize) -> String {
+        self.render_at(v, budget, 0)
+    }
+
+    fn render_at(&self, v: Value, budget: &mut usize, depth: usize) -> String {
+        if *budget == 0 || depth > 32 {
+            return "…".into();
+        }
+        *budget -= 1;
+        let many = |items: &[Value], budget: &mut usize| {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|&i| self.render_at(i, budget, depth + 1))
+                .collect();
+            parts.join(", ")
+        };
+        match v {
+            Value::Str(s) => format!("{:?}", self.str(s)),
+            Value::BigInt(i) => self.bigs[i as usize].to_string(),
+            Value::Bytes(b) => format!("b{:?}", self.bytes[b as usize]),
+            Value::Obj(id) => match self.obj(id) {
+                Obj::List(items) => format!("[{}]", many(items, budget)),
+                Obj::Tuple(items) => format!("({})", many(items, budget)),
+                Obj::Set(items) => format!("{{{}}}", many(items, budget)),
+                Obj::Dict(items) => {
+                    let parts: Vec<String> = items
+                        .iter()
+                        .map(|&(k, v)| {
+                            let k = self.render_at(k, budget, depth + 1);
+                            format!("{k}: {}", self.render_at(v, budget, depth + 1))
+                        })
+                        .collect();
+                    format!("{{{}}}", parts.join(", "))
+                }
+                Obj::Folded(f) => format!("folded {f:?}"),
+            },
+            other => format!("{other:?}"),
+        }
+    }
+
     /// Python's name for the type of a value, for error messages.
     pub fn type_name(&self, v: Value) -> &'static str {
         match self.resolve(v) {
