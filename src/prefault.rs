@@ -77,3 +77,21 @@ mod imp {
 mod imp {
     pub(super) fn request(_start: usize, _len: usize) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ahead;
+
+    #[test]
+    fn hints_change_nothing_and_clip_to_the_capacity() {
+        let mut v: Vec<u64> = Vec::with_capacity(1 << 20);
+        v.extend(0..1000);
+        ahead(&v, 1000, 1 << 22); // past the capacity: clipped
+        ahead(&v, 5, 2); // empty range
+        ahead(&Vec::<()>::new(), 0, 10); // zero-sized items
+        ahead(&Vec::<u8>::new(), 0, 10); // no allocation
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        v.extend(1000..(1 << 20));
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+    }
+}
