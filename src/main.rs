@@ -33,7 +33,8 @@ fn main() -> ExitCode {
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
     for e in &outcome.errors {
-        let _ = writeln!(err, "error: {e}");
+        // One line each, whatever a file name or message holds.
+        let _ = writeln!(err, "error: {}", memgate::snapshot::printable(e));
     }
     ExitCode::from(outcome.status.code())
 }

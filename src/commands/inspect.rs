@@ -86,7 +86,7 @@ pub fn inspect_json(path: &Path, snap: &Snapshot) -> serde_json::Value {
 }
 
 fn inspect_text(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
-    writeln!(out, "{}", v["path"].as_str().unwrap_or(""))?;
+    writeln!(out, "{}", printable(v["path"].as_str().unwrap_or("")))?;
     let proto = match &v["pickle-protocol"] {
         serde_json::Value::Null => "JSON".to_string(),
         p => format!("pickle protocol {p}"),

@@ -6,6 +6,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::analysis::DeviceReport;
+use crate::snapshot::printable;
 use crate::units::Bytes;
 
 use super::analysed::{analyse_all, rules, Analysed};
@@ -134,7 +135,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
             write_json(out, &json!({"schema_version": 1, "snapshots": docs}))
         }
         OutputFormat::Text => batch.done.iter().try_for_each(|a| {
-            writeln!(out, "{}", a.path.display())?;
+            writeln!(out, "{}", printable(&a.path.display().to_string()))?;
             for w in &a.snapshot.warnings {
                 writeln!(out, "  warning: {w}")?;
             }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::analysis::{rules::print_default_rules, timeline, DeviceReport, Timeline};
 use crate::report::html::{self, Section};
+use crate::snapshot::printable;
 use crate::units::Bytes;
 
 use super::analysed::{analyse_all, rules};
@@ -101,7 +102,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
             write_json(out, &json!({"schema_version": 1, "snapshots": docs}))
         }
         OutputFormat::Text => batch.done.iter().try_for_each(|a| {
-            writeln!(out, "{}", a.path.display())?;
+            writeln!(out, "{}", printable(&a.path.display().to_string()))?;
             a.devices.iter().try_for_each(|d| device_text(out, d))
         }),
     };
