@@ -630,7 +630,8 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
     }
 
     /// Try the fast path for a dict of scalars right after `EMPTY_DICT`.
-    /// Returns false (nothing consumed, nothing changed) to decline.
+    /// Returns false to decline: nothing consumed and nothing changed, but
+    /// for strings the run interned (the general path interns them anyway).
     fn flat_dict(&mut self) -> Result<bool, DecodeError> {
         let Machine {
             input,

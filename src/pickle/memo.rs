@@ -8,7 +8,6 @@ use std::collections::HashMap;
 
 use super::value::Value;
 
-const UNSET: u64 = 0;
 const STR: u64 = 1;
 const OBJ: u64 = 2;
 const FOLDED: u64 = 3;
@@ -20,7 +19,8 @@ const PREFAULT_SLOTS: usize = 1 << 18;
 
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
-    /// Dense slots for the usual sequential indices…
+    /// Dense slots for the usual sequential indices (filled in order, so
+    /// without holes)…
     dense: Vec<u64>,
     /// …values that do not pack (ints, floats, None: never written by
     /// Python's pickler, but legal)…
@@ -84,7 +84,7 @@ impl Memo {
     #[inline(always)]
     pub fn get(&self, index: u32) -> Option<Value> {
         match self.dense.get(index as usize) {
-            Some(&p) if p != UNSET => unpack(p, &self.wide),
+            Some(&p) => unpack(p, &self.wide),
             _ if self.sparse.is_empty() => None,
             _ => self.sparse.get(&index).copied(),
         }
@@ -124,9 +124,7 @@ impl Memo {
     fn put_any(&mut self, index: u32, v: Value) {
         let i = index as usize;
         if i < self.dense.len() {
-            if self.dense[i] == UNSET {
-                self.len += 1;
-            }
+            // A filled slot, overwritten: the count stays.
             self.dense[i] = self.pack(v);
         } else if i == self.dense.len()
             && (self.sparse.is_empty() || !self.sparse.contains_key(&index))
