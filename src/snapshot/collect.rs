@@ -44,10 +44,6 @@ pub(crate) struct Keys {
     /// `ids[0]` when the ids are consecutive (interned first, before
     /// anything else): a key's field is then one subtraction away.
     dense_base: Option<StrId>,
-    pub action: StrId,
-    pub frames: StrId,
-    pub filename: StrId,
-    pub name: StrId,
 }
 
 impl Keys {
@@ -60,10 +56,6 @@ impl Keys {
         Keys {
             ids,
             dense_base: dense.then_some(ids[0]),
-            action: ids[F_ACTION],
-            frames: ids[F_FRAMES],
-            filename: ids[F_FILENAME],
-            name: ids[F_NAME],
         }
     }
 
@@ -456,7 +448,8 @@ impl Folder for Collector {
 
     fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String> {
         let k = self.keys(arena);
-        let (kframes, kaction, kfile, kname) = (k.frames, k.action, k.filename, k.name);
+        let [kframes, kaction, kfile, kname] =
+            [F_FRAMES, F_ACTION, F_FILENAME, F_NAME].map(|j| k.ids[j]);
         match (slot, arena.obj(id)) {
             (Slot::DictValue(key), Obj::List(_)) if key == Value::Str(kframes) => {
                 let s = self.stack(arena, Value::Obj(id))?;
