@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use super::flat;
+use super::long::long_to_i128;
 use super::memo::Memo;
 use super::opcodes as op;
 use super::reader::Reader;
@@ -750,28 +751,6 @@ fn intern_utf8(arena: &mut Arena, bytes: &[u8]) -> super::StrId {
         Ok(s) => arena.strings.intern(s),
         Err(_) => arena.strings.intern(&String::from_utf8_lossy(bytes)),
     }
-}
-
-/// Little-endian two's complement of any width, if it fits in `i128`.
-pub(crate) fn long_to_i128(bytes: &[u8]) -> Option<i128> {
-    let Some(&last) = bytes.last() else {
-        return Some(0);
-    };
-    let negative = last & 0x80 != 0;
-    let fill = if negative { 0xff } else { 0x00 };
-    if bytes.len() > 16 {
-        // Wider than i128 is fine as long as the extra bytes are only sign.
-        if bytes[16..].iter().any(|&b| b != fill) {
-            return None;
-        }
-        if (bytes[15] & 0x80 != 0) != negative {
-            return None;
-        }
-    }
-    let mut buf = [fill; 16];
-    let n = bytes.len().min(16);
-    buf[..n].copy_from_slice(&bytes[..n]);
-    Some(i128::from_le_bytes(buf))
 }
 
 /// Protocol 0 `STRING`: a Python-quoted byte string with backslash escapes.

@@ -147,7 +147,7 @@ fn value<E: Env>(
                 }
                 // Fewer than eight bytes left in the window, or none.
                 _ => {
-                    let v = super::decoder::long_to_i128(w.get(at + 2..at + 2 + n)?)?;
+                    let v = super::long::long_to_i128(w.get(at + 2..at + 2 + n)?)?;
                     i64::try_from(v).ok()?
                 }
             };
@@ -206,7 +206,7 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
 
 #[cfg(test)]
 mod tests {
-    use crate::pickle::decoder::long_to_i128;
+    use crate::pickle::long::long_to_i128;
 
     #[test]
     fn long1_in_a_flat_dict_reads_every_width_and_sign() {

@@ -4,6 +4,7 @@
 
 mod decoder;
 mod flat;
+mod long;
 mod memo;
 mod opcodes;
 mod reader;

@@ -8,6 +8,7 @@ use std::ops::Range;
 use crate::pickle::{Arena, Obj, ObjId, Value};
 
 use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK};
+use super::generation::Hints;
 use super::model::{
     Block, BlockState, Device, Format, Segment, Shape, Snapshot, TraceEntry, EMPTY_STACK,
 };
@@ -29,19 +30,6 @@ struct Builder<'a> {
     /// with where: torch never shares them, and expanding a shared one would
     /// let a few bytes of memo references become millions of records.
     seen: HashMap<ObjId, String>,
-}
-
-/// Layout features seen while building, for the torch generation guess.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Hints {
-    /// Trace records with these actions or a `time_us` were collected.
-    pub workspace_snapshot: bool,
-    pub annotate: bool,
-    pub timed: bool,
-    pub host: bool,
-    pub history: bool,
-    pub block_address: bool,
-    pub segment_pool_id: bool,
 }
 
 fn kind_of(arena: &Arena, v: Value) -> &'static str {

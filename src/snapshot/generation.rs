@@ -1,8 +1,20 @@
 //! A guess at which torch (or torch_npu) produced a snapshot, from the keys
 //! and actions its layout has. Shown in `inspect` and summary provenance.
 
-use super::build::Hints;
 use super::model::{Shape, Snapshot};
+
+/// Layout features seen while building, for the torch generation guess.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Hints {
+    /// Trace records with these actions or a `time_us` were collected.
+    pub workspace_snapshot: bool,
+    pub annotate: bool,
+    pub timed: bool,
+    pub host: bool,
+    pub history: bool,
+    pub block_address: bool,
+    pub segment_pool_id: bool,
+}
 
 pub(crate) fn detect(snap: &Snapshot, hints: Hints) -> String {
     if snap.shape == Shape::List {
