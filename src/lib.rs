@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod budget;
 pub mod commands;
 pub mod compare;
+pub mod files;
 pub mod input;
 pub mod pickle;
 pub mod prefault;

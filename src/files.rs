@@ -1,0 +1,208 @@
+//! How memgate touches the file system where a user's files are at stake:
+//! inputs are opened without blocking and refused unless they are regular
+//! files (a FIFO, socket or device would hang or never end), small inputs
+//! are read under a size cap, and every file memgate replaces (goldens,
+//! reports) is written to a temporary file beside it and renamed over it, so
+//! a full disk or a kill mid-write leaves the old file whole.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// Largest budget, rules or summary file read (they are a few KiB; a
+/// summary of 64 devices with 50 sites each is under 1 MiB).
+pub const TEXT_CAP: u64 = 16 << 20;
+
+/// Why a file could not be opened, read or written.
+#[derive(Debug, Error)]
+pub enum FileError {
+    #[error("no such file")]
+    NotFound,
+    #[error("is a directory, not a file")]
+    Directory,
+    #[error("is a {0}, not a regular file")]
+    NotRegular(&'static str),
+    #[error("is larger than the {} MiB a {what} may be", cap >> 20)]
+    TooLarge { what: &'static str, cap: u64 },
+    #[error("cannot be read: {0}")]
+    Read(std::io::Error),
+    #[error("cannot be written: {0}")]
+    Write(std::io::Error),
+}
+
+fn kind_name(t: std::fs::FileType) -> &'static str {
+    if t.is_fifo() {
+        "FIFO (named pipe)"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+fn open_error(e: std::io::Error) -> FileError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => FileError::NotFound,
+        _ => FileError::Read(e),
+    }
+}
+
+/// Open a file for reading, refusing anything but a regular file. The open
+/// itself never blocks: `O_NONBLOCK` lets a FIFO with no writer open at
+/// once, and the type is then checked on the open handle (no race with a
+/// rename between a check and the open).
+pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(open_error)?;
+    let meta = file.metadata().map_err(FileError::Read)?;
+    let t = meta.file_type();
+    if t.is_dir() {
+        return Err(FileError::Directory);
+    }
+    if !t.is_file() {
+        return Err(FileError::NotRegular(kind_name(t)));
+    }
+    Ok((file, meta.len()))
+}
+
+/// A whole small file (budget, rules, summary), at most `cap` bytes; `what`
+/// names the kind of file in the error.
+pub fn read_capped(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>, FileError> {
+    let (file, len) = open_regular(path)?;
+    if len > cap {
+        return Err(FileError::TooLarge { what, cap });
+    }
+    let mut buf = Vec::with_capacity(len as usize);
+    // The size can change after the stat: read one byte past the cap to see.
+    file.take(cap + 1)
+        .read_to_end(&mut buf)
+        .map_err(FileError::Read)?;
+    if buf.len() as u64 > cap {
+        return Err(FileError::TooLarge { what, cap });
+    }
+    Ok(buf)
+}
+
+/// A temporary name in `path`'s directory (same file system, so the rename
+/// is atomic), unique to this process and call.
+fn temp_beside(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.memgate-{}-{n}.tmp", std::process::id()))
+}
+
+/// Replace `path` with `bytes` atomically: written to a temporary file in
+/// the same directory, flushed to disk, then renamed over `path`. On any
+/// error the temporary file is removed and `path` is left as it was.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+    let tmp = temp_beside(path);
+    let written = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        // Keep the mode of the file being replaced (a golden may be 0644
+        // in a checkout with a umask of 0077).
+        if let Ok(meta) = std::fs::metadata(path) {
+            f.set_permissions(meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        FileError::Write(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_at_once_instead_of_blocking_the_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = open_regular(&fifo).unwrap_err();
+        assert!(
+            matches!(err, FileError::NotRegular(k) if k.contains("FIFO")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_device_is_refused_and_a_directory_is_named_as_one() {
+        let err = open_regular(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(err, FileError::NotRegular("character device")));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            open_regular(dir.path()).unwrap_err(),
+            FileError::Directory
+        ));
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_without_reading_it_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.toml");
+        let f = File::create(&p).unwrap();
+        // Sparse: 2 GiB of size, no blocks.
+        f.set_len(2 << 30).unwrap();
+        let err = read_capped(&p, "budget file", TEXT_CAP).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "is larger than the 16 MiB a budget file may be"
+        );
+        std::fs::write(&p, b"ok").unwrap();
+        assert_eq!(read_capped(&p, "budget file", TEXT_CAP).unwrap(), b"ok");
+    }
+
+    #[test]
+    fn an_atomic_write_replaces_the_file_and_leaves_no_temporary_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("rank0.json");
+        std::fs::write(&p, b"old").unwrap();
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_the_old_file_intact_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        // The directory does not exist: the temporary cannot be created.
+        let p = dir.path().join("gone").join("rank0.json");
+        assert!(matches!(write_atomic(&p, b"new"), Err(FileError::Write(_))));
+        // The rename fails after the bytes were written and flushed (a
+        // non-empty directory cannot be replaced by a file): what was there
+        // stays, and the temporary is removed.
+        let q = dir.path().join("rank0.json");
+        std::fs::create_dir(&q).unwrap();
+        std::fs::write(q.join("keep"), b"old").unwrap();
+        assert!(matches!(write_atomic(&q, b"new"), Err(FileError::Write(_))));
+        assert_eq!(std::fs::read(q.join("keep")).unwrap(), b"old");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "a temporary file was left behind");
+    }
+}
