@@ -16,3 +16,4 @@ pub mod prefault;
 pub mod report;
 pub mod snapshot;
 pub mod units;
+pub mod walk;

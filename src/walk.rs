@@ -1,0 +1,274 @@
+//! Glob expansion that cannot drop, loop or repeat: a directory that cannot
+//! be listed and a name that is not UTF-8 are errors naming the path (the
+//! `glob` crate skips both silently), `**` visits each directory once by
+//! device and inode (a symlink loop ends, with memory bounded by the number
+//! of real directories), and a file reached twice is listed once.
+//! Matching of one path component is `glob::Pattern`'s.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use glob::{MatchOptions, Pattern};
+
+/// One component of a pattern.
+enum Part {
+    /// `**`: zero or more directories.
+    AnyDirs,
+    /// A literal name (no glob syntax): looked up, not listed.
+    Name(String),
+    Glob(Pattern),
+}
+
+fn is_pattern(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+const OPTIONS: MatchOptions = MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: false,
+};
+
+/// Split a pattern into the directory it starts from and its parts.
+fn parse(pattern: &str) -> Result<(PathBuf, Vec<Part>), String> {
+    let mut root = PathBuf::new();
+    let mut parts = Vec::new();
+    for c in Path::new(pattern).components() {
+        match c {
+            Component::Normal(os) => {
+                let s = os
+                    .to_str()
+                    .ok_or_else(|| format!("{pattern}: not valid UTF-8"))?;
+                if parts.is_empty() && !is_pattern(s) {
+                    root.push(s);
+                } else if s == "**" {
+                    parts.push(Part::AnyDirs);
+                } else if is_pattern(s) {
+                    let p = Pattern::new(s)
+                        .map_err(|e| format!("{pattern}: not a valid pattern: {e}"))?;
+                    parts.push(Part::Glob(p));
+                } else {
+                    parts.push(Part::Name(s.to_string()));
+                }
+            }
+            other if parts.is_empty() => root.push(other.as_os_str()),
+            Component::ParentDir => parts.push(Part::Name("..".into())),
+            _ => {}
+        }
+    }
+    Ok((root, parts))
+}
+
+struct Walk<'a> {
+    pattern: &'a str,
+    /// Directories entered below a `**`, by (device, inode).
+    seen_dirs: HashSet<(u64, u64)>,
+    /// Files listed so far, by (device, inode).
+    seen_files: HashSet<(u64, u64)>,
+    found: Vec<PathBuf>,
+    errors: Vec<String>,
+}
+
+impl Walk<'_> {
+    /// Names in `dir`, sorted; an unlistable directory or a non-UTF-8 name
+    /// is an error.
+    fn list(&mut self, dir: &Path) -> Vec<(String, PathBuf)> {
+        let shown = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let entries = match std::fs::read_dir(shown) {
+            Ok(e) => e,
+            Err(e) => {
+                self.errors.push(format!(
+                    "{}: cannot list {} while expanding it: {e}",
+                    self.pattern,
+                    shown.display()
+                ));
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            match entry {
+                Ok(e) => match e.file_name().into_string() {
+                    Ok(name) => out.push((name, e.path())),
+                    Err(os) => self.errors.push(format!(
+                        "{}: {} is not a UTF-8 name; rename it or name it without a pattern",
+                        self.pattern,
+                        dir.join(os).display()
+                    )),
+                },
+                Err(e) => self.errors.push(format!(
+                    "{}: cannot list {} while expanding it: {e}",
+                    self.pattern,
+                    shown.display()
+                )),
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn file(&mut self, path: PathBuf) {
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() || !m.is_dir() => {
+                if self.seen_files.insert((m.dev(), m.ino())) {
+                    self.found.push(path);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn dir_id(path: &Path) -> Option<(u64, u64)> {
+        let m = std::fs::metadata(if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        })
+        .ok()?;
+        m.is_dir().then(|| (m.dev(), m.ino()))
+    }
+
+    fn go(&mut self, dir: &Path, parts: &[Part]) {
+        let Some((first, rest)) = parts.split_first() else {
+            self.file(dir.to_path_buf());
+            return;
+        };
+        match first {
+            Part::Name(n) => {
+                let next = dir.join(n);
+                if rest.is_empty() {
+                    self.file(next);
+                } else if next.is_dir() {
+                    self.go(&next, rest);
+                }
+            }
+            Part::Glob(p) => {
+                for (name, path) in self.list(dir) {
+                    if !p.matches_with(&name, OPTIONS) {
+                        continue;
+                    }
+                    if rest.is_empty() {
+                        self.file(path);
+                    } else if path.is_dir() {
+                        self.go(&path, rest);
+                    }
+                }
+            }
+            Part::AnyDirs => {
+                // Zero directories, then one more level of `**`, each real
+                // directory once whatever links lead to it.
+                let Some(id) = Self::dir_id(dir) else { return };
+                if !self.seen_dirs.insert(id) {
+                    return;
+                }
+                self.go(dir, rest);
+                for (_, path) in self.list(dir) {
+                    if path.is_dir() {
+                        self.go(&path, parts);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The files one pattern matches, sorted by path, each file once; the
+/// errors name every directory or name that could not be read.
+pub fn expand_pattern(pattern: &str) -> Result<Vec<PathBuf>, Vec<String>> {
+    let (root, parts) = parse(pattern).map_err(|e| vec![e])?;
+    let mut w = Walk {
+        pattern,
+        seen_dirs: HashSet::new(),
+        seen_files: HashSet::new(),
+        found: Vec::new(),
+        errors: Vec::new(),
+    };
+    w.go(&root, &parts);
+    if !w.errors.is_empty() {
+        return Err(w.errors);
+    }
+    w.found.sort();
+    Ok(w.found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn touch(p: &Path) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b"x").unwrap();
+    }
+
+    fn names(dir: &Path, found: &[PathBuf]) -> Vec<String> {
+        found
+            .iter()
+            .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn star_and_double_star_match_like_a_shell_glob() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("rank0.pickle"));
+        touch(&d.path().join("rank1.pickle"));
+        touch(&d.path().join("notes.txt"));
+        touch(&d.path().join("a/b/rank2.pickle"));
+        let root = d.path().display();
+        let one = expand_pattern(&format!("{root}/*.pickle")).unwrap();
+        assert_eq!(names(d.path(), &one), ["rank0.pickle", "rank1.pickle"]);
+        let all = expand_pattern(&format!("{root}/**/*.pickle")).unwrap();
+        assert_eq!(
+            names(d.path(), &all),
+            ["a/b/rank2.pickle", "rank0.pickle", "rank1.pickle"]
+        );
+        let mid = expand_pattern(&format!("{root}/a/*/rank?.pickle")).unwrap();
+        assert_eq!(names(d.path(), &mid), ["a/b/rank2.pickle"]);
+    }
+
+    #[test]
+    fn a_symlink_loop_under_double_star_ends_and_each_file_is_listed_once() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("runs/rank0.pickle"));
+        symlink(d.path(), d.path().join("runs/loop")).unwrap();
+        symlink(d.path().join("runs"), d.path().join("again")).unwrap();
+        let found = expand_pattern(&format!("{}/**/*.pickle", d.path().display())).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_an_error_naming_the_path() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("rank0.pickle"));
+        let bad = d.path().join(OsStr::from_bytes(b"rank\xff.pickle"));
+        std::fs::write(&bad, b"x").unwrap();
+        let errors = expand_pattern(&format!("{}/*.pickle", d.path().display())).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].contains("rank\u{fffd}.pickle"), "{errors:?}");
+        assert!(errors[0].contains("not a UTF-8 name"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_listed_is_an_error_not_an_empty_match() {
+        // Permission bits do not bind root, so list a directory that is
+        // gone by the time it is read: the error path is the same.
+        let mut w = Walk {
+            pattern: "gone/*.pickle",
+            seen_dirs: HashSet::new(),
+            seen_files: HashSet::new(),
+            found: Vec::new(),
+            errors: Vec::new(),
+        };
+        assert!(w.list(Path::new("/nonexistent-memgate-dir")).is_empty());
+        assert_eq!(w.errors.len(), 1);
+        assert!(w.errors[0].contains("cannot list /nonexistent-memgate-dir"));
+    }
+}
