@@ -101,6 +101,18 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     if !errors.is_empty() {
         return Outcome::errors(errors);
     }
+    let inputs: Vec<&Path> = std::iter::once(config.as_path())
+        .chain(
+            plans
+                .iter()
+                .flatten()
+                .flat_map(|p| std::iter::once(p.path.as_path()).chain(p.baseline.as_deref())),
+        )
+        .collect();
+    let errors = outputs::clash_with_inputs(&named, &inputs);
+    if !errors.is_empty() {
+        return Outcome::errors(errors);
+    }
 
     // Every file once, all in parallel: current snapshots and baselines.
     let mut files: Vec<PathBuf> = plans

@@ -1,9 +1,14 @@
 //! Where `check` writes: report paths (checked before any snapshot is
-//! read; `-` is stdout) and the GitHub Actions files.
+//! read; `-` is stdout) and the GitHub Actions files. A report replaces its
+//! file atomically; no report may be another report or an input.
 
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+
+use crate::files;
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +38,27 @@ impl Dest {
 /// directory given as a file, stdout asked for twice.
 pub fn check(dests: &[(&str, &Dest)]) -> Vec<String> {
     let mut errors = Vec::new();
-    if dests.iter().filter(|(_, d)| **d == Dest::Stdout).count() > 1 {
+    let to_stdout = dests.iter().filter(|(_, d)| **d == Dest::Stdout).count();
+    if to_stdout > 1 {
         errors.push("only one report can go to stdout (`-`)".into());
+    }
+    if to_stdout > 0 && stdout_discards() {
+        errors.push(
+            "a report goes to stdout (`-`), but stdout is closed (or /dev/null): it would be lost"
+                .into(),
+        );
+    }
+    let files: Vec<(&str, &Path)> = dests
+        .iter()
+        .filter_map(|(f, d)| d.file().map(|p| (*f, p)))
+        .collect();
+    for (i, (flag, p)) in files.iter().enumerate() {
+        if let Some((other, _)) = files[..i].iter().find(|(_, q)| same_file(p, q)) {
+            errors.push(format!(
+                "{flag} {} is also the {other} file; give each report its own path",
+                p.display()
+            ));
+        }
     }
     for (flag, d) in dests {
         let Dest::File(p) = d else { continue };
@@ -61,15 +85,65 @@ pub fn check(dests: &[(&str, &Dest)]) -> Vec<String> {
     errors
 }
 
+/// Whether what is written to stdout goes nowhere. Rust's runtime reopens
+/// a closed descriptor 1 on /dev/null (and its stdout swallows EBADF), so a
+/// closed stdout shows as the null device.
+fn stdout_discards() -> bool {
+    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
+        return true;
+    };
+    let null = std::fs::metadata("/dev/null").map(|m| m.rdev());
+    match (std::fs::File::from(fd).metadata(), null) {
+        (Ok(m), Ok(null)) => m.file_type().is_char_device() && m.rdev() == null,
+        _ => false,
+    }
+}
+
+/// A path's identity: device and inode when it exists, else its parent's
+/// canonical path and its name (a report not yet written).
+fn identity(p: &Path) -> Option<Result<(u64, u64), PathBuf>> {
+    if let Ok(m) = std::fs::metadata(p) {
+        return Some(Ok((m.dev(), m.ino())));
+    }
+    let parent = p
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(Err(parent.canonicalize().ok()?.join(p.file_name()?)))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Reports that would overwrite an input (budget file, snapshot, baseline):
+/// refused before anything is written.
+pub fn clash_with_inputs(dests: &[(&str, &Dest)], inputs: &[&Path]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for (flag, d) in dests {
+        let Some(p) = d.file() else { continue };
+        if let Some(input) = inputs.iter().find(|i| same_file(p, i)) {
+            errors.push(format!(
+                "{flag} {} would overwrite the input {}; write reports elsewhere",
+                p.display(),
+                input.display()
+            ));
+        }
+    }
+    errors
+}
+
 /// Write a whole report.
 pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
     match dest {
         Dest::Stdout => stdout
             .write_all(text.as_bytes())
             .map_err(|e| format!("cannot write to stdout: {e}")),
-        Dest::File(p) => {
-            std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
-        }
+        Dest::File(p) => files::write_atomic(p, text.as_bytes())
+            .map_err(|e| format!("{}: the report {e}", p.display())),
     }
 }
 
