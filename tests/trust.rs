@@ -72,3 +72,49 @@ fn a_report_replaces_the_previous_one_whole() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+#[test]
+fn a_target_with_an_empty_snapshot_list_is_an_error_not_a_pass() {
+    let w = Workdir::new(&CONFIG.replace(r#"snapshots = "snaps/*.json""#, "snapshots = []"));
+    w.check()
+        .assert()
+        .code(2)
+        .stderr(contains("target train: no snapshot to judge"));
+}
+
+#[test]
+fn a_snapshot_without_any_device_is_an_error_not_a_pass() {
+    let w = Workdir::new(CONFIG);
+    std::fs::write(
+        w.path("snaps/rank0.json"),
+        r#"{"segments": [], "device_traces": []}"#,
+    )
+    .unwrap();
+    w.check()
+        .args(["--json", "verdict.json"])
+        .assert()
+        .code(2)
+        .stderr(contains("holds no device"));
+    let v: serde_json::Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    assert_eq!(v["verdict"], "error");
+}
+
+#[test]
+fn a_device_the_snapshot_lacks_is_an_error_naming_what_it_holds() {
+    let config = CONFIG.replace(
+        "baseline = \"golden/\"\n",
+        "baseline = \"golden/\"\ndevice = 0\n",
+    );
+    let w = Workdir::new(&config);
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    // rank1's file holds only dev1: it must not drop out of the gate.
+    let mut d = common::device(1, 900 * MIB, &common::sites(900 * MIB));
+    d.device = 1;
+    w.write_summary(
+        "snaps/rank1.json",
+        &common::summary("rank1.pickle", vec![d]),
+    );
+    w.check().assert().code(2).stderr(contains(
+        "asks for dev0 (`device = 0`), but the snapshot holds only dev1",
+    ));
+}

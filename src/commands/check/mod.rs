@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::analysis::DeviceReport;
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::input;
@@ -98,6 +99,15 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             Err(e) => errors.extend(e.into_iter().map(|e| format!("target {}: {e}", t.name))),
         }
     }
+    for (t, planned) in budget.targets.iter().zip(&plans) {
+        if planned.is_empty() {
+            errors.push(format!(
+                "target {}: no snapshot to judge: `snapshots` lists no pattern; a target \
+                 that judges nothing cannot pass",
+                t.name
+            ));
+        }
+    }
     if !errors.is_empty() {
         return Outcome::errors(errors);
     }
@@ -149,6 +159,10 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                             base_name,
                             format!("baseline {e}"),
                         ),
+                        (Ok(cur), _) if nothing_to_judge(t, cur).is_some() => {
+                            let why = nothing_to_judge(t, cur).unwrap_or_default();
+                            compare::unreadable(p.name.clone(), path, base_name, why)
+                        }
                         (Ok(cur), base) => {
                             let against = Against {
                                 budget: &budget,
@@ -168,6 +182,28 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .collect();
     let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
     report(opts, &verdict, [junit_to, markdown_to, json_to], out)
+}
+
+/// Why a readable snapshot gives the target nothing to judge: it holds no
+/// device at all, or not the one the target asks for.
+fn nothing_to_judge(t: &budget::Target, devices: &[DeviceReport]) -> Option<String> {
+    let found = || {
+        devices
+            .iter()
+            .map(|d| format!("dev{}", d.device))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match t.device {
+        _ if devices.is_empty() => Some(
+            "the snapshot holds no device (no segment and no trace entry): nothing to judge".into(),
+        ),
+        Some(want) if !devices.iter().any(|d| d.device == want) => Some(format!(
+            "the target asks for dev{want} (`device = {want}`), but the snapshot holds only {}",
+            found()
+        )),
+        _ => None,
+    }
 }
 
 fn now() -> i64 {
