@@ -11,11 +11,19 @@ use memgate::commands::{
     summarize::SummarizeOptions, OutputFormat,
 };
 
+/// Exit codes of `check` (and of memgate as a whole).
 const EXIT_CODES: &str = "\
 Exit codes:
   0  every check passed (warnings allowed) / the command succeeded
   1  the gate failed: a figure is over its budget or grew past its baseline
   2  could not judge: bad command line, bad config, unreadable, truncated or
+     non-snapshot input, missing file";
+
+/// Exit codes of the commands that report but never gate.
+const EXIT_CODES_NO_GATE: &str = "\
+Exit codes:
+  0  the command succeeded
+  2  could not judge: bad command line, unreadable, truncated or
      non-snapshot input, missing file";
 
 /// CI memory-regression gate for PyTorch allocator snapshots (CUDA, Ascend NPU).
@@ -48,20 +56,20 @@ impl From<FormatArg> for OutputFormat {
 pub enum Command {
     /// What is in a snapshot: protocol, shape, segments, blocks, frames,
     /// stacks, and per device the trace entries and action counts.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
     Inspect(InspectArgs),
     /// Dynamic / static / overall peak (Mosaic), allocated and reserved peak,
     /// and the allocations live at the peak grouped by call stack.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
     Peak(PeakArgs),
     /// Bytes per category at the peaks and each category's own peak.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
     Profile(ProfileArgs),
     /// Figure, category and allocation-site deltas between two snapshots.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
     Diff(DiffArgs),
     /// Write one summary JSON per snapshot (the golden baseline files).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
     Summarize(SummarizeArgs),
     /// The gate: budgets and baselines → JUnit, Markdown, JSON, exit code.
     ///
@@ -233,7 +241,8 @@ pub struct CheckArgs {
     /// Write the JSON verdict (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-    /// Report failures but always exit 0.
+    /// Report failures but exit 0 instead of 1 (a gate that could not
+    /// judge still exits 2).
     #[arg(long)]
     pub warn_only: bool,
     /// A snapshot without a baseline fails instead of being skipped.
