@@ -32,7 +32,9 @@ const UNITS: &[(&str, u64, UnitSystem)] = &[
 ];
 
 impl Bytes {
-    /// Parse `"40 GiB"`, `"512MiB"`, `"1.5 GB"`, `"1024"`, `"1024 B"`.
+    /// Parse `"40 GiB"`, `"512MiB"`, `"1.5 GB"`, `"1024 B"`. A number with no
+    /// unit is refused: in a quoted string it is more likely a forgotten
+    /// unit than a byte count (a bare TOML integer is the byte count).
     /// Returns the value and which unit family was used.
     pub fn parse(text: &str) -> Result<(Bytes, UnitSystem), String> {
         let t = text.trim();
@@ -51,7 +53,10 @@ impl Bytes {
         }
         let unit = unit.trim().to_ascii_lowercase();
         let (mult, system) = if unit.is_empty() {
-            (1, UnitSystem::Plain)
+            return Err(format!(
+                "{text:?} has no unit; write \"{num} B\" for bytes or e.g. \"{num} GiB\" \
+                 (a bare integer without quotes is a byte count)"
+            ));
         } else {
             match UNITS.iter().find(|(u, _, _)| *u == unit) {
                 Some((_, m, s)) => (*m, *s),
@@ -144,9 +149,10 @@ mod tests {
         );
         assert_eq!(Bytes::parse("1.5MiB").unwrap().0, Bytes(3 << 19));
         assert_eq!(
-            Bytes::parse("1024").unwrap(),
+            Bytes::parse("1024 B").unwrap(),
             (Bytes(1024), UnitSystem::Plain)
         );
+        assert!(Bytes::parse("5").unwrap_err().contains("has no unit"));
         assert!(Bytes::parse("-1 GiB").unwrap_err().contains("negative"));
         assert!(Bytes::parse("40 GX").unwrap_err().contains("unknown unit"));
         assert!(Bytes::parse("99999999999 TiB")

@@ -118,3 +118,13 @@ fn a_device_the_snapshot_lacks_is_an_error_naming_what_it_holds() {
         "asks for dev0 (`device = 0`), but the snapshot holds only dev1",
     ));
 }
+
+#[test]
+fn a_quoted_budget_without_a_unit_is_an_error_asking_for_one() {
+    let w = Workdir::new(&CONFIG.replace(r#"overall-peak = "1 GiB""#, r#"overall-peak = "5""#));
+    w.check()
+        .arg("--validate")
+        .assert()
+        .code(2)
+        .stderr(contains("\"5\" has no unit"));
+}
