@@ -15,3 +15,4 @@ pub mod prefault;
 pub mod report;
 pub mod snapshot;
 pub mod units;
+pub mod vocab;
