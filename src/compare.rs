@@ -159,7 +159,7 @@ fn judge_value(
         unit,
         current,
         baseline,
-        budget: limit.map(|l| l.value),
+        budget: limit.map(|l| l.value.raw()),
         tolerance: baseline.map(|_| tol.pct.0),
         message: String::new(),
         config_line: None,
@@ -167,14 +167,14 @@ fn judge_value(
     let mut notes = Vec::new();
     let mut worst = Status::Pass;
     if let Some(l) = limit {
-        if current > l.value {
+        if current > l.value.raw() {
             worst = worst.max(status_of(l.level));
             check.config_line = Some(l.loc.clone());
             notes.push(format!(
                 "{} is over its budget of {} by {}",
                 check.show(current),
-                check.show(l.value),
-                check.show(current - l.value)
+                check.show(l.value.raw()),
+                check.show(current - l.value.raw())
             ));
         }
     }
@@ -238,7 +238,7 @@ fn within(c: &Check) -> String {
 /// else over 0, fails.
 fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target: &Target) -> Check {
     let (allowed, level, loc, source) = match limit {
-        Some(l) => (l.value, l.level, l.loc.clone(), "its budget"),
+        Some(l) => (l.value.raw(), l.level, l.loc.clone(), "its budget"),
         None => match baseline {
             Some(b) => (b, Level::Fail, target.loc.clone(), "the baseline"),
             None => (0, Level::Fail, target.loc.clone(), "the default budget"),

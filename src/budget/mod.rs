@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::analysis::Figure;
 use crate::units::{Bytes, Percent};
+use crate::vocab::Unit;
 
 pub use validate::{load, parse, ConfigError};
 
@@ -62,10 +63,34 @@ pub enum Level {
     Warn,
 }
 
+/// How much a ceiling allows, in the unit of what it limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    Bytes(Bytes),
+    Count(u64),
+}
+
+impl Amount {
+    pub fn unit(self) -> Unit {
+        match self {
+            Amount::Bytes(_) => Unit::Bytes,
+            Amount::Count(_) => Unit::Count,
+        }
+    }
+
+    /// The number in the amount's own unit, as figures are measured.
+    pub fn raw(self) -> u64 {
+        match self {
+            Amount::Bytes(b) => b.0,
+            Amount::Count(n) => n,
+        }
+    }
+}
+
 /// A ceiling: bytes for size figures and categories, a count otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
-    pub value: u64,
+    pub value: Amount,
     pub level: Level,
     pub loc: Loc,
 }

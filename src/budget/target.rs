@@ -14,6 +14,7 @@ use super::values::first_line;
 use super::{Rules, Target};
 use crate::analysis::{Figure, RuleSet};
 use crate::input;
+use crate::vocab::Unit;
 
 impl Validator<'_> {
     pub(super) fn target(
@@ -66,7 +67,7 @@ impl Validator<'_> {
             for f in Figure::ALL {
                 let Some(leaf) = b.figure(f) else { continue };
                 let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.limit(leaf, &key, f.is_bytes()) {
+                if let Some(l) = self.limit(leaf, &key, f.unit()) {
                     budget.insert(f, l);
                 }
             }
@@ -79,7 +80,7 @@ impl Validator<'_> {
                         categories.join(", ")
                     );
                     self.err(k.span(), &key, msg);
-                } else if let Some(l) = self.limit(leaf, &key, true) {
+                } else if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
                     category_budget.insert(k.get_ref().clone(), l);
                 }
             }

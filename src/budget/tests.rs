@@ -41,11 +41,20 @@ allocated-peak = { limit = "2%", level = "warn" }
     .unwrap();
     let t = &b.targets[0];
     assert_eq!(b.noise_floor, Bytes(32 << 20));
-    assert_eq!(t.budget[&Figure::OverallPeak].value, 60 << 30);
-    assert_eq!(t.budget[&Figure::ReservedPeak].value, 40_000_000_000);
+    assert_eq!(
+        t.budget[&Figure::OverallPeak].value,
+        Amount::Bytes(Bytes(60 << 30))
+    );
+    assert_eq!(
+        t.budget[&Figure::ReservedPeak].value,
+        Amount::Bytes(Bytes(40_000_000_000))
+    );
     assert_eq!(t.budget[&Figure::ReservedPeak].level, Level::Warn);
     assert_eq!(t.budget[&Figure::ReservedPeak].loc.line, 12);
-    assert_eq!(t.category_budget["activation"].value, 1024);
+    assert_eq!(
+        t.category_budget["activation"].value,
+        Amount::Bytes(Bytes(1024))
+    );
     assert_eq!(t.tolerance[&Figure::AllocatedPeak].pct, Percent(2.0));
 }
 
