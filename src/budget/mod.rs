@@ -9,7 +9,6 @@
 
 #[cfg(test)]
 mod example_file;
-pub(crate) mod keys;
 pub mod raw;
 mod target;
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! the budget file), baseline, key regex, budgets and tolerances.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
@@ -20,10 +19,10 @@ impl Validator<'_> {
     pub(super) fn target(
         &mut self,
         t: &RawTarget,
-        span: Range<usize>,
         categories: &[String],
         check_globs: bool,
     ) -> Option<Target> {
+        let span = t.span.clone();
         let name = match &t.name {
             Some(n) => self.string(n, "target.name"),
             None => {
@@ -65,29 +64,31 @@ impl Validator<'_> {
         let mut tolerance = BTreeMap::new();
         if let Some(b) = &t.budget {
             for f in Figure::ALL {
-                let Some(leaf) = b.figure(f) else { continue };
+                let Some(leaf) = b.figures.get(&f) else {
+                    continue;
+                };
                 let key = format!("target.budget.{}", f.id());
                 if let Some(l) = self.limit(leaf, &key, f.unit()) {
                     budget.insert(f, l);
                 }
             }
             for (k, leaf) in b.category.iter().flatten() {
-                let key = format!("target.budget.category.{}", k.get_ref());
-                if !categories.contains(k.get_ref()) {
+                let key = format!("target.budget.category.{}", k.name);
+                if !categories.contains(&k.name) {
                     let msg = format!(
                         "unknown category `{}`; known: {}",
-                        k.get_ref(),
+                        k.name,
                         categories.join(", ")
                     );
-                    self.err(k.span(), &key, msg);
+                    self.err(k.span.clone(), &key, msg);
                 } else if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
-                    category_budget.insert(k.get_ref().clone(), l);
+                    category_budget.insert(k.name.clone(), l);
                 }
             }
         }
         if let Some(tol) = &t.tolerance {
             for f in Figure::ALL {
-                let Some(leaf) = tol.figure(f) else { continue };
+                let Some(leaf) = tol.get(&f) else { continue };
                 if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
                     tolerance.insert(f, x);
                 }
@@ -247,16 +248,13 @@ impl Validator<'_> {
 
     pub(super) fn custom_rules(&mut self, table: Option<&OpenTable>) -> Vec<(String, Regex)> {
         let mut rules = Vec::new();
-        // BTreeMap iterates by name; custom rules apply in file order.
-        let mut entries: Vec<_> = table.into_iter().flatten().collect();
-        entries.sort_by_key(|(k, _)| k.span().start);
-        for (k, leaf) in entries {
-            let key = format!("categories.{}", k.get_ref());
+        for (k, leaf) in table.into_iter().flatten() {
+            let key = format!("categories.{}", k.name);
             let Some(s) = self.string(leaf, &key) else {
                 continue;
             };
             match Regex::new(&s) {
-                Ok(r) => rules.push((k.get_ref().clone(), r)),
+                Ok(r) => rules.push((k.name.clone(), r)),
                 Err(e) => self.err(
                     leaf.span(),
                     &key,

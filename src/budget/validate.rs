@@ -1,12 +1,12 @@
 //! Raw TOML → [`Budget`]: one pass that collects every problem, each with
 //! `file:line:col` and the key it is about.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
-use super::keys::{blank_out, unknown_keys, Node};
-use super::raw::RawConfig;
+use super::raw::{self, RawConfig};
 use super::{Budget, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
 use crate::analysis::RuleSet;
@@ -65,40 +65,31 @@ pub fn parse(
 ) -> Result<Budget, Vec<ConfigError>> {
     let mut v = Validator {
         text,
+        lines: LineStarts::of(text),
         file,
         dir,
         errors: Vec::new(),
     };
-    let tree: Node = match toml::from_str(text) {
-        Ok(t) => t,
+    let read = match raw::read(text) {
+        Ok(r) => r,
         Err(e) => {
             v.toml_error(&e);
             return Err(v.errors);
         }
     };
-    let unknown = unknown_keys(&tree);
-    for u in &unknown {
-        v.err(u.key.clone(), "", u.message.clone());
+    for m in read
+        .unknown_keys
+        .into_iter()
+        .chain(read.wrong_types.iter().cloned())
+    {
+        v.err(m.span, "", m.message);
     }
-    let cleaned;
-    let text_ok = if unknown.is_empty() {
-        text
-    } else {
-        cleaned = blank_out(text, &unknown);
-        &cleaned
-    };
-    let raw: RawConfig = match toml::from_str(text_ok) {
-        Ok(r) => r,
-        Err(e) => {
-            // With unknown keys blanked out, a later error is most likely
-            // their echo; they are the problems to fix first.
-            if unknown.is_empty() {
-                v.toml_error(&e);
-            }
-            return Err(v.errors);
-        }
-    };
-    let budget = v.budget(raw, check_globs);
+    if !read.wrong_types.is_empty() {
+        // The raw structs miss what was of the wrong type: validating them
+        // would report that as missing too.
+        return Err(v.errors);
+    }
+    let budget = v.budget(read.config, check_globs);
     if v.errors.is_empty() {
         Ok(budget)
     } else {
@@ -107,8 +98,29 @@ pub fn parse(
     }
 }
 
+/// Where each line of the text starts, so a position is found by binary
+/// search: validation stays linear however many errors a file has.
+pub(super) struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn of(text: &str) -> LineStarts {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineStarts(starts.collect())
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.0.partition_point(|&s| s <= offset);
+        let start = self.0[line - 1];
+        let col = text.get(start..offset).map_or(0, |s| s.chars().count());
+        (line, col + 1)
+    }
+}
+
 pub(super) struct Validator<'a> {
     pub(super) text: &'a str,
+    lines: LineStarts,
     pub(super) file: &'a str,
     pub(super) dir: &'a Path,
     pub(super) errors: Vec<ConfigError>,
@@ -116,9 +128,7 @@ pub(super) struct Validator<'a> {
 
 impl Validator<'_> {
     pub(super) fn loc(&self, span: Range<usize>) -> Loc {
-        let before = &self.text[..span.start.min(self.text.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let (line, col) = self.lines.line_col(self.text, span.start);
         Loc {
             file: self.file.to_string(),
             line,
@@ -135,18 +145,10 @@ impl Validator<'_> {
         });
     }
 
-    pub(super) fn toml_error(&mut self, e: &toml::de::Error) {
+    pub(super) fn toml_error(&mut self, e: &toml_edit::TomlError) {
         let span = e.span().unwrap_or(0..0);
-        // toml's message repeats the source line; the first line says it all.
+        // The parser's message may go on over several lines; the first says it all.
         let msg = e.message().lines().next().unwrap_or("invalid TOML");
-        // serde names the raw structs; say what the file should hold.
-        let msg = regex::Regex::new(r"struct Raw\w+")
-            .map(|r| r.replace_all(msg, "a table").into_owned())
-            .unwrap_or_else(|_| msg.to_string())
-            .replace(
-                "expected a sequence",
-                "expected an array of tables ([[target]])",
-            );
         self.err(span, "", msg);
     }
 
@@ -179,16 +181,18 @@ impl Validator<'_> {
         let categories = self.custom_rules(raw.categories.as_ref());
         names.extend(categories.iter().map(|(n, _)| n.clone()));
         let mut targets: Vec<Target> = Vec::new();
+        let mut seen: HashMap<String, Loc> = HashMap::new();
         for t in &raw.target {
-            if let Some(t) = self.target(t.get_ref(), t.span(), &names, check_globs) {
-                if let Some(prev) = targets.iter().find(|p| p.name == t.name) {
-                    let msg = format!("target name `{}` is already used at {}", t.name, prev.loc);
+            if let Some(t) = self.target(t, &names, check_globs) {
+                if let Some(prev) = seen.get(&t.name) {
+                    let msg = format!("target name `{}` is already used at {}", t.name, prev);
                     self.errors.push(ConfigError {
                         loc: t.loc.clone(),
                         key: "target.name".into(),
                         message: msg,
                     });
                 }
+                seen.entry(t.name.clone()).or_insert_with(|| t.loc.clone());
                 targets.push(t);
             }
         }
