@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use serde::de::{Deserialize, IntoDeserializer};
 use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 
 use crate::vocab::Figure;
@@ -319,15 +318,31 @@ fn key_span(table: &dyn TableLike, key: &str) -> Option<Range<usize>> {
     table.get_key_value(key).and_then(|(k, _)| k.span())
 }
 
-/// The item as a plain TOML value (tables become inline tables).
+/// The item as a plain TOML value, without its formatting.
 fn to_toml(item: &Item) -> toml::Value {
-    let value = match item.clone().into_value() {
-        Ok(v) => v,
-        // `Item::None` never comes out of a parsed document.
-        Err(_) => return toml::Value::Table(toml::Table::new()),
-    };
-    toml::Value::deserialize(value.into_deserializer())
-        .unwrap_or_else(|e| toml::Value::String(e.to_string()))
+    match item {
+        Item::Value(v) => value_to_toml(v),
+        Item::Table(t) => table_to_toml(t),
+        Item::ArrayOfTables(a) => toml::Value::Array(a.iter().map(|t| table_to_toml(t)).collect()),
+        // A parsed document holds no empty items.
+        Item::None => toml::Value::Table(toml::Table::new()),
+    }
+}
+
+fn table_to_toml(t: &dyn TableLike) -> toml::Value {
+    toml::Value::Table(t.iter().map(|(k, v)| (k.to_string(), to_toml(v))).collect())
+}
+
+fn value_to_toml(v: &Value) -> toml::Value {
+    match v {
+        Value::String(s) => toml::Value::String(s.value().clone()),
+        Value::Integer(i) => toml::Value::Integer(*i.value()),
+        Value::Float(x) => toml::Value::Float(*x.value()),
+        Value::Boolean(b) => toml::Value::Boolean(*b.value()),
+        Value::Datetime(d) => toml::Value::Datetime(*d.value()),
+        Value::Array(a) => toml::Value::Array(a.iter().map(value_to_toml).collect()),
+        Value::InlineTable(t) => table_to_toml(t),
+    }
 }
 
 /// The found value, as serde words it in its own type errors.

@@ -199,7 +199,7 @@ impl Validator<'_> {
 
     pub(super) fn key_regex(&mut self, leaf: &Leaf) -> Option<Regex> {
         let s = self.string(leaf, "target.key")?;
-        match Regex::new(&s) {
+        match self.regex(&s) {
             Ok(r) if r.captures_len() > 1 => Some(r),
             Ok(_) => {
                 self.err(
@@ -218,6 +218,18 @@ impl Validator<'_> {
                 None
             }
         }
+    }
+
+    /// A compiled regex, shared by every target that writes the same
+    /// pattern: compiling is what a file of many targets would spend its
+    /// time on.
+    fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
+        if let Some(r) = self.regexes.get(pattern) {
+            return Ok(r.clone());
+        }
+        let r = Regex::new(pattern)?;
+        self.regexes.insert(pattern.to_string(), r.clone());
+        Ok(r)
     }
 
     /// The rule set `defaults.rules` names, and its category names.

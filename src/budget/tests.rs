@@ -208,3 +208,50 @@ fn a_rules_file_adds_its_category_names_and_a_broken_one_is_an_error() {
     assert_eq!(e[0].loc.line, 2);
     assert_eq!(e[0].key, "defaults.rules");
 }
+
+/// Six lines per target; `extra` is appended to the last one.
+fn many_targets(n: usize, extra: &str) -> String {
+    let mut text: String = (0..n)
+        .map(|i| {
+            format!(
+                "[[target]]\nname = \"t{i}\"\n[target.budget]\noverall-peak = \"{i} MiB\"\n\
+                 [target.tolerance]\nallocated-peak = \"2%\"\n"
+            )
+        })
+        .collect();
+    text.push_str(extra);
+    text
+}
+
+#[test]
+fn a_budget_of_fifty_thousand_targets_validates_every_target() {
+    // The time it takes is measured by bench/budget.sh, not asserted here.
+    let b = parse(
+        &many_targets(50_000, ""),
+        "memgate.toml",
+        Path::new(""),
+        false,
+    )
+    .unwrap();
+    assert_eq!(b.targets.len(), 50_000);
+    assert_eq!(b.targets[49_999].loc.line, 6 * 49_999 + 2);
+    assert_eq!(
+        b.targets[49_999].budget[&Figure::OverallPeak].loc.line,
+        6 * 49_999 + 4
+    );
+}
+
+#[test]
+fn errors_deep_in_a_long_file_name_their_exact_line_and_column() {
+    let e = errors(&many_targets(1_000, "colour = 1\nrules = \"é\" \n"));
+    assert_eq!(
+        e,
+        [
+            "memgate.toml:6001:1: unknown key `colour` in [target.tolerance]; expected one of: dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries",
+            "memgate.toml:6002:1: unknown key `rules` in [target.tolerance]; expected one of: dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries",
+        ]
+    );
+    // Columns count characters: `é` is two bytes, one column; `+` is at 20.
+    let e = errors(&many_targets(3, "dynamic-peak = \"é\" + 1\n"));
+    assert!(e[0].starts_with("memgate.toml:19:20: "), "{e:?}");
+}

@@ -11,6 +11,7 @@ use super::{Budget, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
 use crate::analysis::RuleSet;
 use crate::units::Bytes;
+use regex::Regex;
 
 /// One problem of the budget file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +67,7 @@ pub fn parse(
     let mut v = Validator {
         text,
         lines: LineStarts::of(text),
+        regexes: HashMap::new(),
         file,
         dir,
         errors: Vec::new(),
@@ -121,6 +123,8 @@ impl LineStarts {
 pub(super) struct Validator<'a> {
     pub(super) text: &'a str,
     lines: LineStarts,
+    /// `target.key` regexes by pattern.
+    pub(super) regexes: HashMap<String, Regex>,
     pub(super) file: &'a str,
     pub(super) dir: &'a Path,
     pub(super) errors: Vec<ConfigError>,
