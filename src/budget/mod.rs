@@ -2,6 +2,10 @@
 //! budget `check` judges with. Every problem is collected with its
 //! `file:line:col` before failing.
 //!
+//! The budget is data: it names its rule set and category budgets; the
+//! rules file is compiled, and category names checked, by `check`, where
+//! budget and analysis meet.
+//!
 //! Per-check level: a budget or tolerance value is either the plain value
 //! (`overall-peak = "60 GiB"`, `allocated-peak = "2%"`) or a table
 //! `{ limit = "60 GiB", level = "warn" }`; `level` is `"fail"` (the
@@ -18,16 +22,17 @@ mod values;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 
 use regex::Regex;
 use serde::Serialize;
 
-use crate::analysis::Figure;
 use crate::units::{Bytes, Percent};
-use crate::vocab::Unit;
+use crate::vocab::{Figure, Unit};
 
-pub use validate::{load, parse, ConfigError};
+pub use crate::vocab::Rules;
+
+pub use validate::{load, parse, validate, validate_file, ConfigError, Validated};
+pub(crate) use values::last_line;
 
 /// Tolerance when neither `[defaults]` nor the target sets one.
 pub const DEFAULT_TOLERANCE: Percent = Percent(5.0);
@@ -103,23 +108,13 @@ pub struct Tolerance {
     pub loc: Option<Loc>,
 }
 
-/// Category rules named by `defaults.rules`.
+/// A `[target.budget.category]` key. Whether the rule set knows the name
+/// is decided where budget and analysis meet (`check`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rules {
-    Default,
-    Mosaic,
-    /// A TOML file with a `[categories]` table (resolved path).
-    File(PathBuf),
-}
-
-impl Rules {
-    pub fn spec(&self) -> String {
-        match self {
-            Rules::Default => "default".into(),
-            Rules::Mosaic => "mosaic".into(),
-            Rules::File(p) => p.display().to_string(),
-        }
-    }
+pub struct CategoryKey {
+    pub name: String,
+    /// Where the key is written.
+    pub loc: Loc,
 }
 
 #[derive(Debug, Clone)]
@@ -146,10 +141,16 @@ pub struct Budget {
     pub tolerance: Tolerance,
     pub noise_floor: Bytes,
     pub noise_floor_loc: Option<Loc>,
+    /// `defaults.rules`, a file's path resolved; compiled by `check`.
     pub rules: Rules,
+    /// Where `defaults.rules` is written; `None` for the default.
+    pub rules_loc: Option<Loc>,
     /// Custom category rules in file order: name, regex.
     pub categories: Vec<(String, Regex)>,
     pub targets: Vec<Target>,
+    /// Every category key of every target (those of a target that failed
+    /// validation too), in file order.
+    pub category_keys: Vec<CategoryKey>,
 }
 
 impl Target {

@@ -9,19 +9,14 @@ use toml::Value;
 
 use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
-use super::values::first_line;
-use super::{Rules, Target};
-use crate::analysis::{Figure, RuleSet};
+use super::values::last_line;
+use super::{CategoryKey, Rules, Target};
 use crate::input;
+use crate::vocab::Figure;
 use crate::vocab::Unit;
 
 impl Validator<'_> {
-    pub(super) fn target(
-        &mut self,
-        t: &RawTarget,
-        categories: &[String],
-        check_globs: bool,
-    ) -> Option<Target> {
+    pub(super) fn target(&mut self, t: &RawTarget, check_globs: bool) -> Option<Target> {
         let span = t.span.clone();
         let name = match &t.name {
             Some(n) => self.string(n, "target.name"),
@@ -74,14 +69,11 @@ impl Validator<'_> {
             }
             for (k, leaf) in b.category.iter().flatten() {
                 let key = format!("target.budget.category.{}", k.name);
-                if !categories.contains(&k.name) {
-                    let msg = format!(
-                        "unknown category `{}`; known: {}",
-                        k.name,
-                        categories.join(", ")
-                    );
-                    self.err(k.span.clone(), &key, msg);
-                } else if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
+                self.category_keys.push(CategoryKey {
+                    name: k.name.clone(),
+                    loc: self.loc(k.span.clone()),
+                });
+                if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
                     category_budget.insert(k.name.clone(), l);
                 }
             }
@@ -213,7 +205,7 @@ impl Validator<'_> {
                 self.err(
                     leaf.span(),
                     "target.key",
-                    format!("not a valid regex: {}", first_line(&e.to_string())),
+                    format!("not a valid regex: {}", last_line(&e.to_string())),
                 );
                 None
             }
@@ -232,29 +224,21 @@ impl Validator<'_> {
         Ok(r)
     }
 
-    /// The rule set `defaults.rules` names, and its category names.
-    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<(Rules, Vec<String>)> {
+    /// The rule set `defaults.rules` names, a file's path resolved.
+    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<Rules> {
         let s = self.string(leaf, "defaults.rules")?;
-        let (rules, set) = match s.as_str() {
-            "default" => (Rules::Default, Ok(RuleSet::builtin_default())),
-            "mosaic" => (Rules::Mosaic, Ok(RuleSet::mosaic())),
-            p => {
-                let full = PathBuf::from(self.relative(p));
+        let Ok(rules) = s.parse::<Rules>();
+        match rules {
+            Rules::File(p) => {
+                let full = PathBuf::from(self.relative(&p.to_string_lossy()));
                 if !full.is_file() {
-                    let msg = format!("`{p}` is neither `default`, `mosaic` nor a rules file");
+                    let msg = format!("`{s}` is neither `default`, `mosaic` nor a rules file");
                     self.err(leaf.span(), "defaults.rules", msg);
                     return None;
                 }
-                let set = RuleSet::from_spec(&full.to_string_lossy());
-                (Rules::File(full), set)
+                Some(Rules::File(full))
             }
-        };
-        match set {
-            Ok(set) => Some((rules, set.categories().to_vec())),
-            Err(m) => {
-                self.err(leaf.span(), "defaults.rules", first_line(&m));
-                None
-            }
+            built_in => Some(built_in),
         }
     }
 
@@ -270,7 +254,7 @@ impl Validator<'_> {
                 Err(e) => self.err(
                     leaf.span(),
                     &key,
-                    format!("not a valid regex: {}", first_line(&e.to_string())),
+                    format!("not a valid regex: {}", last_line(&e.to_string())),
                 ),
             }
         }

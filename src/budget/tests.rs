@@ -59,65 +59,6 @@ allocated-peak = { limit = "2%", level = "warn" }
 }
 
 #[test]
-fn every_problem_is_reported_at_once_with_its_position() {
-    let e = errors(
-        r#"[defaults]
-tolerence = "5%"
-noise-floor = -3
-
-[[target]]
-name = "t"
-colour = "red"
-
-[target.budget]
-overall-peek = "1 GiB"
-reserved-peak = "40 G"
-allocated-peak = "-1 GiB"
-
-[target.budget.category]
-activations = "1 GiB"
-
-[target.tolerance]
-dynamic-peak = 5
-"#,
-    );
-    let want = [
-        "memgate.toml:2:1: unknown key `tolerence` in [defaults]",
-        "memgate.toml:3:15: `defaults.noise-floor`: -3 is negative",
-        "memgate.toml:7:1: unknown key `colour` in [[target]]",
-        "memgate.toml:10:1: unknown key `overall-peek` in [target.budget]",
-        "memgate.toml:11:17: `target.budget.reserved-peak`: \"40 G\" is ambiguous: write \"40 GiB\" (binary, 1024-based) or \"40 GB\"",
-        "memgate.toml:12:18: `target.budget.allocated-peak`: \"-1 GiB\" is negative",
-        "memgate.toml:15:1: `target.budget.category.activations`: unknown category",
-        "memgate.toml:18:16: `target.tolerance.dynamic-peak`: 5 is not a percentage",
-    ];
-    assert_eq!(e.len(), want.len(), "{e:#?}");
-    for w in want {
-        assert!(
-            e.iter().any(|e| e.starts_with(w)),
-            "missing {w:?} in {e:#?}"
-        );
-    }
-}
-
-#[test]
-fn custom_categories_and_mosaic_names_are_known_category_names() {
-    let ok = r#"
-[defaults]
-rules = "mosaic"
-[categories]
-hccl = "hccl"
-[[target]]
-name = "t"
-[target.budget.category]
-ACTIVATION = "1 GiB"
-hccl = "1 MiB"
-"#;
-    assert_eq!(errors(ok), Vec::<String>::new());
-    assert!(errors(&ok.replace("ACTIVATION", "activation"))[0].contains("unknown category"));
-}
-
-#[test]
 fn bad_regexes_wrong_types_and_a_missing_name_are_errors() {
     let e = errors(
         r#"
@@ -184,29 +125,6 @@ fn serde_type_errors_name_what_the_file_should_hold() {
         e,
         ["memgate.toml:1:1: invalid type: map, expected an array of tables ([[target]])"]
     );
-}
-
-#[test]
-fn a_rules_file_adds_its_category_names_and_a_broken_one_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rules.toml"),
-        "[categories]\nhccl = \"hccl\"\n",
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("bad.toml"), "[categories]\nx = \"(\"\n").unwrap();
-    let text = "[defaults]\nrules = \"rules.toml\"\n[[target]]\nname = \"t\"\n[target.budget.category]\nhccl = \"1 GiB\"\nactivation = \"1 GiB\"\n";
-    let b = parse(text, "memgate.toml", dir.path(), false).unwrap();
-    assert_eq!(b.rules, Rules::File(dir.path().join("rules.toml")));
-    let e = parse(
-        &text.replace("rules.toml", "bad.toml"),
-        "memgate.toml",
-        dir.path(),
-        false,
-    )
-    .unwrap_err();
-    assert_eq!(e[0].loc.line, 2);
-    assert_eq!(e[0].key, "defaults.rules");
 }
 
 /// Six lines per target; `extra` is appended to the last one.

@@ -7,9 +7,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::raw::{self, RawConfig};
-use super::{Budget, Level, Loc, Rules, Target, Tolerance};
+use super::{Budget, CategoryKey, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
-use crate::analysis::RuleSet;
 use crate::units::Bytes;
 use regex::Regex;
 
@@ -32,10 +31,51 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// A budget file validated as far as it goes: the budget built from what
+/// was valid, and every problem (sorted by position once validation ran).
+/// No budget when the file could not be read or parsed, or a table has
+/// the wrong type.
+#[derive(Debug)]
+pub struct Validated {
+    pub budget: Option<Budget>,
+    pub errors: Vec<ConfigError>,
+}
+
+impl Validated {
+    fn failed(errors: Vec<ConfigError>) -> Validated {
+        Validated {
+            budget: None,
+            errors,
+        }
+    }
+
+    pub fn into_result(self) -> Result<Budget, Vec<ConfigError>> {
+        match self.budget {
+            Some(b) if self.errors.is_empty() => Ok(b),
+            _ => Err(self.errors),
+        }
+    }
+}
+
 /// Read and validate a budget file. `check_globs`: also require every
 /// target's snapshot pattern to match a file (off when the command line
 /// names the snapshots).
 pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> {
+    validate_file(path, check_globs).into_result()
+}
+
+/// Validate budget text; `dir` is what relative paths are relative to.
+pub fn parse(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    check_globs: bool,
+) -> Result<Budget, Vec<ConfigError>> {
+    validate(text, file, dir, check_globs).into_result()
+}
+
+/// [`load`], keeping what was valid beside the errors.
+pub fn validate_file(path: &Path, check_globs: bool) -> Validated {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![ConfigError {
@@ -52,22 +92,22 @@ pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> 
                 _ => format!("cannot be read: {e}"),
             },
         }]
-    })?;
+    });
+    let text = match text {
+        Ok(t) => t,
+        Err(errors) => return Validated::failed(errors),
+    };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    parse(&text, &file, &dir, check_globs)
+    validate(&text, &file, &dir, check_globs)
 }
 
-/// Validate budget text; `dir` is what relative paths are relative to.
-pub fn parse(
-    text: &str,
-    file: &str,
-    dir: &Path,
-    check_globs: bool,
-) -> Result<Budget, Vec<ConfigError>> {
+/// [`parse`], keeping what was valid beside the errors.
+pub fn validate(text: &str, file: &str, dir: &Path, check_globs: bool) -> Validated {
     let mut v = Validator {
         text,
         lines: LineStarts::of(text),
         regexes: HashMap::new(),
+        category_keys: Vec::new(),
         file,
         dir,
         errors: Vec::new(),
@@ -76,7 +116,7 @@ pub fn parse(
         Ok(r) => r,
         Err(e) => {
             v.toml_error(&e);
-            return Err(v.errors);
+            return Validated::failed(v.errors);
         }
     };
     for m in read
@@ -89,14 +129,13 @@ pub fn parse(
     if !read.wrong_types.is_empty() {
         // The raw structs miss what was of the wrong type: validating them
         // would report that as missing too.
-        return Err(v.errors);
+        return Validated::failed(v.errors);
     }
     let budget = v.budget(read.config, check_globs);
-    if v.errors.is_empty() {
-        Ok(budget)
-    } else {
-        v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
-        Err(v.errors)
+    v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
+    Validated {
+        budget: Some(budget),
+        errors: v.errors,
     }
 }
 
@@ -125,6 +164,7 @@ pub(super) struct Validator<'a> {
     lines: LineStarts,
     /// `target.key` regexes by pattern.
     pub(super) regexes: HashMap<String, Regex>,
+    pub(super) category_keys: Vec<CategoryKey>,
     pub(super) file: &'a str,
     pub(super) dir: &'a Path,
     pub(super) errors: Vec<ConfigError>,
@@ -163,8 +203,7 @@ impl Validator<'_> {
             loc: None,
         };
         let mut noise_floor = (DEFAULT_NOISE_FLOOR, None);
-        let mut rules = Rules::Default;
-        let mut names: Vec<String> = RuleSet::builtin_default().categories().to_vec();
+        let mut rules = (Rules::Default, None);
         if let Some(d) = &raw.defaults {
             if let Some(t) = &d.tolerance {
                 if let Some(t) = self.tolerance(t, "defaults.tolerance") {
@@ -177,17 +216,19 @@ impl Validator<'_> {
                 }
             }
             if let Some(r) = &d.rules {
-                if let Some((r, n)) = self.rules(r) {
-                    (rules, names) = (r, n);
+                if let Some(r) = self.rules(r) {
+                    rules = (
+                        r,
+                        Some(self.loc(d.rules.as_ref().map_or(0..0, |l| l.span()))),
+                    );
                 }
             }
         }
         let categories = self.custom_rules(raw.categories.as_ref());
-        names.extend(categories.iter().map(|(n, _)| n.clone()));
         let mut targets: Vec<Target> = Vec::new();
         let mut seen: HashMap<String, Loc> = HashMap::new();
         for t in &raw.target {
-            if let Some(t) = self.target(t, &names, check_globs) {
+            if let Some(t) = self.target(t, check_globs) {
                 if let Some(prev) = seen.get(&t.name) {
                     let msg = format!("target name `{}` is already used at {}", t.name, prev);
                     self.errors.push(ConfigError {
@@ -208,9 +249,11 @@ impl Validator<'_> {
             tolerance,
             noise_floor: noise_floor.0,
             noise_floor_loc: noise_floor.1,
-            rules,
+            rules: rules.0,
+            rules_loc: rules.1,
             categories,
             targets,
+            category_keys: std::mem::take(&mut self.category_keys),
         }
     }
 }

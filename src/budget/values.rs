@@ -96,7 +96,8 @@ impl Validator<'_> {
     }
 }
 
-pub(super) fn first_line(s: &str) -> String {
+/// The reason of a multi-line error (a regex error ends with it).
+pub(crate) fn last_line(s: &str) -> String {
     s.lines().last().unwrap_or(s).trim().to_string()
 }
 
