@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::{DeviceReport, Figure};
 use crate::budget::{Budget, Level, Limit, Target, Tolerance};
+use crate::vocab::Unit;
 
 pub use verdict::*;
 
@@ -54,16 +55,6 @@ pub fn judge(
     }
 }
 
-/// Figures judged when nothing in the budget file mentions them.
-const GATED: [Figure; 6] = [
-    Figure::DynamicPeak,
-    Figure::StaticMemory,
-    Figure::OverallPeak,
-    Figure::AllocatedPeak,
-    Figure::ReservedPeak,
-    Figure::OomEvents,
-];
-
 fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) -> DeviceVerdict {
     let t = a.target;
     let mut checks = Vec::new();
@@ -71,7 +62,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         checks.push(Check {
             id: "baseline".into(),
             status: Status::Fail,
-            unit: "count",
+            unit: Unit::Count,
             current: 0,
             baseline: None,
             budget: None,
@@ -81,7 +72,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         });
     }
     for f in Figure::ALL {
-        if !(GATED.contains(&f) || t.budget.contains_key(&f) || t.tolerance.contains_key(&f)) {
+        if !(f.gated_by_default() || t.budget.contains_key(&f) || t.tolerance.contains_key(&f)) {
             continue;
         }
         let current = f.of(&cur.figures);
@@ -89,7 +80,6 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         let check = if f == Figure::OomEvents {
             oom_check(current, baseline, t.budget.get(&f), t)
         } else {
-            let unit = if f.is_bytes() { "bytes" } else { "count" };
             let floor = if f.is_bytes() {
                 a.budget.noise_floor.0
             } else {
@@ -98,7 +88,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             let tol = t.tolerance_of(f, a.budget);
             judge_value(
                 f.id(),
-                unit,
+                f.unit(),
                 current,
                 baseline,
                 t.budget.get(&f),
@@ -116,7 +106,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         let tol = &a.budget.tolerance;
         checks.push(judge_value(
             &id,
-            "bytes",
+            Unit::Bytes,
             current,
             baseline,
             Some(limit),
@@ -145,7 +135,7 @@ fn status_of(level: Level) -> Status {
 #[allow(clippy::too_many_arguments)]
 fn judge_value(
     id: &str,
-    unit: &'static str,
+    unit: Unit,
     current: u64,
     baseline: Option<u64>,
     limit: Option<&Limit>,
@@ -159,7 +149,7 @@ fn judge_value(
         unit,
         current,
         baseline,
-        budget: limit.map(|l| l.value),
+        budget: limit.map(|l| l.value.raw()),
         tolerance: baseline.map(|_| tol.pct.0),
         message: String::new(),
         config_line: None,
@@ -167,14 +157,14 @@ fn judge_value(
     let mut notes = Vec::new();
     let mut worst = Status::Pass;
     if let Some(l) = limit {
-        if current > l.value {
+        if current > l.value.raw() {
             worst = worst.max(status_of(l.level));
             check.config_line = Some(l.loc.clone());
             notes.push(format!(
                 "{} is over its budget of {} by {}",
                 check.show(current),
-                check.show(l.value),
-                check.show(current - l.value)
+                check.show(l.value.raw()),
+                check.show(current - l.value.raw())
             ));
         }
     }
@@ -238,7 +228,7 @@ fn within(c: &Check) -> String {
 /// else over 0, fails.
 fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target: &Target) -> Check {
     let (allowed, level, loc, source) = match limit {
-        Some(l) => (l.value, l.level, l.loc.clone(), "its budget"),
+        Some(l) => (l.value.raw(), l.level, l.loc.clone(), "its budget"),
         None => match baseline {
             Some(b) => (b, Level::Fail, target.loc.clone(), "the baseline"),
             None => (0, Level::Fail, target.loc.clone(), "the default budget"),
@@ -248,7 +238,7 @@ fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target:
     Check {
         id: Figure::OomEvents.id().into(),
         status: if over { status_of(level) } else { Status::Pass },
-        unit: "count",
+        unit: Unit::Count,
         current,
         baseline,
         budget: Some(allowed),

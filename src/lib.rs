@@ -16,4 +16,5 @@ pub mod prefault;
 pub mod report;
 pub mod snapshot;
 pub mod units;
+pub mod vocab;
 pub mod walk;

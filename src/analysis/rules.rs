@@ -6,6 +6,7 @@ use std::path::Path;
 use regex::{Regex, RegexBuilder};
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
+use crate::vocab::Rules;
 
 /// Which built-in classification a rule set falls back to.
 #[derive(Debug, Clone)]
@@ -142,12 +143,21 @@ impl RuleSet {
     /// `"default"`, `"mosaic"`, or a TOML file whose `[categories]` table
     /// (`name = "regex"`, file order) adds custom rules over the default set.
     pub fn from_spec(spec: &str) -> Result<RuleSet, String> {
-        match spec {
-            "default" => return Ok(RuleSet::builtin_default()),
-            "mosaic" => return Ok(RuleSet::mosaic()),
-            _ => {}
+        let Ok(rules) = spec.parse::<Rules>();
+        RuleSet::load(&rules)
+    }
+
+    /// The rule set `rules` names; a file is read and compiled.
+    pub fn load(rules: &Rules) -> Result<RuleSet, String> {
+        match rules {
+            Rules::Default => Ok(RuleSet::builtin_default()),
+            Rules::Mosaic => Ok(RuleSet::mosaic()),
+            Rules::File(path) => RuleSet::from_file(path),
         }
-        let path = Path::new(spec);
+    }
+
+    fn from_file(path: &Path) -> Result<RuleSet, String> {
+        let spec = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
             format!("{spec}: cannot read the rules file ({e}); --rules takes default, mosaic or a TOML file")
         })?;
@@ -179,7 +189,7 @@ impl RuleSet {
             return Err(errors.join("\n"));
         }
         let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
-        set.source = spec.to_string();
+        set.source = spec;
         Ok(set)
     }
 

@@ -5,56 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Figure ids: the TOML keys, JSON keys and JUnit case names at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Figure {
-    DynamicPeak,
-    StaticMemory,
-    OverallPeak,
-    AllocatedPeak,
-    ReservedPeak,
-    OomEvents,
-    AllocEvents,
-    TraceEntries,
-}
+pub use crate::vocab::Figure;
 
 impl Figure {
-    pub const ALL: [Figure; 8] = [
-        Figure::DynamicPeak,
-        Figure::StaticMemory,
-        Figure::OverallPeak,
-        Figure::AllocatedPeak,
-        Figure::ReservedPeak,
-        Figure::OomEvents,
-        Figure::AllocEvents,
-        Figure::TraceEntries,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Figure::DynamicPeak => "dynamic-peak",
-            Figure::StaticMemory => "static-memory",
-            Figure::OverallPeak => "overall-peak",
-            Figure::AllocatedPeak => "allocated-peak",
-            Figure::ReservedPeak => "reserved-peak",
-            Figure::OomEvents => "oom-events",
-            Figure::AllocEvents => "alloc-events",
-            Figure::TraceEntries => "trace-entries",
-        }
-    }
-
-    pub fn from_id(id: &str) -> Option<Figure> {
-        Figure::ALL.iter().copied().find(|f| f.id() == id)
-    }
-
-    /// Whether the figure is a byte count (the others are event counts).
-    pub fn is_bytes(self) -> bool {
-        !matches!(
-            self,
-            Figure::OomEvents | Figure::AllocEvents | Figure::TraceEntries
-        )
-    }
-
+    /// The figure's value in `f`.
     pub fn of(self, f: &Figures) -> u64 {
         match self {
             Figure::DynamicPeak => f.dynamic_peak,

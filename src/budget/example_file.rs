@@ -2,8 +2,7 @@
 //! it must name every key the raw structs accept (set, or commented out
 //! with its explanation), so adding a key without documenting it fails.
 
-use super::keys::fields_of;
-use super::raw::{RawBudget, RawConfig, RawDefaults, RawPerFigure, RawTarget};
+use super::raw::{budget_keys, tolerance_keys, DEFAULTS_KEYS, TARGET_KEYS, TOP_KEYS};
 
 const EXAMPLE: &str = include_str!("../../thresholds.example.toml");
 
@@ -34,12 +33,12 @@ fn keys_by_table() -> Vec<(String, String)> {
 
 #[test]
 fn the_example_budget_file_names_every_key_memgate_accepts() {
-    let tables: [(&str, &[&str]); 5] = [
-        ("", fields_of::<RawConfig>()),
-        ("defaults", fields_of::<RawDefaults>()),
-        ("target", fields_of::<RawTarget>()),
-        ("target.budget", fields_of::<RawBudget>()),
-        ("target.tolerance", fields_of::<RawPerFigure>()),
+    let tables: [(&str, Vec<&str>); 5] = [
+        ("", TOP_KEYS.to_vec()),
+        ("defaults", DEFAULTS_KEYS.to_vec()),
+        ("target", TARGET_KEYS.to_vec()),
+        ("target.budget", budget_keys()),
+        ("target.tolerance", tolerance_keys()),
     ];
     let present = keys_by_table();
     let missing: Vec<String> = tables

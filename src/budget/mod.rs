@@ -2,6 +2,10 @@
 //! budget `check` judges with. Every problem is collected with its
 //! `file:line:col` before failing.
 //!
+//! The budget is data: it names its rule set and category budgets; the
+//! rules file is compiled, and category names checked, by `check`, where
+//! budget and analysis meet.
+//!
 //! Per-check level: a budget or tolerance value is either the plain value
 //! (`overall-peak = "60 GiB"`, `allocated-peak = "2%"`) or a table
 //! `{ limit = "60 GiB", level = "warn" }`; `level` is `"fail"` (the
@@ -9,7 +13,6 @@
 
 #[cfg(test)]
 mod example_file;
-pub(crate) mod keys;
 pub mod raw;
 mod target;
 #[cfg(test)]
@@ -19,15 +22,17 @@ mod values;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 
 use regex::Regex;
 use serde::Serialize;
 
-use crate::analysis::Figure;
 use crate::units::{Bytes, Percent};
+use crate::vocab::{Figure, Unit};
 
-pub use validate::{load, parse, ConfigError};
+pub use crate::vocab::Rules;
+
+pub use validate::{load, parse, validate, validate_file, ConfigError, Validated};
+pub(crate) use values::last_line;
 
 /// Tolerance when neither `[defaults]` nor the target sets one.
 pub const DEFAULT_TOLERANCE: Percent = Percent(5.0);
@@ -62,10 +67,34 @@ pub enum Level {
     Warn,
 }
 
+/// How much a ceiling allows, in the unit of what it limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    Bytes(Bytes),
+    Count(u64),
+}
+
+impl Amount {
+    pub fn unit(self) -> Unit {
+        match self {
+            Amount::Bytes(_) => Unit::Bytes,
+            Amount::Count(_) => Unit::Count,
+        }
+    }
+
+    /// The number in the amount's own unit, as figures are measured.
+    pub fn raw(self) -> u64 {
+        match self {
+            Amount::Bytes(b) => b.0,
+            Amount::Count(n) => n,
+        }
+    }
+}
+
 /// A ceiling: bytes for size figures and categories, a count otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
-    pub value: u64,
+    pub value: Amount,
     pub level: Level,
     pub loc: Loc,
 }
@@ -79,23 +108,13 @@ pub struct Tolerance {
     pub loc: Option<Loc>,
 }
 
-/// Category rules named by `defaults.rules`.
+/// A `[target.budget.category]` key. Whether the rule set knows the name
+/// is decided where budget and analysis meet (`check`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rules {
-    Default,
-    Mosaic,
-    /// A TOML file with a `[categories]` table (resolved path).
-    File(PathBuf),
-}
-
-impl Rules {
-    pub fn spec(&self) -> String {
-        match self {
-            Rules::Default => "default".into(),
-            Rules::Mosaic => "mosaic".into(),
-            Rules::File(p) => p.display().to_string(),
-        }
-    }
+pub struct CategoryKey {
+    pub name: String,
+    /// Where the key is written.
+    pub loc: Loc,
 }
 
 #[derive(Debug, Clone)]
@@ -122,10 +141,16 @@ pub struct Budget {
     pub tolerance: Tolerance,
     pub noise_floor: Bytes,
     pub noise_floor_loc: Option<Loc>,
+    /// `defaults.rules`, a file's path resolved; compiled by `check`.
     pub rules: Rules,
+    /// Where `defaults.rules` is written; `None` for the default.
+    pub rules_loc: Option<Loc>,
     /// Custom category rules in file order: name, regex.
     pub categories: Vec<(String, Regex)>,
     pub targets: Vec<Target>,
+    /// Every category key of every target (those of a target that failed
+    /// validation too), in file order.
+    pub category_keys: Vec<CategoryKey>,
 }
 
 impl Target {

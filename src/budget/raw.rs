@@ -1,130 +1,391 @@
-//! The budget file as written: serde structs that mirror the TOML. Every
-//! leaf is a spanned `toml::Value`, so a wrong type or unit is reported by
-//! validation (all problems at once) instead of stopping serde at the first.
+//! The budget file as written: one `toml_edit` parse, whose spans place
+//! every key and value, read into structs that mirror the TOML. Every leaf
+//! is kept as a `toml::Value` with its span, so a wrong type or unit is
+//! reported by validation (all problems at once); unknown keys are all
+//! reported here, in file order.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
-use serde::Deserialize;
-use toml::Spanned;
+use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 
-use crate::analysis::Figure;
+use crate::vocab::Figure;
+
+/// The keys each fixed table accepts, in the order messages list them.
+pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories"];
+pub(crate) const DEFAULTS_KEYS: &[&str] = &["tolerance", "noise-floor", "rules"];
+pub(crate) const TARGET_KEYS: &[&str] = &[
+    "name",
+    "snapshots",
+    "baseline",
+    "device",
+    "key",
+    "budget",
+    "tolerance",
+];
+/// `[target.budget]` holds its category table besides the figure ids.
+const CATEGORY: &str = "category";
+
+/// `[target.budget]` keys: the category table, then every figure id.
+pub(crate) fn budget_keys() -> Vec<&'static str> {
+    std::iter::once(CATEGORY).chain(tolerance_keys()).collect()
+}
+
+/// `[target.tolerance]` keys: every figure id.
+pub(crate) fn tolerance_keys() -> Vec<&'static str> {
+    Figure::ALL.iter().map(|f| f.id()).collect()
+}
 
 /// A value whose type is checked by validation, with its position.
-pub type Leaf = Spanned<toml::Value>;
-/// An open table whose keys validation checks (category names, rules).
-pub type OpenTable = BTreeMap<Spanned<String>, Leaf>;
+#[derive(Debug)]
+pub struct Leaf {
+    value: toml::Value,
+    span: Range<usize>,
+}
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+impl Leaf {
+    pub fn get_ref(&self) -> &toml::Value {
+        &self.value
+    }
+
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+}
+
+/// A key of an open table (category names), with its position.
+#[derive(Debug)]
+pub struct Key {
+    pub name: String,
+    pub span: Range<usize>,
+}
+
+/// An open table whose keys validation checks (category names, rules), in
+/// file order: custom rules apply in that order.
+pub type OpenTable = Vec<(Key, Leaf)>;
+/// A value per figure id (`[target.budget]`, `[target.tolerance]`).
+pub type PerFigure = BTreeMap<Figure, Leaf>;
+
+#[derive(Debug, Default)]
 pub struct RawConfig {
     pub defaults: Option<RawDefaults>,
-    #[serde(default)]
-    pub target: Vec<Spanned<RawTarget>>,
+    pub target: Vec<RawTarget>,
     pub categories: Option<OpenTable>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct RawDefaults {
     pub tolerance: Option<Leaf>,
     pub noise_floor: Option<Leaf>,
     pub rules: Option<Leaf>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct RawTarget {
+    /// The whole `[[target]]` table, header first.
+    pub span: Range<usize>,
     pub name: Option<Leaf>,
     pub snapshots: Option<Leaf>,
     pub baseline: Option<Leaf>,
     pub device: Option<Leaf>,
     pub key: Option<Leaf>,
     pub budget: Option<RawBudget>,
-    pub tolerance: Option<RawPerFigure>,
+    pub tolerance: Option<PerFigure>,
 }
 
 /// `[target.budget]`: a ceiling per figure id, plus `[target.budget.category]`.
 /// Each value is a size / count, or `{ limit = …, level = "warn" }`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct RawBudget {
     pub category: Option<OpenTable>,
-    pub dynamic_peak: Option<Leaf>,
-    pub static_memory: Option<Leaf>,
-    pub overall_peak: Option<Leaf>,
-    pub allocated_peak: Option<Leaf>,
-    pub reserved_peak: Option<Leaf>,
-    pub oom_events: Option<Leaf>,
-    pub alloc_events: Option<Leaf>,
-    pub trace_entries: Option<Leaf>,
+    pub figures: PerFigure,
 }
 
-/// `[target.tolerance]`: a percentage per figure id, or
-/// `{ limit = "2%", level = "warn" }`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct RawPerFigure {
-    pub dynamic_peak: Option<Leaf>,
-    pub static_memory: Option<Leaf>,
-    pub overall_peak: Option<Leaf>,
-    pub allocated_peak: Option<Leaf>,
-    pub reserved_peak: Option<Leaf>,
-    pub oom_events: Option<Leaf>,
-    pub alloc_events: Option<Leaf>,
-    pub trace_entries: Option<Leaf>,
+/// A problem found while reading: where, and what.
+#[derive(Clone)]
+pub struct Misfit {
+    pub span: Range<usize>,
+    pub message: String,
 }
 
-/// The value of one figure's key in a per-figure table.
-fn pick(figure: Figure, f: [&Option<Leaf>; 8]) -> Option<&Leaf> {
-    let i = Figure::ALL.iter().position(|x| *x == figure)?;
-    f[i].as_ref()
+/// The file read into its raw structs. A table of the wrong type
+/// (`[target]` instead of `[[target]]`) leaves the structs incomplete, so
+/// validation should not start.
+pub struct Read {
+    pub config: RawConfig,
+    pub unknown_keys: Vec<Misfit>,
+    pub wrong_types: Vec<Misfit>,
 }
 
-impl RawBudget {
-    pub fn figure(&self, figure: Figure) -> Option<&Leaf> {
-        pick(
-            figure,
-            [
-                &self.dynamic_peak,
-                &self.static_memory,
-                &self.overall_peak,
-                &self.allocated_peak,
-                &self.reserved_peak,
-                &self.oom_events,
-                &self.alloc_events,
-                &self.trace_entries,
-            ],
-        )
+/// Parse the text once and read it into the raw structs.
+pub fn read(text: &str) -> Result<Read, TomlError> {
+    let doc = ImDocument::parse(text)?;
+    let mut r = Reader::default();
+    let config = r.config(doc.as_table());
+    r.unknown_keys.sort_by_key(|m| m.span.start);
+    r.wrong_types.sort_by_key(|m| m.span.start);
+    Ok(Read {
+        config,
+        unknown_keys: r.unknown_keys,
+        wrong_types: r.wrong_types,
+    })
+}
+
+#[derive(Default)]
+struct Reader {
+    unknown_keys: Vec<Misfit>,
+    wrong_types: Vec<Misfit>,
+}
+
+/// One entry of a table: its key, the key's position, its item.
+type Entry<'a> = (&'a str, Range<usize>, &'a Item);
+
+impl Reader {
+    fn config(&mut self, root: &dyn TableLike) -> RawConfig {
+        let mut c = RawConfig::default();
+        for (name, at, item) in self.entries(root, TOP_KEYS, "the top level") {
+            match name {
+                "defaults" => c.defaults = self.table(item, &at).map(|t| self.defaults(t)),
+                "target" => c.target = self.targets(item, &at),
+                "categories" => c.categories = self.open_table(item, &at),
+                _ => {}
+            }
+        }
+        c
+    }
+
+    fn defaults(&mut self, table: &dyn TableLike) -> RawDefaults {
+        let mut d = RawDefaults::default();
+        for (name, at, item) in self.entries(table, DEFAULTS_KEYS, "[defaults]") {
+            let leaf = Some(self.leaf(item, &at));
+            match name {
+                "tolerance" => d.tolerance = leaf,
+                "noise-floor" => d.noise_floor = leaf,
+                "rules" => d.rules = leaf,
+                _ => {}
+            }
+        }
+        d
+    }
+
+    /// `[[target]]`, or the same written as an inline array of tables.
+    fn targets(&mut self, item: &Item, at: &Range<usize>) -> Vec<RawTarget> {
+        let tables: Vec<(&dyn TableLike, Range<usize>)> = match item {
+            Item::ArrayOfTables(a) => a
+                .iter()
+                .map(|t| (t as &dyn TableLike, t.span().unwrap_or(at.clone())))
+                .collect(),
+            Item::Value(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| {
+                    let span = v.span().unwrap_or(at.clone());
+                    match v.as_inline_table() {
+                        Some(t) => Some((t as &dyn TableLike, span)),
+                        None => {
+                            self.wrong_type(span, &to_toml(&Item::Value(v.clone())), "a table");
+                            None
+                        }
+                    }
+                })
+                .collect(),
+            other => {
+                let span = other.span().unwrap_or(at.clone());
+                let expected = "an array of tables ([[target]])";
+                self.wrong_type(span, &to_toml(other), expected);
+                return Vec::new();
+            }
+        };
+        tables
+            .into_iter()
+            .map(|(t, span)| self.target(t, span))
+            .collect()
+    }
+
+    fn target(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawTarget {
+        let mut t = RawTarget {
+            span,
+            ..RawTarget::default()
+        };
+        for (name, at, item) in self.entries(table, TARGET_KEYS, "[[target]]") {
+            let mut leaf = || Some(self.leaf(item, &at));
+            match name {
+                "name" => t.name = leaf(),
+                "snapshots" => t.snapshots = leaf(),
+                "baseline" => t.baseline = leaf(),
+                "device" => t.device = leaf(),
+                "key" => t.key = leaf(),
+                "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
+                "tolerance" => {
+                    let keys = tolerance_keys();
+                    t.tolerance = self
+                        .table(item, &at)
+                        .map(|tol| self.per_figure(tol, &keys, "[target.tolerance]").figures);
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+
+    fn budget(&mut self, table: &dyn TableLike) -> RawBudget {
+        self.per_figure(table, &budget_keys(), "[target.budget]")
+    }
+
+    /// A table of figure ids (and, in `[target.budget]`, the category table).
+    fn per_figure(&mut self, table: &dyn TableLike, known: &[&str], name: &str) -> RawBudget {
+        let mut b = RawBudget::default();
+        for (key, at, item) in self.entries(table, known, name) {
+            if key == CATEGORY {
+                b.category = self.open_table(item, &at);
+            } else if let Some(f) = Figure::from_id(key) {
+                b.figures.insert(f, self.leaf(item, &at));
+            }
+        }
+        b
+    }
+
+    fn open_table(&mut self, item: &Item, at: &Range<usize>) -> Option<OpenTable> {
+        let table = self.table_of(item, at, "a map")?;
+        let mut out: OpenTable = table
+            .iter()
+            .map(|(name, item)| {
+                let span = key_span(table, name).unwrap_or(at.clone());
+                let leaf = self.leaf(item, &span);
+                let name = name.to_string();
+                (Key { name, span }, leaf)
+            })
+            .collect();
+        out.sort_by_key(|(k, _)| k.span.start);
+        Some(out)
+    }
+
+    fn table<'a>(&mut self, item: &'a Item, at: &Range<usize>) -> Option<&'a dyn TableLike> {
+        self.table_of(item, at, "a table")
+    }
+
+    fn table_of<'a>(
+        &mut self,
+        item: &'a Item,
+        at: &Range<usize>,
+        expected: &str,
+    ) -> Option<&'a dyn TableLike> {
+        let table = item.as_table_like();
+        if table.is_none() {
+            let span = item.span().unwrap_or(at.clone());
+            self.wrong_type(span, &to_toml(item), expected);
+        }
+        table
+    }
+
+    /// The known entries of a table; every other key is reported.
+    fn entries<'a>(
+        &mut self,
+        table: &'a dyn TableLike,
+        known: &[&str],
+        name: &str,
+    ) -> Vec<Entry<'a>> {
+        let mut kept = Vec::new();
+        for (key, item) in table.iter() {
+            let at = key_span(table, key).or_else(|| item.span()).unwrap_or(0..0);
+            if known.contains(&key) {
+                kept.push((key, at, item));
+            } else {
+                let message = format!(
+                    "unknown key `{key}` in {name}; expected one of: {}",
+                    known.join(", ")
+                );
+                self.unknown_keys.push(Misfit { span: at, message });
+            }
+        }
+        kept
+    }
+
+    /// A value of any type, placed at its own span (a table: its header).
+    fn leaf(&mut self, item: &Item, key: &Range<usize>) -> Leaf {
+        Leaf {
+            value: to_toml(item),
+            span: item.span().unwrap_or(key.clone()),
+        }
+    }
+
+    fn wrong_type(&mut self, span: Range<usize>, found: &toml::Value, expected: &str) {
+        let message = format!("invalid type: {}, expected {expected}", unexpected(found));
+        self.wrong_types.push(Misfit { span, message });
     }
 }
 
-impl RawPerFigure {
-    pub fn figure(&self, figure: Figure) -> Option<&Leaf> {
-        pick(
-            figure,
-            [
-                &self.dynamic_peak,
-                &self.static_memory,
-                &self.overall_peak,
-                &self.allocated_peak,
-                &self.reserved_peak,
-                &self.oom_events,
-                &self.alloc_events,
-                &self.trace_entries,
-            ],
-        )
+fn key_span(table: &dyn TableLike, key: &str) -> Option<Range<usize>> {
+    table.get_key_value(key).and_then(|(k, _)| k.span())
+}
+
+/// The item as a plain TOML value, without its formatting.
+fn to_toml(item: &Item) -> toml::Value {
+    match item {
+        Item::Value(v) => value_to_toml(v),
+        Item::Table(t) => table_to_toml(t),
+        Item::ArrayOfTables(a) => toml::Value::Array(a.iter().map(|t| table_to_toml(t)).collect()),
+        // A parsed document holds no empty items.
+        Item::None => toml::Value::Table(toml::Table::new()),
+    }
+}
+
+fn table_to_toml(t: &dyn TableLike) -> toml::Value {
+    toml::Value::Table(t.iter().map(|(k, v)| (k.to_string(), to_toml(v))).collect())
+}
+
+fn value_to_toml(v: &Value) -> toml::Value {
+    match v {
+        Value::String(s) => toml::Value::String(s.value().clone()),
+        Value::Integer(i) => toml::Value::Integer(*i.value()),
+        Value::Float(x) => toml::Value::Float(*x.value()),
+        Value::Boolean(b) => toml::Value::Boolean(*b.value()),
+        Value::Datetime(d) => toml::Value::Datetime(*d.value()),
+        Value::Array(a) => toml::Value::Array(a.iter().map(value_to_toml).collect()),
+        Value::InlineTable(t) => table_to_toml(t),
+    }
+}
+
+/// The found value, as serde words it in its own type errors.
+fn unexpected(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => format!("string {s:?}"),
+        toml::Value::Integer(i) => format!("integer `{i}`"),
+        toml::Value::Float(x) => format!("floating point `{x}`"),
+        toml::Value::Boolean(b) => format!("boolean `{b}`"),
+        toml::Value::Datetime(d) => format!("datetime `{d}`"),
+        toml::Value::Array(_) => "sequence".into(),
+        toml::Value::Table(_) => "map".into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::keys::fields_of;
 
     #[test]
     fn per_figure_tables_have_exactly_the_figure_ids_as_keys() {
         let ids: Vec<&str> = Figure::ALL.iter().map(|f| f.id()).collect();
-        assert_eq!(fields_of::<RawPerFigure>(), ids.as_slice());
-        assert_eq!(&fields_of::<RawBudget>()[1..], ids.as_slice());
+        assert_eq!(tolerance_keys(), ids);
+        assert_eq!(&budget_keys()[1..], ids.as_slice());
+    }
+
+    #[test]
+    fn every_figure_id_of_a_budget_table_is_read() {
+        let text: String = std::iter::once("[[target]]\n[target.budget]\n".to_string())
+            .chain(Figure::ALL.iter().map(|f| format!("{f} = 1\n")))
+            .collect();
+        let read = read(&text).unwrap();
+        assert!(read.unknown_keys.is_empty() && read.wrong_types.is_empty());
+        let budget = read.config.target[0].budget.as_ref().unwrap();
+        assert_eq!(budget.figures.len(), Figure::ALL.len());
+    }
+
+    #[test]
+    fn dotted_and_inline_tables_read_like_headers() {
+        let text = "target = [{ name = \"t\", budget.oom-events = 0 }]\n";
+        let read = read(text).unwrap();
+        let t = &read.config.target[0];
+        assert!(t.name.is_some());
+        assert!(t.budget.as_ref().unwrap().figures[&Figure::OomEvents].span() == (44..45));
     }
 }

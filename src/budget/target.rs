@@ -2,7 +2,6 @@
 //! the budget file), baseline, key regex, budgets and tolerances.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
@@ -10,19 +9,15 @@ use toml::Value;
 
 use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
-use super::values::first_line;
-use super::{Rules, Target};
-use crate::analysis::{Figure, RuleSet};
+use super::values::last_line;
+use super::{CategoryKey, Rules, Target};
 use crate::input;
+use crate::vocab::Figure;
+use crate::vocab::Unit;
 
 impl Validator<'_> {
-    pub(super) fn target(
-        &mut self,
-        t: &RawTarget,
-        span: Range<usize>,
-        categories: &[String],
-        check_globs: bool,
-    ) -> Option<Target> {
+    pub(super) fn target(&mut self, t: &RawTarget, check_globs: bool) -> Option<Target> {
+        let span = t.span.clone();
         let name = match &t.name {
             Some(n) => self.string(n, "target.name"),
             None => {
@@ -64,29 +59,28 @@ impl Validator<'_> {
         let mut tolerance = BTreeMap::new();
         if let Some(b) = &t.budget {
             for f in Figure::ALL {
-                let Some(leaf) = b.figure(f) else { continue };
+                let Some(leaf) = b.figures.get(&f) else {
+                    continue;
+                };
                 let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.limit(leaf, &key, f.is_bytes()) {
+                if let Some(l) = self.limit(leaf, &key, f.unit()) {
                     budget.insert(f, l);
                 }
             }
             for (k, leaf) in b.category.iter().flatten() {
-                let key = format!("target.budget.category.{}", k.get_ref());
-                if !categories.contains(k.get_ref()) {
-                    let msg = format!(
-                        "unknown category `{}`; known: {}",
-                        k.get_ref(),
-                        categories.join(", ")
-                    );
-                    self.err(k.span(), &key, msg);
-                } else if let Some(l) = self.limit(leaf, &key, true) {
-                    category_budget.insert(k.get_ref().clone(), l);
+                let key = format!("target.budget.category.{}", k.name);
+                self.category_keys.push(CategoryKey {
+                    name: k.name.clone(),
+                    loc: self.loc(k.span.clone()),
+                });
+                if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
+                    category_budget.insert(k.name.clone(), l);
                 }
             }
         }
         if let Some(tol) = &t.tolerance {
             for f in Figure::ALL {
-                let Some(leaf) = tol.figure(f) else { continue };
+                let Some(leaf) = tol.get(&f) else { continue };
                 if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
                     tolerance.insert(f, x);
                 }
@@ -197,7 +191,7 @@ impl Validator<'_> {
 
     pub(super) fn key_regex(&mut self, leaf: &Leaf) -> Option<Regex> {
         let s = self.string(leaf, "target.key")?;
-        match Regex::new(&s) {
+        match self.regex(&s) {
             Ok(r) if r.captures_len() > 1 => Some(r),
             Ok(_) => {
                 self.err(
@@ -211,55 +205,56 @@ impl Validator<'_> {
                 self.err(
                     leaf.span(),
                     "target.key",
-                    format!("not a valid regex: {}", first_line(&e.to_string())),
+                    format!("not a valid regex: {}", last_line(&e.to_string())),
                 );
                 None
             }
         }
     }
 
-    /// The rule set `defaults.rules` names, and its category names.
-    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<(Rules, Vec<String>)> {
+    /// A compiled regex, shared by every target that writes the same
+    /// pattern: compiling is what a file of many targets would spend its
+    /// time on.
+    fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
+        if let Some(r) = self.regexes.get(pattern) {
+            return Ok(r.clone());
+        }
+        let r = Regex::new(pattern)?;
+        self.regexes.insert(pattern.to_string(), r.clone());
+        Ok(r)
+    }
+
+    /// The rule set `defaults.rules` names, a file's path resolved.
+    pub(super) fn rules(&mut self, leaf: &Leaf) -> Option<Rules> {
         let s = self.string(leaf, "defaults.rules")?;
-        let (rules, set) = match s.as_str() {
-            "default" => (Rules::Default, Ok(RuleSet::builtin_default())),
-            "mosaic" => (Rules::Mosaic, Ok(RuleSet::mosaic())),
-            p => {
-                let full = PathBuf::from(self.relative(p));
+        let Ok(rules) = s.parse::<Rules>();
+        match rules {
+            Rules::File(p) => {
+                let full = PathBuf::from(self.relative(&p.to_string_lossy()));
                 if !full.is_file() {
-                    let msg = format!("`{p}` is neither `default`, `mosaic` nor a rules file");
+                    let msg = format!("`{s}` is neither `default`, `mosaic` nor a rules file");
                     self.err(leaf.span(), "defaults.rules", msg);
                     return None;
                 }
-                let set = RuleSet::from_spec(&full.to_string_lossy());
-                (Rules::File(full), set)
+                Some(Rules::File(full))
             }
-        };
-        match set {
-            Ok(set) => Some((rules, set.categories().to_vec())),
-            Err(m) => {
-                self.err(leaf.span(), "defaults.rules", first_line(&m));
-                None
-            }
+            built_in => Some(built_in),
         }
     }
 
     pub(super) fn custom_rules(&mut self, table: Option<&OpenTable>) -> Vec<(String, Regex)> {
         let mut rules = Vec::new();
-        // BTreeMap iterates by name; custom rules apply in file order.
-        let mut entries: Vec<_> = table.into_iter().flatten().collect();
-        entries.sort_by_key(|(k, _)| k.span().start);
-        for (k, leaf) in entries {
-            let key = format!("categories.{}", k.get_ref());
+        for (k, leaf) in table.into_iter().flatten() {
+            let key = format!("categories.{}", k.name);
             let Some(s) = self.string(leaf, &key) else {
                 continue;
             };
             match Regex::new(&s) {
-                Ok(r) => rules.push((k.get_ref().clone(), r)),
+                Ok(r) => rules.push((k.name.clone(), r)),
                 Err(e) => self.err(
                     leaf.span(),
                     &key,
-                    format!("not a valid regex: {}", first_line(&e.to_string())),
+                    format!("not a valid regex: {}", last_line(&e.to_string())),
                 ),
             }
         }

@@ -1,16 +1,16 @@
 //! Raw TOML → [`Budget`]: one pass that collects every problem, each with
 //! `file:line:col` and the key it is about.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
-use super::keys::{blank_out, unknown_keys, Node};
-use super::raw::RawConfig;
-use super::{Budget, Level, Loc, Rules, Target, Tolerance};
+use super::raw::{self, RawConfig};
+use super::{Budget, CategoryKey, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
-use crate::analysis::RuleSet;
 use crate::units::Bytes;
+use regex::Regex;
 
 /// One problem of the budget file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,10 +31,51 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// A budget file validated as far as it goes: the budget built from what
+/// was valid, and every problem (sorted by position once validation ran).
+/// No budget when the file could not be read or parsed, or a table has
+/// the wrong type.
+#[derive(Debug)]
+pub struct Validated {
+    pub budget: Option<Budget>,
+    pub errors: Vec<ConfigError>,
+}
+
+impl Validated {
+    fn failed(errors: Vec<ConfigError>) -> Validated {
+        Validated {
+            budget: None,
+            errors,
+        }
+    }
+
+    pub fn into_result(self) -> Result<Budget, Vec<ConfigError>> {
+        match self.budget {
+            Some(b) if self.errors.is_empty() => Ok(b),
+            _ => Err(self.errors),
+        }
+    }
+}
+
 /// Read and validate a budget file. `check_globs`: also require every
 /// target's snapshot pattern to match a file (off when the command line
 /// names the snapshots).
 pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> {
+    validate_file(path, check_globs).into_result()
+}
+
+/// Validate budget text; `dir` is what relative paths are relative to.
+pub fn parse(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    check_globs: bool,
+) -> Result<Budget, Vec<ConfigError>> {
+    validate(text, file, dir, check_globs).into_result()
+}
+
+/// [`load`], keeping what was valid beside the errors.
+pub fn validate_file(path: &Path, check_globs: bool) -> Validated {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![ConfigError {
@@ -51,64 +92,79 @@ pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> 
                 _ => format!("cannot be read: {e}"),
             },
         }]
-    })?;
+    });
+    let text = match text {
+        Ok(t) => t,
+        Err(errors) => return Validated::failed(errors),
+    };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    parse(&text, &file, &dir, check_globs)
+    validate(&text, &file, &dir, check_globs)
 }
 
-/// Validate budget text; `dir` is what relative paths are relative to.
-pub fn parse(
-    text: &str,
-    file: &str,
-    dir: &Path,
-    check_globs: bool,
-) -> Result<Budget, Vec<ConfigError>> {
+/// [`parse`], keeping what was valid beside the errors.
+pub fn validate(text: &str, file: &str, dir: &Path, check_globs: bool) -> Validated {
     let mut v = Validator {
         text,
+        lines: LineStarts::of(text),
+        regexes: HashMap::new(),
+        category_keys: Vec::new(),
         file,
         dir,
         errors: Vec::new(),
     };
-    let tree: Node = match toml::from_str(text) {
-        Ok(t) => t,
-        Err(e) => {
-            v.toml_error(&e);
-            return Err(v.errors);
-        }
-    };
-    let unknown = unknown_keys(&tree);
-    for u in &unknown {
-        v.err(u.key.clone(), "", u.message.clone());
-    }
-    let cleaned;
-    let text_ok = if unknown.is_empty() {
-        text
-    } else {
-        cleaned = blank_out(text, &unknown);
-        &cleaned
-    };
-    let raw: RawConfig = match toml::from_str(text_ok) {
+    let read = match raw::read(text) {
         Ok(r) => r,
         Err(e) => {
-            // With unknown keys blanked out, a later error is most likely
-            // their echo; they are the problems to fix first.
-            if unknown.is_empty() {
-                v.toml_error(&e);
-            }
-            return Err(v.errors);
+            v.toml_error(&e);
+            return Validated::failed(v.errors);
         }
     };
-    let budget = v.budget(raw, check_globs);
-    if v.errors.is_empty() {
-        Ok(budget)
-    } else {
-        v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
-        Err(v.errors)
+    for m in read
+        .unknown_keys
+        .into_iter()
+        .chain(read.wrong_types.iter().cloned())
+    {
+        v.err(m.span, "", m.message);
+    }
+    if !read.wrong_types.is_empty() {
+        // The raw structs miss what was of the wrong type: validating them
+        // would report that as missing too.
+        return Validated::failed(v.errors);
+    }
+    let budget = v.budget(read.config, check_globs);
+    v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
+    Validated {
+        budget: Some(budget),
+        errors: v.errors,
+    }
+}
+
+/// Where each line of the text starts, so a position is found by binary
+/// search: validation stays linear however many errors a file has.
+pub(super) struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn of(text: &str) -> LineStarts {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineStarts(starts.collect())
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.0.partition_point(|&s| s <= offset);
+        let start = self.0[line - 1];
+        let col = text.get(start..offset).map_or(0, |s| s.chars().count());
+        (line, col + 1)
     }
 }
 
 pub(super) struct Validator<'a> {
     pub(super) text: &'a str,
+    lines: LineStarts,
+    /// `target.key` regexes by pattern.
+    pub(super) regexes: HashMap<String, Regex>,
+    pub(super) category_keys: Vec<CategoryKey>,
     pub(super) file: &'a str,
     pub(super) dir: &'a Path,
     pub(super) errors: Vec<ConfigError>,
@@ -116,9 +172,7 @@ pub(super) struct Validator<'a> {
 
 impl Validator<'_> {
     pub(super) fn loc(&self, span: Range<usize>) -> Loc {
-        let before = &self.text[..span.start.min(self.text.len())];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let (line, col) = self.lines.line_col(self.text, span.start);
         Loc {
             file: self.file.to_string(),
             line,
@@ -135,18 +189,10 @@ impl Validator<'_> {
         });
     }
 
-    pub(super) fn toml_error(&mut self, e: &toml::de::Error) {
+    pub(super) fn toml_error(&mut self, e: &toml_edit::TomlError) {
         let span = e.span().unwrap_or(0..0);
-        // toml's message repeats the source line; the first line says it all.
+        // The parser's message may go on over several lines; the first says it all.
         let msg = e.message().lines().next().unwrap_or("invalid TOML");
-        // serde names the raw structs; say what the file should hold.
-        let msg = regex::Regex::new(r"struct Raw\w+")
-            .map(|r| r.replace_all(msg, "a table").into_owned())
-            .unwrap_or_else(|_| msg.to_string())
-            .replace(
-                "expected a sequence",
-                "expected an array of tables ([[target]])",
-            );
         self.err(span, "", msg);
     }
 
@@ -157,8 +203,7 @@ impl Validator<'_> {
             loc: None,
         };
         let mut noise_floor = (DEFAULT_NOISE_FLOOR, None);
-        let mut rules = Rules::Default;
-        let mut names: Vec<String> = RuleSet::builtin_default().categories().to_vec();
+        let mut rules = (Rules::Default, None);
         if let Some(d) = &raw.defaults {
             if let Some(t) = &d.tolerance {
                 if let Some(t) = self.tolerance(t, "defaults.tolerance") {
@@ -171,24 +216,28 @@ impl Validator<'_> {
                 }
             }
             if let Some(r) = &d.rules {
-                if let Some((r, n)) = self.rules(r) {
-                    (rules, names) = (r, n);
+                if let Some(r) = self.rules(r) {
+                    rules = (
+                        r,
+                        Some(self.loc(d.rules.as_ref().map_or(0..0, |l| l.span()))),
+                    );
                 }
             }
         }
         let categories = self.custom_rules(raw.categories.as_ref());
-        names.extend(categories.iter().map(|(n, _)| n.clone()));
         let mut targets: Vec<Target> = Vec::new();
+        let mut seen: HashMap<String, Loc> = HashMap::new();
         for t in &raw.target {
-            if let Some(t) = self.target(t.get_ref(), t.span(), &names, check_globs) {
-                if let Some(prev) = targets.iter().find(|p| p.name == t.name) {
-                    let msg = format!("target name `{}` is already used at {}", t.name, prev.loc);
+            if let Some(t) = self.target(t, check_globs) {
+                if let Some(prev) = seen.get(&t.name) {
+                    let msg = format!("target name `{}` is already used at {}", t.name, prev);
                     self.errors.push(ConfigError {
                         loc: t.loc.clone(),
                         key: "target.name".into(),
                         message: msg,
                     });
                 }
+                seen.entry(t.name.clone()).or_insert_with(|| t.loc.clone());
                 targets.push(t);
             }
         }
@@ -200,9 +249,11 @@ impl Validator<'_> {
             tolerance,
             noise_floor: noise_floor.0,
             noise_floor_loc: noise_floor.1,
-            rules,
+            rules: rules.0,
+            rules_loc: rules.1,
             categories,
             targets,
+            category_keys: std::mem::take(&mut self.category_keys),
         }
     }
 }

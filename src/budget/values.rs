@@ -5,17 +5,17 @@ use toml::Value;
 
 use super::raw::Leaf;
 use super::validate::Validator;
-use super::{Level, Limit, Tolerance};
+use super::{Amount, Level, Limit, Tolerance};
 use crate::units::{Bytes, Percent};
+use crate::vocab::Unit;
 
 impl Validator<'_> {
     /// A size (`"40 GiB"`, bytes) or a count, plain or `{ limit, level }`.
-    pub(super) fn limit(&mut self, leaf: &Leaf, key: &str, bytes: bool) -> Option<Limit> {
+    pub(super) fn limit(&mut self, leaf: &Leaf, key: &str, unit: Unit) -> Option<Limit> {
         let (value, level) = self.with_level(leaf, key)?;
-        let n = if bytes {
-            size_value(value)
-        } else {
-            count_value(value)
+        let n = match unit {
+            Unit::Bytes => size_value(value).map(|b| Amount::Bytes(Bytes(b))),
+            Unit::Count => count_value(value).map(Amount::Count),
         };
         match n {
             Ok(n) => Some(Limit {
@@ -96,7 +96,8 @@ impl Validator<'_> {
     }
 }
 
-pub(super) fn first_line(s: &str) -> String {
+/// The reason of a multi-line error (a regex error ends with it).
+pub(crate) fn last_line(s: &str) -> String {
     s.lines().last().unwrap_or(s).trim().to_string()
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::budget::{Budget, Loc};
 use crate::units::{ByteDelta, Bytes};
+use crate::vocab::Unit;
 
 /// Bumped only on an incompatible change of the verdict JSON.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -39,8 +40,7 @@ pub struct Check {
     /// Figure id, `category.<name>`, or `baseline`.
     pub id: String,
     pub status: Status,
-    /// `bytes` or `count`.
-    pub unit: &'static str,
+    pub unit: Unit,
     pub current: u64,
     pub baseline: Option<u64>,
     pub budget: Option<u64>,
@@ -55,7 +55,7 @@ pub struct Check {
 
 impl Check {
     pub fn is_bytes(&self) -> bool {
-        self.unit == "bytes"
+        self.unit == Unit::Bytes
     }
 
     /// A value of this check as text (binary units for sizes).

@@ -1,26 +1,191 @@
-//! The seam between `check` and the analysis: the rule set a budget file
-//! asks for (built once per run), and the figures of one snapshot.
+//! The seam between `check` and the analysis: the budget file and the rule
+//! set it names, read and compiled once, with every category the budget
+//! names checked against that rule set; and the figures of one snapshot.
+
+use std::path::Path;
 
 use crate::analysis::{self, DeviceReport};
-use crate::budget::{Budget, Rules};
+use crate::budget::{self, Budget, ConfigError, Validated};
 use crate::snapshot::Snapshot;
 
 pub use crate::analysis::RuleSet;
 
-/// `[defaults] rules` with the `[categories]` custom rules tried first.
-pub fn rule_set(budget: &Budget) -> Result<RuleSet, String> {
-    let base = match &budget.rules {
-        Rules::Default => RuleSet::builtin_default(),
-        Rules::Mosaic => RuleSet::mosaic(),
-        Rules::File(p) => RuleSet::from_spec(&p.to_string_lossy())?,
+/// Read and validate the budget file and compile its rule set. Problems of
+/// both come together, sorted by position, as `check --validate` lists them.
+pub fn load_budget(path: &Path, check_globs: bool) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
+    with_rules(budget::validate_file(path, check_globs))
+}
+
+/// The budget's rule set, and the category checks a budget cannot make.
+fn with_rules(validated: Validated) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
+    let Validated { budget, mut errors } = validated;
+    let Some(budget) = budget else {
+        return Err(errors);
     };
-    Ok(if budget.categories.is_empty() {
+    let rules = rule_set(&budget, &mut errors);
+    if errors.is_empty() {
+        return Ok((budget, rules));
+    }
+    errors.sort_by_key(|e| (e.loc.line, e.loc.col));
+    Err(errors)
+}
+
+/// `[defaults] rules` with the `[categories]` custom rules tried first. A
+/// rules file that does not compile is an error at `defaults.rules`; the
+/// category names are then checked against the default set.
+fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
+    let base = RuleSet::load(&budget.rules).unwrap_or_else(|m| {
+        if let Some(loc) = &budget.rules_loc {
+            errors.push(ConfigError {
+                loc: loc.clone(),
+                key: "defaults.rules".into(),
+                message: budget::last_line(&m),
+            });
+        }
+        RuleSet::builtin_default()
+    });
+    // Listed as the budget file reads: the base set, then the custom rules.
+    let mut known: Vec<String> = base.categories().to_vec();
+    known.extend(budget.categories.iter().map(|(name, _)| name.clone()));
+    for k in &budget.category_keys {
+        if !known.contains(&k.name) {
+            errors.push(ConfigError {
+                loc: k.loc.clone(),
+                key: format!("target.budget.category.{}", k.name),
+                message: format!("unknown category `{}`; known: {}", k.name, known.join(", ")),
+            });
+        }
+    }
+    if budget.categories.is_empty() {
         base
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
-    })
+    }
 }
 
 pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Result<Vec<DeviceReport>, String> {
     Ok(analysis::analyze(snap, rules, top))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Rules;
+
+    fn parse(
+        text: &str,
+        file: &str,
+        dir: &Path,
+        check_globs: bool,
+    ) -> Result<Budget, Vec<ConfigError>> {
+        with_rules(budget::validate(text, file, dir, check_globs)).map(|(b, _)| b)
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        match parse(text, "memgate.toml", Path::new(""), false) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once_with_its_position() {
+        let e = errors(
+            r#"[defaults]
+tolerence = "5%"
+noise-floor = -3
+
+[[target]]
+name = "t"
+colour = "red"
+
+[target.budget]
+overall-peek = "1 GiB"
+reserved-peak = "40 G"
+allocated-peak = "-1 GiB"
+
+[target.budget.category]
+activations = "1 GiB"
+
+[target.tolerance]
+dynamic-peak = 5
+"#,
+        );
+        let want = [
+            "memgate.toml:2:1: unknown key `tolerence` in [defaults]",
+            "memgate.toml:3:15: `defaults.noise-floor`: -3 is negative",
+            "memgate.toml:7:1: unknown key `colour` in [[target]]",
+            "memgate.toml:10:1: unknown key `overall-peek` in [target.budget]",
+            "memgate.toml:11:17: `target.budget.reserved-peak`: \"40 G\" is ambiguous: write \"40 GiB\" (binary, 1024-based) or \"40 GB\"",
+            "memgate.toml:12:18: `target.budget.allocated-peak`: \"-1 GiB\" is negative",
+            "memgate.toml:15:1: `target.budget.category.activations`: unknown category",
+            "memgate.toml:18:16: `target.tolerance.dynamic-peak`: 5 is not a percentage",
+        ];
+        assert_eq!(e.len(), want.len(), "{e:#?}");
+        for w in want {
+            assert!(
+                e.iter().any(|e| e.starts_with(w)),
+                "missing {w:?} in {e:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn custom_categories_and_mosaic_names_are_known_category_names() {
+        let ok = r#"
+[defaults]
+rules = "mosaic"
+[categories]
+hccl = "hccl"
+[[target]]
+name = "t"
+[target.budget.category]
+ACTIVATION = "1 GiB"
+hccl = "1 MiB"
+"#;
+        assert_eq!(errors(ok), Vec::<String>::new());
+        assert!(errors(&ok.replace("ACTIVATION", "activation"))[0].contains("unknown category"));
+    }
+
+    #[test]
+    fn a_rules_file_adds_its_category_names_and_a_broken_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.toml"),
+            "[categories]\nhccl = \"hccl\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("bad.toml"), "[categories]\nx = \"(\"\n").unwrap();
+        let text = "[defaults]\nrules = \"rules.toml\"\n[[target]]\nname = \"t\"\n[target.budget.category]\nhccl = \"1 GiB\"\nactivation = \"1 GiB\"\n";
+        let b = parse(text, "memgate.toml", dir.path(), false).unwrap();
+        assert_eq!(b.rules, Rules::File(dir.path().join("rules.toml")));
+        let e = parse(
+            &text.replace("rules.toml", "bad.toml"),
+            "memgate.toml",
+            dir.path(),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(e[0].loc.line, 2);
+        assert_eq!(e[0].key, "defaults.rules");
+    }
+
+    #[test]
+    fn category_errors_sort_among_the_budget_files_own() {
+        let e = errors(
+            "[[target]]\nname = 3\n[target.budget.category]\nnope = 1\n[target.budget]\noom-events = -1\n",
+        );
+        assert_eq!(e.len(), 3, "{e:#?}");
+        assert!(e[0].starts_with("memgate.toml:2:8: `target.name`"));
+        assert!(e[1].starts_with("memgate.toml:4:1: `target.budget.category.nope`: unknown"));
+        assert!(e[2].starts_with("memgate.toml:6:14: `target.budget.oom-events`"));
+    }
+
+    #[test]
+    fn the_compiled_rule_set_tries_the_custom_rules_first() {
+        let text = "[categories]\nhccl = \"hccl\"\n[[target]]\nname = \"t\"\n";
+        let (_, rules) =
+            with_rules(budget::validate(text, "m.toml", Path::new(""), false)).unwrap();
+        assert_eq!(rules.category_of(&[("hccl_allreduce", "x.py")]), "hccl");
+    }
 }

@@ -54,7 +54,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("memgate.toml"));
-    let budget = match budget::load(&config, opts.snapshots.is_empty()) {
+    let (budget, rules) = match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
         Ok(b) => b,
         Err(errors) => return Outcome::errors(errors.iter().map(ToString::to_string).collect()),
     };
@@ -82,10 +82,6 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     if !errors.is_empty() {
         return Outcome::errors(errors);
     }
-    let rules = match analysis_adapter::rule_set(&budget) {
-        Ok(r) => r,
-        Err(e) => return Outcome::errors(vec![e]),
-    };
 
     let mut plans: Vec<Vec<Planned>> = Vec::new();
     let mut errors = Vec::new();

@@ -1,0 +1,190 @@
+//! The ids memgate speaks in, on the ground floor: figures, their units and
+//! the names of rule sets. Every layer may import this module; it imports
+//! nothing of memgate's.
+//!
+//! The kebab-case ids are derived (`strum`), so a new figure is one variant
+//! here (plus the two per-figure facts below, which the compiler asks for)
+//! and the place where its value is computed.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::Serialize;
+use strum::{EnumCount, EnumString, IntoStaticStr, VariantArray};
+
+/// Figure ids: the TOML keys, JSON keys and JUnit case names at once, so
+/// renaming one is a reviewed API change.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    EnumCount,
+    EnumString,
+    IntoStaticStr,
+    VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Figure {
+    DynamicPeak,
+    StaticMemory,
+    OverallPeak,
+    AllocatedPeak,
+    ReservedPeak,
+    OomEvents,
+    AllocEvents,
+    TraceEntries,
+}
+
+impl Figure {
+    /// Every figure, in report order (the enum's order).
+    pub const ALL: [Figure; Figure::COUNT] = {
+        // `VARIANTS` is a slice; callers iterate figures by value.
+        let mut all = [Figure::DynamicPeak; Figure::COUNT];
+        let mut i = 0;
+        while i < Figure::COUNT {
+            all[i] = Figure::VARIANTS[i];
+            i += 1;
+        }
+        all
+    };
+
+    pub fn id(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn from_id(id: &str) -> Option<Figure> {
+        id.parse().ok()
+    }
+
+    /// What the figure counts. An exhaustive match, so a new figure must
+    /// say.
+    pub fn unit(self) -> Unit {
+        match self {
+            Figure::DynamicPeak
+            | Figure::StaticMemory
+            | Figure::OverallPeak
+            | Figure::AllocatedPeak
+            | Figure::ReservedPeak => Unit::Bytes,
+            Figure::OomEvents | Figure::AllocEvents | Figure::TraceEntries => Unit::Count,
+        }
+    }
+
+    /// Whether the figure is a byte count (the others are event counts).
+    pub fn is_bytes(self) -> bool {
+        self.unit() == Unit::Bytes
+    }
+
+    /// Whether `check` judges the figure when the budget file does not
+    /// mention it. The event counts other than OOMs describe the workload
+    /// rather than its memory, so they are judged only when asked for.
+    pub fn gated_by_default(self) -> bool {
+        match self {
+            Figure::DynamicPeak
+            | Figure::StaticMemory
+            | Figure::OverallPeak
+            | Figure::AllocatedPeak
+            | Figure::ReservedPeak
+            | Figure::OomEvents => true,
+            Figure::AllocEvents | Figure::TraceEntries => false,
+        }
+    }
+}
+
+impl fmt::Display for Figure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// What a figure, a budget or a check counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, IntoStaticStr)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Unit {
+    Bytes,
+    Count,
+}
+
+impl Unit {
+    pub fn id(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A category rule set as named by `--rules` or `defaults.rules`: the one
+/// parser of that spec (what the file holds is analysis's business).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rules {
+    Default,
+    Mosaic,
+    /// A TOML file with a `[categories]` table.
+    File(PathBuf),
+}
+
+impl FromStr for Rules {
+    type Err = std::convert::Infallible;
+
+    /// Anything but the two built-in names is a path.
+    fn from_str(spec: &str) -> Result<Rules, Self::Err> {
+        Ok(match spec {
+            "default" => Rules::Default,
+            "mosaic" => Rules::Mosaic,
+            path => Rules::File(PathBuf::from(path)),
+        })
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rules::Default => f.write_str("default"),
+            Rules::Mosaic => f.write_str("mosaic"),
+            Rules::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_ids_are_kebab_case_and_read_back() {
+        assert_eq!(Figure::OverallPeak.id(), "overall-peak");
+        assert_eq!(Figure::OomEvents.to_string(), "oom-events");
+        for f in Figure::ALL {
+            assert_eq!(Figure::from_id(f.id()), Some(f));
+        }
+        assert_eq!(Figure::from_id("overall_peak"), None);
+    }
+
+    #[test]
+    fn all_lists_every_figure_once_in_enum_order() {
+        assert_eq!(Figure::ALL.as_slice(), Figure::VARIANTS);
+        assert!(Figure::ALL.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn sizes_are_bytes_and_events_are_counts() {
+        assert_eq!(Figure::ReservedPeak.unit(), Unit::Bytes);
+        assert!(!Figure::AllocEvents.is_bytes());
+        assert_eq!(Unit::Count.id(), "count");
+    }
+
+    #[test]
+    fn a_rules_spec_is_a_built_in_name_or_a_path() {
+        assert_eq!("default".parse(), Ok(Rules::Default));
+        assert_eq!("mosaic".parse(), Ok(Rules::Mosaic));
+        assert_eq!(
+            "rules/mosaic.toml".parse(),
+            Ok(Rules::File("rules/mosaic.toml".into()))
+        );
+        assert_eq!(Rules::File("r.toml".into()).to_string(), "r.toml");
+    }
+}
