@@ -16,7 +16,10 @@ fn the_combined_analysis_equals_the_separate_figures_and_timelines() {
         let Ok(snap) = snapshot::load(&path) else {
             continue;
         };
-        for rules in [RuleSet::builtin_default(), RuleSet::from_spec("mosaic").unwrap()] {
+        for rules in [
+            RuleSet::builtin_default(),
+            RuleSet::from_spec("mosaic").unwrap(),
+        ] {
             let both = analyze_with_timelines(&snap, &rules, 5, 7);
             let reports = analyze(&snap, &rules, 5);
             assert_eq!(both.len(), reports.len(), "{}", path.display());
