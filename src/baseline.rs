@@ -2,14 +2,14 @@
 //! and the baseline `check` compares against.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::analysis::{analyze, DeviceReport, RuleSet};
-use crate::snapshot::{self, Format, LoadError, Snapshot};
+use crate::snapshot::{self, Content, FileDigest, FileKind, Format, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -51,31 +51,32 @@ pub struct Provenance {
 
 /// Analyse a snapshot file into its summary (what `memgate summarize`
 /// writes and `check` compares against): figures, categories and the top
-/// `top` sites per device; no stack groups.
+/// `top` sites per device; no stack groups. The file is read once, for the
+/// snapshot and its digest together.
 pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
-    let snap = snapshot::load(path)?;
+    let (content, digest) = snapshot::read_input_hashed(path)?;
+    let snap = content.into_snapshot(path)?;
     let mut devices = analyze(&snap, rules, top);
     // SPEC §2: a *small* file (figures, categories, top sites, provenance);
     // full stacks with C++ frames would make it hundreds of KiB.
     for d in &mut devices {
         d.stacks_at_peak.clear();
     }
-    summarize(path, &snap, devices)
+    Ok(summarize(path, &snap, digest, devices))
 }
 
-/// The summary of an already analysed snapshot (hashes the file again,
-/// streaming).
+/// The summary of an already analysed snapshot whose file has `digest`.
 pub fn summarize(
     path: &Path,
     snap: &Snapshot,
+    digest: FileDigest,
     devices: Vec<DeviceReport>,
-) -> Result<Summary, LoadError> {
-    let (size, sha256) = sha256_file(path).map_err(|e| LoadError::new(path, e))?;
+) -> Summary {
     let (format, pickle_protocol) = match snap.format {
         Format::Pickle { protocol } => ("pickle", protocol),
         Format::Json => ("json", None),
     };
-    Ok(Summary {
+    Summary {
         schema_version: SCHEMA_VERSION,
         kind: SUMMARY_KIND.to_string(),
         provenance: Provenance {
@@ -83,8 +84,8 @@ pub fn summarize(
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_else(|| path.display().to_string()),
-            size,
-            sha256,
+            size: digest.size,
+            sha256: digest.sha256,
             format: format.to_string(),
             pickle_protocol,
             shape: snap.shape.id().to_string(),
@@ -93,73 +94,91 @@ pub fn summarize(
             memgate_version: env!("CARGO_PKG_VERSION").to_string(),
         },
         devices,
-    })
-}
-
-/// Size and hex SHA-256 of a file, read in chunks.
-fn sha256_file(path: &Path) -> Result<(u64, String), String> {
-    let mut file = File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    let mut size = 0u64;
-    loop {
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| format!("cannot be read: {e}"))?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        hasher.update(&buf[..n]);
     }
-    let digest = hasher.finalize();
-    Ok((size, digest.iter().map(|b| format!("{b:02x}")).collect()))
 }
 
-/// Whether a file is a memgate summary (a JSON object whose first keys are
-/// `schema_version` and `kind`), judged from its first bytes.
+/// Whether a file is a memgate summary (or another memgate document): a
+/// JSON object with a top-level `schema_version` or `kind`, in any key
+/// order. Only the top-level keys are looked at; values are skipped
+/// unparsed. For callers that learnt a file's devices without its kind;
+/// [`crate::input::read`] tells both from one reading.
 pub fn is_summary(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else {
+    let Ok(mut file) = File::open(path) else {
         return false;
     };
-    let mut head = Vec::with_capacity(512);
-    if file.take(512).read_to_end(&mut head).is_err() {
+    let mut head = Vec::with_capacity(64);
+    if (&mut file).take(64).read_to_end(&mut head).is_err()
+        || snapshot::detect_bytes(&head) != FileKind::Json
+    {
         return false;
     }
-    let text = String::from_utf8_lossy(&head);
-    text.trim_start().starts_with('{') && text.contains(SUMMARY_KIND)
+    let rest = BufReader::new(head.as_slice().chain(file));
+    let mut de = serde_json::Deserializer::from_reader(rest);
+    de.deserialize_map(DeclaresDocument).unwrap_or(false)
+}
+
+/// Visits a JSON object's keys for [`snapshot::DOCUMENT_KEYS`].
+struct DeclaresDocument;
+
+impl<'de> Visitor<'de> for DeclaresDocument {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    // The whole object is walked: the JSON reader refuses a map left half read.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut found = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            found |= snapshot::DOCUMENT_KEYS.contains(&key.as_ref());
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(found)
+    }
 }
 
 /// Read a summary JSON written by `summarize`; a snapshot, another kind of
 /// JSON or another schema version is refused with a message naming the file.
 pub fn read_summary(path: &Path) -> Result<Summary, String> {
-    let name = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot be read: {e}"))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{name}: invalid JSON: {e}"))?;
-    match value.get("kind").and_then(|k| k.as_str()) {
-        Some(SUMMARY_KIND) => {}
-        Some(other) => {
-            return Err(format!(
-                "{name}: a {other:?} JSON, not a memgate summary (kind {SUMMARY_KIND:?})"
-            ))
-        }
-        None => {
-            return Err(format!(
-                "{name}: not a memgate summary (no \"kind\": {SUMMARY_KIND:?}); write one with \
-                 `memgate summarize`"
-            ))
-        }
+    match snapshot::read_input(path).map_err(|e| e.to_string())? {
+        Content::Document(value) => Summary::from_document(path, value),
+        Content::Snapshot(_) => Err(not_a_summary(path)),
     }
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "{name}: summary schema_version {v}, this memgate reads {SCHEMA_VERSION}; \
-                 regenerate it with `memgate summarize`"
-            ))
+}
+
+fn not_a_summary(path: &Path) -> String {
+    format!(
+        "{}: not a memgate summary (no \"kind\": {SUMMARY_KIND:?}); write one with \
+         `memgate summarize`",
+        path.display()
+    )
+}
+
+impl Summary {
+    /// The summary in a memgate document read from `path`; another kind of
+    /// document or another schema version is refused, naming the file.
+    pub fn from_document(path: &Path, value: serde_json::Value) -> Result<Summary, String> {
+        let name = path.display();
+        match value.get("kind").and_then(|k| k.as_str()) {
+            Some(SUMMARY_KIND) => {}
+            Some(other) => {
+                return Err(format!(
+                    "{name}: a {other:?} JSON, not a memgate summary (kind {SUMMARY_KIND:?})"
+                ))
+            }
+            None => return Err(not_a_summary(path)),
         }
-        None => return Err(format!("{name}: summary without a schema_version")),
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+            Some(v) => {
+                return Err(format!(
+                    "{name}: summary schema_version {v}, this memgate reads {SCHEMA_VERSION}; \
+                     regenerate it with `memgate summarize`"
+                ))
+            }
+            None => return Err(format!("{name}: summary without a schema_version")),
+        }
+        serde_json::from_value(value).map_err(|e| format!("{name}: malformed summary: {e}"))
     }
-    serde_json::from_value(value).map_err(|e| format!("{name}: malformed summary: {e}"))
 }

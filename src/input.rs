@@ -1,10 +1,35 @@
-//! Snapshot arguments: shell-style patterns expanded by memgate itself
-//! (quoted globs work the same on every shell and in CI YAML), and files
-//! read in parallel.
+//! Input arguments: shell-style patterns expanded by memgate itself
+//! (quoted globs work the same on every shell and in CI YAML), files read in
+//! parallel, and each file's kind (snapshot or summary) told from its
+//! content in the one reading.
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+
+use crate::baseline::Summary;
+use crate::snapshot::{self, Content, Snapshot};
+
+/// What an input file holds.
+#[derive(Debug)]
+pub enum Input {
+    /// A pickle or JSON allocator snapshot, to analyse.
+    Snapshot(Box<Snapshot>),
+    /// A memgate summary, whose figures are read as they are.
+    Summary(Box<Summary>),
+}
+
+/// Read a snapshot or a summary, opening the file once; which it is comes
+/// from the content (a JSON summary is known by its keys, in any order).
+/// Errors name the file.
+pub fn read(path: &Path) -> Result<Input, String> {
+    match snapshot::read_input(path).map_err(|e| e.to_string())? {
+        Content::Snapshot(s) => Ok(Input::Snapshot(s)),
+        Content::Document(v) => {
+            Summary::from_document(path, v).map(|s| Input::Summary(Box::new(s)))
+        }
+    }
+}
 
 /// Whether a pattern uses glob syntax.
 fn is_pattern(s: &str) -> bool {

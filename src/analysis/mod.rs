@@ -1,8 +1,11 @@
 //! Figures from a snapshot: peaks (replay), categories, sites.
 
+mod addr;
 mod default_rules;
 pub mod diff;
 mod replay;
+#[cfg(test)]
+mod replay_tests;
 pub mod rules;
 mod stacks;
 pub mod timeline;
@@ -10,14 +13,14 @@ mod types;
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::snapshot::{Device, Segment, Snapshot, StackId, TraceEntry};
+use crate::snapshot::{Device, Segment, Snapshot, StackId};
 
 pub use rules::RuleSet;
 pub use stacks::{site_of, UNKNOWN_SITE};
 pub use timeline::{timeline, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
 
-use replay::{live_after, AddrMap, DeviceReplay, Live};
+use replay::{DeviceReplay, Live};
 use stacks::StackInfo;
 
 /// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
@@ -26,20 +29,51 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
     let mut info = StackInfo::new(snap, rules);
     snap.devices()
         .into_iter()
-        .map(|d| device_report(snap, d, &mut info, top))
+        .map(|d| device_analysis(snap, d, &mut info, top, None).0)
         .collect()
 }
 
-fn device_report(
+/// [`analyze`], and each device's category timeline at about `max_points`
+/// samples, from the same replay of each trace.
+pub fn analyze_with_timelines(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    max_points: usize,
+) -> Vec<(DeviceReport, Timeline)> {
+    let mut info = StackInfo::new(snap, rules);
+    snap.devices()
+        .into_iter()
+        .map(|d| {
+            let (report, points) = device_analysis(snap, d, &mut info, top, Some(max_points));
+            let timeline = Timeline {
+                device: d,
+                categories: rules.categories().to_vec(),
+                points: points.unwrap_or_default(),
+            };
+            (report, timeline)
+        })
+        .collect()
+}
+
+/// One replay of the device's trace, and what is derived from it.
+fn device_analysis(
     snap: &Snapshot,
     device: Device,
     info: &mut StackInfo<'_>,
     top: usize,
-) -> DeviceReport {
+    timeline_points: Option<usize>,
+) -> (DeviceReport, Option<Vec<TimelinePoint>>) {
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
     let ncat = info.rules_categories().len();
-    let r = replay::replay(trace, &segments, ncat, &mut |s| info.category(s));
+    let mut r = replay::replay(
+        trace,
+        &segments,
+        ncat,
+        &mut |s| info.category(s),
+        timeline_points,
+    );
     let names = info.rules_categories().to_vec();
     let named = |v: &[u64]| -> BTreeMap<String, u64> {
         names.iter().cloned().zip(v.iter().copied()).collect()
@@ -56,7 +90,6 @@ fn device_report(
         allocated_peak: time_at(r.peak_entry.allocated_peak),
         reserved_peak: time_at(r.peak_entry.reserved_peak),
     });
-    // Live sets at the two peaks; usually the same entry, so one replay.
     let dyn_upto = (r.figures.dynamic_peak > 0)
         .then_some(r.peak_entry.dynamic_peak)
         .flatten()
@@ -66,16 +99,10 @@ fn device_report(
     } else {
         r.peak_entry.allocated_peak.map(|i| i as usize)
     };
-    let live_dyn = live_after(trace, dyn_upto);
-    let stacks_at_peak = stack_groups(snap, &live_dyn, top);
-    let live_alloc = if alloc_upto == dyn_upto {
-        live_dyn
-    } else {
-        drop(live_dyn);
-        live_after(trace, alloc_upto)
-    };
-    let sites_at_peak = sites_at_allocated_peak(&live_alloc, alloc_upto, &r, info, top);
-    DeviceReport {
+    let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
+    let sites_at_peak =
+        sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
+    let report = DeviceReport {
         device,
         figures: r.figures,
         categories,
@@ -84,16 +111,17 @@ fn device_report(
         trace_complete: r.complete,
         stacks_at_peak,
         sites_at_peak,
-        warnings: warnings(trace, &segments, &r),
-    }
+        warnings: warnings(&segments, &r),
+    };
+    (report, r.timeline.take())
 }
 
 /// Live allocations at the dynamic peak grouped by full stack (Mosaic's
 /// listing), largest first; ties in allocation order.
-fn stack_groups(snap: &Snapshot, live: &AddrMap<Live>, top: usize) -> Vec<StackGroup> {
+fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -> Vec<StackGroup> {
     // stack -> (bytes, count, first alloc index)
     let mut groups: HashMap<StackId, (u64, u64, usize)> = HashMap::new();
-    for l in live.values() {
+    for l in live {
         let g = groups.entry(l.stack).or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
@@ -118,7 +146,7 @@ fn stack_groups(snap: &Snapshot, live: &AddrMap<Live>, top: usize) -> Vec<StackG
 /// Memory live at the allocated peak (including what existed before
 /// recording) grouped by allocation site, largest first.
 fn sites_at_allocated_peak(
-    live: &AddrMap<Live>,
+    live: impl Iterator<Item = Live>,
     upto: Option<usize>,
     r: &DeviceReplay,
     info: &mut StackInfo<'_>,
@@ -130,7 +158,7 @@ fn sites_at_allocated_peak(
         s.0 += size;
         s.1 += 1;
     };
-    for l in live.values() {
+    for l in live {
         add(info.site(l.stack), l.size);
     }
     for p in &r.pre {
@@ -156,7 +184,7 @@ fn sites_at_allocated_peak(
 }
 
 /// Inconsistencies that do not stop analysis but make figures less certain.
-fn warnings(trace: &[TraceEntry], segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
+fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
     let mut out = Vec::new();
     let pre_frees = r.pre.iter().filter(|p| p.freed_at.is_some()).count();
     if pre_frees > 0 {
@@ -176,19 +204,10 @@ fn warnings(trace: &[TraceEntry], segments: &[&Segment], r: &DeviceReplay) -> Ve
             "{untiled} segments whose blocks do not add up to the segment size"
         ));
     }
-    let mut last = i64::MIN;
-    let mut backwards = 0usize;
-    for e in trace {
-        if let Some(t) = e.time() {
-            if t < last {
-                backwards += 1;
-            }
-            last = t;
-        }
-    }
-    if backwards > 0 {
+    if r.time_backwards > 0 {
         out.push(format!(
-            "time_us decreases {backwards} times; entries are analysed in list order"
+            "time_us decreases {} times; entries are analysed in list order",
+            r.time_backwards
         ));
     }
     out

@@ -1,41 +1,22 @@
-//! One device's trace replay (SPEC §3): the figures, the entry where each
-//! peak is first reached, and per-category running totals (SPEC §4).
+//! One device's trace replay (SPEC §3–4) in a single pass: the figures, the
+//! entry where each peak is first reached, per-category totals, each
+//! allocation's lifetime (so the live set at any entry can be recovered
+//! afterwards) and, when asked, the category timeline. The alloc/free
+//! bookkeeping exists only here.
 //!
-//! Two passes over the trace: the first finds the memory that was live
-//! before recording (frees of addresses the replay never saw allocated) and
-//! which blocks the trace touches; the second replays everything at once.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! The memory live before recording (frees of addresses the replay never saw
+//! allocated, blocks still allocated at the end that no alloc explains) is
+//! only known once the trace is read. It adds the same constant to the
+//! allocated curve and to each category's curve at every entry, so the pass
+//! follows those curves relative to the start and adds the constants at the
+//! end; a constant moves no argmax. The reserved curve likewise starts at
+//! the end's total minus the trace's net segment growth.
 
 use crate::snapshot::{Action, BlockState, Segment, StackId, TraceEntry};
 
+use super::addr::AddrMap;
+use super::timeline::{Sampler, TimelinePoint};
 use super::types::{Figures, PeakEntry};
-
-/// Hasher for allocation addresses (multiples of 512): a splitmix64
-/// finalizer, much cheaper than SipHash and well spread in the low bits.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-/// A map keyed by allocation address.
-pub(crate) type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 
 /// Memory live before recording started: freed during the trace
 /// (`freed_at`) or still an `active_allocated` block at the end (`None`).
@@ -46,12 +27,33 @@ pub(crate) struct PreLive {
     pub stack: StackId,
 }
 
-/// A live allocation in the replay: the latest `alloc` at its address.
+/// A live allocation: the latest `alloc` at its address.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Live {
     pub size: u64,
     pub stack: StackId,
     pub index: usize,
+}
+
+/// Entries from an `alloc` up to the one that ended it: the `free_completed`
+/// of its address, or a later `alloc` at the same address that replaced it.
+/// Indices are `u32`: a trace of 2³² entries would need over 200 GiB of
+/// `TraceEntry` values, far past what the loader accepts.
+#[derive(Debug, Clone, Copy)]
+struct Lifetime {
+    alloc: u32,
+    /// `OPEN`: still live after the last entry.
+    end: u32,
+}
+
+const OPEN: u32 = u32::MAX;
+
+/// An allocation the pass holds open at an address.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    size: u64,
+    category: u32,
+    lifetime: u32,
 }
 
 /// Everything the replay of one device finds.
@@ -66,6 +68,35 @@ pub(crate) struct DeviceReplay {
     pub cats_at_allocated: Vec<u64>,
     pub cats_at_dynamic: Vec<u64>,
     pub cat_peaks: Vec<u64>,
+    /// How many times `time_us` goes down from one timed entry to the next.
+    pub time_backwards: usize,
+    /// The downsampled category timeline, when the replay was asked for one.
+    pub timeline: Option<Vec<TimelinePoint>>,
+    lifetimes: Vec<Lifetime>,
+}
+
+impl DeviceReplay {
+    /// The allocations live after entry `upto` (none when `None`): each
+    /// address holds its latest `alloc` until a `free_completed` removes it.
+    pub fn live_after<'a>(
+        &'a self,
+        trace: &'a [TraceEntry],
+        upto: Option<usize>,
+    ) -> impl Iterator<Item = Live> + 'a {
+        let upto = upto.map_or(-1, |u| u as i64);
+        self.lifetimes
+            .iter()
+            .take_while(move |l| i64::from(l.alloc) <= upto)
+            .filter(move |l| i64::from(l.end) > upto)
+            .map(move |l| {
+                let e = &trace[l.alloc as usize];
+                Live {
+                    size: e.size,
+                    stack: e.stack,
+                    index: l.alloc as usize,
+                }
+            })
+    }
 }
 
 /// Tracks a running value's maximum and the first entry reaching it.
@@ -75,9 +106,9 @@ struct Peak {
 }
 
 impl Peak {
-    fn start(value: i128, trace_len: usize) -> Peak {
+    fn start(trace_len: usize) -> Peak {
         Peak {
-            value,
+            value: 0,
             index: (trace_len > 0).then_some(0),
         }
     }
@@ -97,132 +128,126 @@ fn to_u64(v: i128) -> u64 {
     v.clamp(0, u64::MAX as i128) as u64
 }
 
-fn to_u64s(v: &[i64]) -> Vec<u64> {
-    v.iter().map(|x| (*x).max(0) as u64).collect()
+/// `base + relative`, per category, clamped at zero.
+fn shifted(base: &[i64], relative: &[i64]) -> Vec<u64> {
+    base.iter()
+        .zip(relative)
+        .map(|(b, r)| (b + r).max(0) as u64)
+        .collect()
 }
 
-/// Replay one device. `cat` gives the category index of a stack.
+/// Replay one device. `cat` gives the category index of a stack;
+/// `timeline_points` asks for the category timeline at about that many
+/// samples.
 pub(crate) fn replay(
     trace: &[TraceEntry],
     segments: &[&Segment],
     ncat: usize,
     cat: &mut dyn FnMut(StackId) -> usize,
+    timeline_points: Option<usize>,
 ) -> DeviceReplay {
-    // ---- pass 1: pre-recording frees, touched blocks, counts
-    let mut blocks: AddrMap<bool> = AddrMap::default();
+    assert!(trace.len() < OPEN as usize, "trace too long to replay");
+    let n = trace.len();
+    // Blocks allocated at the end, and whether any entry touches them.
+    let mut touched: AddrMap<bool> = AddrMap::default();
     for s in segments {
         for b in &s.blocks {
             if b.state == BlockState::ActiveAllocated {
-                blocks.insert(b.address, false);
+                touched.insert(b.address, false);
             }
         }
     }
-    let mut live: AddrMap<()> = AddrMap::default();
+    let mut touch = |addr: u64| {
+        if let Some(t) = touched.get_mut(&addr) {
+            *t = true;
+        }
+    };
+    let mut open: AddrMap<Open> = AddrMap::default();
+    let mut lifetimes: Vec<Lifetime> = Vec::new();
     let mut pre = Vec::new();
-    let (mut allocs, mut ooms, mut reserved_delta) = (0u64, 0u64, 0i128);
-    for (i, e) in trace.iter().enumerate() {
-        match e.action {
-            Action::Alloc => {
-                allocs += 1;
-                live.insert(e.addr, ());
-            }
-            Action::FreeCompleted => {
-                if live.remove(&e.addr).is_none() {
-                    pre.push(PreLive {
-                        freed_at: Some(i),
-                        size: e.size,
-                        stack: e.stack,
-                    });
-                }
-            }
-            Action::FreeRequested => {}
-            Action::SegmentAlloc | Action::SegmentMap => reserved_delta += i128::from(e.size),
-            Action::SegmentFree | Action::SegmentUnmap => reserved_delta -= i128::from(e.size),
-            Action::Oom => ooms += 1,
-            _ => continue,
-        }
-        if matches!(
-            e.action,
-            Action::Alloc | Action::FreeCompleted | Action::FreeRequested
-        ) {
-            if let Some(t) = blocks.get_mut(&e.addr) {
-                *t = true;
-            }
-        }
-    }
-    let complete = pre.is_empty();
-    let mut static_memory = 0u64;
-    for s in segments {
-        for b in &s.blocks {
-            if b.state != BlockState::ActiveAllocated {
-                continue;
-            }
-            if blocks.get(&b.address) == Some(&false) {
-                static_memory += b.size;
-            }
-            if !live.contains_key(&b.address) {
-                pre.push(PreLive {
-                    freed_at: None,
-                    size: b.requested_size,
-                    stack: b.stack,
-                });
-            }
-        }
-    }
-    drop(live);
-    drop(blocks);
-
-    // ---- pass 2: dynamic (Mosaic), allocated (MemoryViz), reserved
-    let n = trace.len();
-    let mut alloc_cats = vec![0i64; ncat];
-    for p in &pre {
-        alloc_cats[cat(p.stack)] += p.size as i64;
-    }
-    let initial: i128 = pre.iter().map(|p| i128::from(p.size)).sum();
-    let end_reserved: i128 = segments.iter().map(|s| i128::from(s.total_size)).sum();
-    let mut reserved = end_reserved - reserved_delta;
-    let (mut dynamic, mut allocated) = (0i128, initial);
-    let mut dyn_peak = Peak::start(0, n);
-    let mut alloc_peak = Peak::start(initial, n);
-    let mut res_peak = Peak::start(reserved, n);
+    let (mut allocs, mut ooms) = (0u64, 0u64);
+    // Dynamic (Mosaic) is absolute; allocated (MemoryViz) and reserved are
+    // relative to the start (see the module comment).
+    let (mut dynamic, mut allocated, mut reserved) = (0i128, 0i128, 0i128);
+    let mut dyn_peak = Peak::start(n);
+    let mut alloc_peak = Peak::start(n);
+    let mut res_peak = Peak::start(n);
     let mut dyn_cats = vec![0i64; ncat];
+    let mut alloc_cats = vec![0i64; ncat];
     let mut cats_at_dynamic = vec![0i64; ncat];
-    let mut cats_at_allocated = alloc_cats.clone();
-    let mut cat_peaks = alloc_cats.clone();
-    let mut map: AddrMap<(u64, u32)> = AddrMap::default();
+    let mut cats_at_allocated = vec![0i64; ncat];
+    let mut cat_peaks = vec![0i64; ncat];
+    let mut sampler = timeline_points.map(|p| Sampler::new(n, p, ncat));
+    let (mut last_time, mut time_backwards) = (i64::MIN, 0usize);
     for (i, e) in trace.iter().enumerate() {
+        let time = e.time();
+        if let Some(t) = time {
+            time_backwards += usize::from(t < last_time);
+            last_time = t;
+        }
         let changed = match e.action {
             Action::Alloc => {
+                touch(e.addr);
+                allocs += 1;
                 let c = cat(e.stack);
-                map.insert(e.addr, (e.size, c as u32));
+                let id = lifetimes.len() as u32;
+                lifetimes.push(Lifetime {
+                    alloc: i as u32,
+                    end: OPEN,
+                });
+                let opened = Open {
+                    size: e.size,
+                    category: c as u32,
+                    lifetime: id,
+                };
+                if let Some(replaced) = open.insert(e.addr, opened) {
+                    lifetimes[replaced.lifetime as usize].end = i as u32;
+                }
                 dynamic += i128::from(e.size);
                 allocated += i128::from(e.size);
                 dyn_cats[c] += e.size as i64;
                 alloc_cats[c] += e.size as i64;
                 Some(c)
             }
-            Action::FreeCompleted => match map.remove(&e.addr) {
-                Some((size, c)) => {
-                    let c = c as usize;
-                    dynamic -= i128::from(e.size);
-                    allocated -= i128::from(size);
-                    dyn_cats[c] -= e.size as i64;
-                    alloc_cats[c] -= size as i64;
-                    Some(c)
+            Action::FreeCompleted => {
+                touch(e.addr);
+                match open.remove(&e.addr) {
+                    Some(o) => {
+                        lifetimes[o.lifetime as usize].end = i as u32;
+                        let c = o.category as usize;
+                        dynamic -= i128::from(e.size);
+                        allocated -= i128::from(o.size);
+                        dyn_cats[c] -= e.size as i64;
+                        alloc_cats[c] -= o.size as i64;
+                        Some(c)
+                    }
+                    None => {
+                        pre.push(PreLive {
+                            freed_at: Some(i),
+                            size: e.size,
+                            stack: e.stack,
+                        });
+                        let c = cat(e.stack);
+                        allocated -= i128::from(e.size);
+                        alloc_cats[c] -= e.size as i64;
+                        Some(c)
+                    }
                 }
-                None => {
-                    let c = cat(e.stack);
-                    allocated -= i128::from(e.size);
-                    alloc_cats[c] -= e.size as i64;
-                    Some(c)
-                }
-            },
+            }
+            Action::FreeRequested => {
+                touch(e.addr);
+                None
+            }
             Action::SegmentAlloc | Action::SegmentMap => {
                 reserved += i128::from(e.size);
                 None
             }
             Action::SegmentFree | Action::SegmentUnmap => {
                 reserved -= i128::from(e.size);
+                None
+            }
+            Action::Oom => {
+                ooms += 1;
                 None
             }
             _ => None,
@@ -238,14 +263,46 @@ pub(crate) fn replay(
         } else {
             res_peak.update(reserved, i);
         }
+        if let Some(s) = &mut sampler {
+            s.see(i, time, allocated, &alloc_cats);
+        }
     }
-    let allocated_peak_at_start = alloc_peak.value == initial && n > 0;
+    let complete = pre.is_empty();
+    let mut static_memory = 0u64;
+    for s in segments {
+        for b in &s.blocks {
+            if b.state != BlockState::ActiveAllocated {
+                continue;
+            }
+            if touched.get(&b.address) == Some(&false) {
+                static_memory += b.size;
+            }
+            if !open.contains_key(&b.address) {
+                pre.push(PreLive {
+                    freed_at: None,
+                    size: b.requested_size,
+                    stack: b.stack,
+                });
+            }
+        }
+    }
+    drop(open);
+    drop(touched);
+
+    // The constants: what was live before recording, and the reserved start.
+    let mut pre_cats = vec![0i64; ncat];
+    for p in &pre {
+        pre_cats[cat(p.stack)] += p.size as i64;
+    }
+    let initial: i128 = pre.iter().map(|p| i128::from(p.size)).sum();
+    let end_reserved: i128 = segments.iter().map(|s| i128::from(s.total_size)).sum();
+    let start_reserved = end_reserved - reserved;
     let figures = Figures {
         dynamic_peak: to_u64(dyn_peak.value),
         static_memory,
         overall_peak: to_u64(dyn_peak.value) + static_memory,
-        allocated_peak: to_u64(alloc_peak.value),
-        reserved_peak: to_u64(res_peak.value),
+        allocated_peak: to_u64(initial + alloc_peak.value),
+        reserved_peak: to_u64(start_reserved + res_peak.value),
         oom_events: ooms,
         alloc_events: allocs,
         trace_entries: n as u64,
@@ -257,37 +314,14 @@ pub(crate) fn replay(
             allocated_peak: alloc_peak.index.map(|i| i as u64),
             reserved_peak: res_peak.index.map(|i| i as u64),
         },
-        allocated_peak_at_start,
+        allocated_peak_at_start: alloc_peak.value == 0 && n > 0,
         complete,
         pre,
-        cats_at_allocated: to_u64s(&cats_at_allocated),
-        cats_at_dynamic: to_u64s(&cats_at_dynamic),
-        cat_peaks: to_u64s(&cat_peaks),
+        cats_at_allocated: shifted(&pre_cats, &cats_at_allocated),
+        cats_at_dynamic: shifted(&vec![0; ncat], &cats_at_dynamic),
+        cat_peaks: shifted(&pre_cats, &cat_peaks),
+        time_backwards,
+        timeline: sampler.map(|s| s.finish(&pre_cats)),
+        lifetimes,
     }
-}
-
-/// The live allocations after entry `upto` (none when `None`), in the same
-/// replay semantics as [`replay`]: an address maps to its latest `alloc`.
-pub(crate) fn live_after(trace: &[TraceEntry], upto: Option<usize>) -> AddrMap<Live> {
-    let mut map: AddrMap<Live> = AddrMap::default();
-    let Some(last) = upto else { return map };
-    for (i, e) in trace.iter().enumerate().take(last + 1) {
-        match e.action {
-            Action::Alloc => {
-                map.insert(
-                    e.addr,
-                    Live {
-                        size: e.size,
-                        stack: e.stack,
-                        index: i,
-                    },
-                );
-            }
-            Action::FreeCompleted => {
-                map.remove(&e.addr);
-            }
-            _ => {}
-        }
-    }
-    map
 }

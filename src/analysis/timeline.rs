@@ -1,9 +1,10 @@
 //! The allocated-memory timeline by category (for `profile --html`),
-//! downsampled so a multi-million-entry trace stays a small page.
+//! downsampled so a multi-million-entry trace stays a small page. The
+//! samples are taken during the one replay of the trace.
 
-use crate::snapshot::{Action, Device, Segment, Snapshot};
+use crate::snapshot::{Device, Segment, Snapshot};
 
-use super::replay::{replay, AddrMap};
+use super::replay::replay;
 use super::rules::RuleSet;
 use super::stacks::StackInfo;
 
@@ -24,57 +25,93 @@ pub struct Timeline {
     pub points: Vec<TimelinePoint>,
 }
 
-fn sample(entry: Option<usize>, time_us: Option<i64>, cats: &[i64]) -> TimelinePoint {
-    TimelinePoint {
-        entry: entry.map(|i| i as u64),
-        time_us,
-        bytes: cats.iter().map(|v| (*v).max(0) as u64).collect(),
-    }
-}
-
 /// Allocated bytes per category over the trace of `device`, at most about
 /// `max_points` samples: each bucket of entries keeps its highest moment,
-/// so peaks survive the downsampling.
+/// so peaks survive the downsampling. To get the timelines together with
+/// the rest of the analysis from one replay, use
+/// [`analyze_with_timelines`](super::analyze_with_timelines).
 pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {
     let mut info = StackInfo::new(snap, rules);
-    let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
-    let ncat = rules.categories().len();
-    let r = replay(trace, &segments, ncat, &mut |s| info.category(s));
-    let mut cats = vec![0i64; ncat];
-    for p in &r.pre {
-        cats[info.category(p.stack)] += p.size as i64;
-    }
-    let mut points = vec![sample(None, None, &cats)];
-    let bucket = trace.len().div_ceil(max_points.max(1)).max(1);
-    let mut best: Option<(i64, TimelinePoint)> = None;
-    let mut map: AddrMap<(u64, usize)> = AddrMap::default();
-    for (i, e) in trace.iter().enumerate() {
-        match e.action {
-            Action::Alloc => {
-                let c = info.category(e.stack);
-                map.insert(e.addr, (e.size, c));
-                cats[c] += e.size as i64;
-            }
-            Action::FreeCompleted => match map.remove(&e.addr) {
-                Some((size, c)) => cats[c] -= size as i64,
-                None => cats[info.category(e.stack)] -= e.size as i64,
-            },
-            _ => {}
-        }
-        let total: i64 = cats.iter().sum();
-        if best.as_ref().is_none_or(|(t, _)| total > *t) {
-            best = Some((total, sample(Some(i), e.time(), &cats)));
-        }
-        if (i + 1) % bucket == 0 || i + 1 == trace.len() {
-            if let Some((_, p)) = best.take() {
-                points.push(p);
-            }
-        }
-    }
+    let r = replay(
+        snap.trace(device),
+        &segments,
+        rules.categories().len(),
+        &mut |s| info.category(s),
+        Some(max_points),
+    );
     Timeline {
         device,
         categories: rules.categories().to_vec(),
-        points,
+        points: r.timeline.unwrap_or_default(),
+    }
+}
+
+/// A sample the pass has chosen, its bytes still relative to the start.
+struct Chosen {
+    entry: usize,
+    time_us: Option<i64>,
+    relative: Vec<i64>,
+}
+
+/// Downsamples the replay's category curves as the pass goes: per bucket of
+/// entries, the first entry with the bucket's highest allocated total.
+/// Values are relative to the start (the replay learns what was live before
+/// recording only at the end); [`Sampler::finish`] adds it.
+pub(crate) struct Sampler {
+    bucket: usize,
+    len: usize,
+    /// (relative total, entry, time) of the bucket's highest moment so far.
+    best: Option<(i128, usize, Option<i64>)>,
+    at_best: Vec<i64>,
+    chosen: Vec<Chosen>,
+}
+
+impl Sampler {
+    pub fn new(trace_len: usize, max_points: usize, ncat: usize) -> Sampler {
+        Sampler {
+            bucket: trace_len.div_ceil(max_points.max(1)).max(1),
+            len: trace_len,
+            best: None,
+            at_best: vec![0; ncat],
+            chosen: Vec::new(),
+        }
+    }
+
+    /// The state after entry `i`: `total` allocated bytes, split by category
+    /// in `cats`.
+    pub fn see(&mut self, i: usize, time_us: Option<i64>, total: i128, cats: &[i64]) {
+        if self.best.is_none_or(|(t, _, _)| total > t) {
+            self.best = Some((total, i, time_us));
+            self.at_best.copy_from_slice(cats);
+        }
+        if (i + 1).is_multiple_of(self.bucket) || i + 1 == self.len {
+            if let Some((_, entry, time_us)) = self.best.take() {
+                self.chosen.push(Chosen {
+                    entry,
+                    time_us,
+                    relative: self.at_best.clone(),
+                });
+            }
+        }
+    }
+
+    /// The samples, the state before the first entry first, with `start`
+    /// (bytes per category live before recording) added.
+    pub fn finish(self, start: &[i64]) -> Vec<TimelinePoint> {
+        let point = |entry: Option<usize>, time_us, relative: &[i64]| TimelinePoint {
+            entry: entry.map(|i| i as u64),
+            time_us,
+            bytes: start
+                .iter()
+                .zip(relative)
+                .map(|(s, r)| (s + r).max(0) as u64)
+                .collect(),
+        };
+        let mut points = vec![point(None, None, &vec![0; start.len()])];
+        for c in &self.chosen {
+            points.push(point(Some(c.entry), c.time_us, &c.relative));
+        }
+        points
     }
 }

@@ -7,11 +7,12 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::analysis::diff::{diff_reports, Delta, DeviceDiff};
-use crate::analysis::{DeviceReport, RuleSet};
+use crate::analysis::{analyze, DeviceReport, RuleSet};
 use crate::baseline;
+use crate::input::{self, Input};
 use crate::units::{ByteDelta, Bytes};
 
-use super::analysed::{analyse_one, rules};
+use super::analysed::rules;
 use super::{write_json, Outcome, OutputFormat};
 
 pub struct DiffOptions {
@@ -22,12 +23,13 @@ pub struct DiffOptions {
     pub top: usize,
 }
 
-/// Device reports of a summary JSON or a snapshot (all sites kept).
+/// Device reports of a summary JSON or a snapshot (all sites kept), the
+/// file read once.
 fn reports(path: &Path, rules: &RuleSet) -> Result<Vec<DeviceReport>, String> {
-    if baseline::is_summary(path) {
-        return baseline::read_summary(path).map(|s| s.devices);
+    match input::read(path)? {
+        Input::Summary(s) => Ok(s.devices),
+        Input::Snapshot(snap) => Ok(analyze(&snap, rules, usize::MAX)),
     }
-    analyse_one(path, rules, usize::MAX).map(|a| a.devices)
 }
 
 fn percent(p: Option<f64>) -> String {

@@ -1,10 +1,13 @@
-//! Opening a snapshot file: kind detection from content, decode, build,
-//! and errors that name the file.
+//! Opening an input file: its kind decided once from its content (pickle or
+//! JSON snapshot, or a memgate JSON document such as a summary), decode,
+//! build, and errors that name the file. Each file is opened and read once;
+//! its SHA-256, when asked, is taken from the same bytes.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::pickle::{decode, Arena};
@@ -100,18 +103,102 @@ fn head(file: &mut File) -> Result<Vec<u8>, std::io::Error> {
     Ok(buf)
 }
 
-/// The kind of a file on disk (for callers that accept summaries too).
-pub fn detect(path: &Path) -> Result<FileKind, LoadError> {
-    let (mut file, _) = open(path)?;
-    let head = head(&mut file).map_err(|e| LoadError::new(path, io_message(&e)))?;
-    Ok(detect_bytes(&head))
+/// What an input file holds.
+#[derive(Debug)]
+pub enum Content {
+    /// Boxed: a snapshot's model is many times the size of a JSON value.
+    Snapshot(Box<Snapshot>),
+    /// A JSON object declaring itself a memgate document (a top-level
+    /// `schema_version` or `kind`, which no snapshot has), parsed but left
+    /// for the baseline layer to read.
+    Document(serde_json::Value),
+}
+
+/// Top-level keys that make a JSON object a memgate document.
+pub const DOCUMENT_KEYS: [&str; 2] = ["schema_version", "kind"];
+
+impl Content {
+    /// The snapshot, refusing a memgate document with a message naming `path`.
+    pub fn into_snapshot(self, path: &Path) -> Result<Snapshot, LoadError> {
+        match self {
+            Content::Snapshot(s) => Ok(*s),
+            Content::Document(_) => Err(LoadError::new(
+                path,
+                "is a memgate summary, not a snapshot (summaries are accepted as baselines \
+                 and by `check`)",
+            )),
+        }
+    }
+}
+
+/// Size and hex SHA-256 of every byte of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigest {
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// A reader that hashes what passes through it, when asked to.
+struct Hashing<R> {
+    inner: R,
+    hasher: Option<Sha256>,
+    size: u64,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(h) = &mut self.hasher {
+            h.update(&buf[..n]);
+            self.size += n as u64;
+        }
+        Ok(n)
+    }
+}
+
+impl<R: Read> Hashing<R> {
+    /// The digest of the whole input: what the decoder left unread (bytes
+    /// after the pickle's STOP) is read and hashed too.
+    fn finish(mut self) -> std::io::Result<Option<FileDigest>> {
+        if self.hasher.is_none() {
+            return Ok(None);
+        }
+        std::io::copy(&mut self, &mut std::io::sink())?;
+        let digest = self.hasher.take().map(|h| h.finalize());
+        Ok(digest.map(|d| FileDigest {
+            size: self.size,
+            sha256: d.iter().map(|b| format!("{b:02x}")).collect(),
+        }))
+    }
+}
+
+fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), LoadError> {
+    let (mut file, len) = open(path)?;
+    let io = |e: std::io::Error| LoadError::new(path, io_message(&e));
+    let head = head(&mut file).map_err(io)?;
+    let mut input = Hashing {
+        inner: file,
+        hasher: digest.then(Sha256::new),
+        size: 0,
+    };
+    let content = load_from(path, &head, &mut input, len)?;
+    Ok((content, input.finish().map_err(io)?))
+}
+
+/// Read a snapshot or a memgate document, deciding which by content.
+pub fn read_input(path: &Path) -> Result<Content, LoadError> {
+    read(path, false).map(|(c, _)| c)
+}
+
+/// [`read_input`], and the file's size and SHA-256 from the same bytes.
+pub fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), LoadError> {
+    let (content, digest) = read(path, true)?;
+    Ok((content, digest.expect("the digest was asked for")))
 }
 
 /// Load a pickle or JSON snapshot.
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
-    let (mut file, len) = open(path)?;
-    let head = head(&mut file).map_err(|e| LoadError::new(path, io_message(&e)))?;
-    load_from(path, &head, file, len)
+    read_input(path)?.into_snapshot(path)
 }
 
 /// Load a snapshot that is already in memory (fuzzing, tests); `name`
@@ -122,12 +209,13 @@ pub fn load_bytes(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
         &bytes[..bytes.len().min(64)],
         bytes,
         bytes.len() as u64,
-    )
+    )?
+    .into_snapshot(name)
 }
 
 /// Decode and build from `input` (positioned at the start, `len` bytes long)
 /// whose first bytes are `head`.
-fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Snapshot, LoadError> {
+fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Content, LoadError> {
     let fail = |m: String| LoadError::new(path, m);
     match detect_bytes(head) {
         FileKind::Empty => Err(fail(
@@ -160,23 +248,22 @@ fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Sn
                 },
                 d.trailing_bytes,
             )
+            .map(|s| Content::Snapshot(Box::new(s)))
             .map_err(fail)
         }
         FileKind::Json => {
             let json: serde_json::Value = serde_json::from_reader(BufReader::new(input))
                 .map_err(|e| fail(format!("invalid JSON: {e}")))?;
-            if json.get("schema_version").is_some() {
-                return Err(fail(
-                    "is a memgate summary, not a snapshot (summaries are accepted as baselines \
-                     and by `check`)"
-                        .into(),
-                ));
+            if DOCUMENT_KEYS.iter().any(|k| json.get(k).is_some()) {
+                return Ok(Content::Document(json));
             }
             let mut arena = Arena::default();
             let mut c = Collector::new(0);
             let root = super::json::to_arena(&json, &mut arena, &mut c).map_err(&fail)?;
             drop(json);
-            build(root, arena, c, Format::Json, 0).map_err(fail)
+            build(root, arena, c, Format::Json, 0)
+                .map(|s| Content::Snapshot(Box::new(s)))
+                .map_err(fail)
         }
     }
 }

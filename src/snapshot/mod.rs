@@ -8,7 +8,10 @@ mod json;
 mod load;
 mod model;
 
-pub use load::{detect, load, load_bytes, FileKind, LoadError};
+pub use load::{
+    detect_bytes, load, load_bytes, read_input, read_input_hashed, Content, FileDigest, FileKind,
+    LoadError, DOCUMENT_KEYS,
+};
 pub use model::{
     printable, Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot,
     StackId, TraceEntry, EMPTY_STACK, NO_TIME,

@@ -9,10 +9,8 @@ use regex::Regex;
 
 use super::analysis_adapter::{analyze, RuleSet};
 use crate::analysis::DeviceReport;
-use crate::baseline;
 use crate::budget::Target;
-use crate::input;
-use crate::snapshot;
+use crate::input::{self, Input};
 
 /// How many allocation sites each device keeps for the site diff.
 pub const TOP_SITES: usize = 50;
@@ -126,9 +124,10 @@ pub fn plan(
 
 /// Figures of one file: a memgate summary is read, a snapshot analysed.
 pub fn figures(path: &Path, rules: &RuleSet) -> Result<Vec<DeviceReport>, String> {
-    if baseline::is_summary(path) {
-        return baseline::read_summary(path).map(|s| s.devices);
+    match input::read(path)? {
+        Input::Summary(s) => Ok(s.devices),
+        Input::Snapshot(snap) => {
+            analyze(&snap, rules, TOP_SITES).map_err(|e| format!("{}: {e}", path.display()))
+        }
     }
-    let snap = snapshot::load(path).map_err(|e| e.to_string())?;
-    analyze(&snap, rules, TOP_SITES).map_err(|e| format!("{}: {e}", path.display()))
 }
