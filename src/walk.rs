@@ -113,13 +113,11 @@ impl Walk<'_> {
     }
 
     fn file(&mut self, path: PathBuf) {
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_file() || !m.is_dir() => {
-                if self.seen_files.insert((m.dev(), m.ino())) {
-                    self.found.push(path);
-                }
-            }
-            _ => {}
+        let Ok(m) = std::fs::metadata(&path) else {
+            return;
+        };
+        if !m.is_dir() && self.seen_files.insert((m.dev(), m.ino())) {
+            self.found.push(path);
         }
     }
 
