@@ -4,15 +4,14 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::json;
-
-use crate::analysis::diff::{diff_reports, Delta, DeviceDiff};
+use crate::analysis::diff::diff_reports;
 use crate::analysis::{DeviceReport, RuleSet};
 use crate::baseline;
-use crate::units::{ByteDelta, Bytes};
+use crate::document::DiffDocument;
+use crate::report::{diff, document_json};
 
 use super::analysed::{analyse_one, rules};
-use super::{write_json, Outcome, OutputFormat};
+use super::{Outcome, OutputFormat};
 
 pub struct DiffOptions {
     pub base: String,
@@ -28,90 +27,6 @@ fn reports(path: &Path, rules: &RuleSet) -> Result<Vec<DeviceReport>, String> {
         return baseline::read_summary(path).map(|s| s.devices);
     }
     analyse_one(path, rules, usize::MAX).map(|a| a.devices)
-}
-
-fn percent(p: Option<f64>) -> String {
-    match p {
-        Some(p) => format!("{p:+.1}%"),
-        None => "new".into(),
-    }
-}
-
-fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> std::io::Result<()> {
-    let (b, n, dd) = if bytes {
-        (
-            Bytes(d.base).to_string(),
-            Bytes(d.new).to_string(),
-            ByteDelta(d.delta).to_string(),
-        )
-    } else {
-        (
-            d.base.to_string(),
-            d.new.to_string(),
-            format!("{:+}", d.delta),
-        )
-    };
-    let pct = if d.delta == 0 {
-        String::new()
-    } else {
-        percent(d.percent)
-    };
-    writeln!(
-        out,
-        "    {:<20} {:>14} {:>14} {:>14} {:>8}",
-        d.id, b, n, dd, pct
-    )
-}
-
-fn device_text(out: &mut dyn Write, d: &DeviceDiff, top: usize) -> std::io::Result<()> {
-    let presence = match (d.in_base, d.in_new) {
-        (true, false) => " (only in BASE)",
-        (false, true) => " (only in NEW)",
-        _ => "",
-    };
-    writeln!(out, "dev{}{presence}", d.device)?;
-    writeln!(
-        out,
-        "    {:<20} {:>14} {:>14} {:>14} {:>8}",
-        "figure", "base", "new", "change", "%"
-    )?;
-    for f in &d.figures {
-        let bytes = crate::analysis::Figure::from_id(&f.id).is_some_and(|f| f.is_bytes());
-        delta_row(out, f, bytes)?;
-    }
-    let changed: Vec<&Delta> = d.categories.iter().filter(|c| c.delta != 0).collect();
-    writeln!(
-        out,
-        "  categories at the allocated peak (largest change first):"
-    )?;
-    if changed.is_empty() {
-        writeln!(out, "    no change")?;
-    }
-    for c in changed {
-        delta_row(out, c, true)?;
-    }
-    writeln!(
-        out,
-        "  allocation sites at the allocated peak (largest change first):"
-    )?;
-    if d.sites.is_empty() {
-        writeln!(out, "    no change")?;
-    }
-    for s in d.sites.iter().take(top) {
-        writeln!(
-            out,
-            "    {:>14} {:<8} {}  ({} -> {})",
-            ByteDelta(s.delta).to_string(),
-            s.change.id(),
-            s.site,
-            Bytes(s.base),
-            Bytes(s.new)
-        )?;
-    }
-    if d.sites.len() > top {
-        writeln!(out, "    … {} more (--top)", d.sites.len() - top)?;
-    }
-    Ok(())
 }
 
 pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
@@ -142,21 +57,10 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
             d.sites_at_peak.truncate(k);
         }
     }
-    let mut diffs = diff_reports(&base, &new);
+    let doc = DiffDocument::new(&opts.base, &opts.new, diff_reports(&base, &new), opts.top);
     let written = match opts.format {
-        OutputFormat::Json => {
-            for d in &mut diffs {
-                d.sites.truncate(opts.top);
-            }
-            write_json(
-                out,
-                &json!({"schema_version": 1, "base": opts.base, "new": opts.new, "devices": diffs}),
-            )
-        }
-        OutputFormat::Text => (|| {
-            writeln!(out, "base: {}\nnew:  {}", opts.base, opts.new)?;
-            diffs.iter().try_for_each(|d| device_text(out, d, opts.top))
-        })(),
+        OutputFormat::Json => document_json::write(out, &doc),
+        OutputFormat::Text => diff::text(out, &doc),
     };
     match written {
         Ok(()) => Outcome::ok(),

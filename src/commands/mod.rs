@@ -9,8 +9,6 @@ pub mod peak;
 pub mod profile;
 pub mod summarize;
 
-use std::io::Write;
-
 /// How a command ended, mapped to the process exit code in `main`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -90,10 +88,4 @@ pub enum OutputFormat {
     #[default]
     Text,
     Json,
-}
-
-/// Write a JSON document followed by a newline.
-pub fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    writeln!(out)
 }
