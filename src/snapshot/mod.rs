@@ -10,8 +10,8 @@ mod model;
 
 pub use load::{detect, load, load_bytes, FileKind, LoadError};
 pub use model::{
-    printable, Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot,
-    StackId, TraceEntry, EMPTY_STACK, NO_TIME,
+    Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot, StackId,
+    TraceEntry, EMPTY_STACK, NO_TIME,
 };
 
 #[cfg(test)]
