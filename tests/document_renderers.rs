@@ -8,9 +8,8 @@ use memgate::analysis::diff::{Delta, DeviceDiff, SiteChange, SiteChangeKind};
 use memgate::analysis::{
     Categories, DeviceReport, Figures, PeakEntry, SiteBytes, StackGroup, Timeline, TimelinePoint,
 };
-use memgate::document::inspect::FileFormat;
 use memgate::document::{
-    AnalysedSnapshot, DeviceInventory, DiffDocument, InspectDocument, PeakDocument,
+    AnalysedSnapshot, DeviceInventory, DiffDocument, FileFormat, InspectDocument, PeakDocument,
     ProfileDocument, SnapshotInventory,
 };
 use memgate::report::{diff, document_json, html, inspect, peak, profile};

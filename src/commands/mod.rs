@@ -1,5 +1,7 @@
 //! One module per subcommand. Each takes plain options (no clap) and
-//! returns an [`Outcome`]; `main` maps it to the exit code.
+//! returns an [`Outcome`]; `main` maps it to the exit code. A command only
+//! orchestrates: expand the inputs, load, analyse, build its
+//! [document](crate::document) and hand it to a [renderer](crate::report).
 
 pub(crate) mod analysed;
 pub mod check;

@@ -13,4 +13,4 @@ pub mod inspect;
 
 pub use analysed::{AnalysedSnapshot, PeakDocument, ProfileDocument};
 pub use diff::{DiffDevice, DiffDocument};
-pub use inspect::{DeviceInventory, InspectDocument, SnapshotInventory};
+pub use inspect::{DeviceInventory, FileFormat, InspectDocument, SnapshotInventory};
