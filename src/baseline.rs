@@ -1,15 +1,12 @@
 //! The summary JSON (`memgate summarize`): the golden file a repo commits
 //! and the baseline `check` compares against.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
 use std::path::Path;
 
-use serde::de::{IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::{analyze, DeviceReport, RuleSet};
-use crate::snapshot::{self, Content, FileDigest, FileKind, Format, LoadError, Snapshot};
+use crate::snapshot::{self, Content, FileDigest, Format, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -94,47 +91,6 @@ pub fn summarize(
             memgate_version: env!("CARGO_PKG_VERSION").to_string(),
         },
         devices,
-    }
-}
-
-/// Whether a file is a memgate summary (or another memgate document): a
-/// JSON object with a top-level `schema_version` or `kind`, in any key
-/// order. Only the top-level keys are looked at; values are skipped
-/// unparsed. For callers that learnt a file's devices without its kind;
-/// [`crate::input::read`] tells both from one reading.
-pub fn is_summary(path: &Path) -> bool {
-    let Ok(mut file) = File::open(path) else {
-        return false;
-    };
-    let mut head = Vec::with_capacity(64);
-    if (&mut file).take(64).read_to_end(&mut head).is_err()
-        || snapshot::detect_bytes(&head) != FileKind::Json
-    {
-        return false;
-    }
-    let rest = BufReader::new(head.as_slice().chain(file));
-    let mut de = serde_json::Deserializer::from_reader(rest);
-    de.deserialize_map(DeclaresDocument).unwrap_or(false)
-}
-
-/// Visits a JSON object's keys for [`snapshot::DOCUMENT_KEYS`].
-struct DeclaresDocument;
-
-impl<'de> Visitor<'de> for DeclaresDocument {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    // The whole object is walked: the JSON reader refuses a map left half read.
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let mut found = false;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            found |= snapshot::DOCUMENT_KEYS.contains(&key.as_ref());
-            map.next_value::<IgnoredAny>()?;
-        }
-        Ok(found)
     }
 }
 

@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod budget;
 pub mod commands;
 pub mod compare;
+pub mod document;
 pub mod files;
 pub mod input;
 pub mod pickle;

@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     let mut err = stderr.lock();
     for e in &outcome.errors {
         // One line each, whatever a file name or message holds.
-        let _ = writeln!(err, "error: {}", memgate::snapshot::printable(e));
+        let _ = writeln!(err, "error: {}", memgate::report::escape::terminal(e));
     }
     ExitCode::from(outcome.status.code())
 }

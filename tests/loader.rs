@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use memgate::commands::inspect::inspect_json;
+use memgate::document::SnapshotInventory;
 use memgate::snapshot;
 use serde_json::Value;
 
@@ -29,6 +29,11 @@ fn shared() -> Option<PathBuf> {
 
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `inspect`'s JSON object of one snapshot.
+fn inspect_json(path: &Path, snap: &snapshot::Snapshot) -> Value {
+    serde_json::to_value(SnapshotInventory::of(path, snap)).unwrap()
 }
 
 /// Compare the inspect fields that an expectation object carries.

@@ -1,7 +1,7 @@
 //! The whole load path on in-memory bytes: kind detection, the pickle
 //! decoder with the snapshot folder (frames, stacks and trace entries
 //! compacted while decoding), JSON input, the typed model, and `inspect`'s
-//! view of it. Errors are fine; panics, hangs and blow-ups are not.
+//! document and text rendering of it. Errors are fine; panics, hangs and blow-ups are not.
 #![no_main]
 
 use std::path::Path;
@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let path = Path::new("fuzz-input");
     match memgate::snapshot::load_bytes(path, data) {
         Ok(snap) => {
-            let _ = memgate::commands::inspect::inspect_json(path, &snap);
+            let inventory = memgate::document::SnapshotInventory::of(path, &snap);
+            let doc = memgate::document::InspectDocument::new(vec![inventory]);
+            let mut text = Vec::new();
+            memgate::report::inspect::text(&mut text, &doc).expect("a Vec takes every write");
             for d in snap.devices() {
                 for e in snap.trace(d) {
                     for &f in snap.stack(e.stack) {

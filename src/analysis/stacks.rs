@@ -92,7 +92,8 @@ impl<'a> StackInfo<'a> {
 }
 
 /// `function (file)` of the innermost frame that is user Python code;
-/// else the innermost Python frame; else `<unknown>`.
+/// else the innermost Python frame; else `<unknown>`. Names are kept as the
+/// snapshot has them: renderers escape them for their sink.
 pub fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
     let python = || {
         frames
@@ -104,9 +105,7 @@ pub fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
         .find(|&f| !in_torch(snap.frame_file(f)))
         .or_else(|| python().next());
     match pick {
-        Some(f) => {
-            crate::snapshot::printable(&format!("{} ({})", snap.frame_name(f), snap.frame_file(f)))
-        }
+        Some(f) => format!("{} ({})", snap.frame_name(f), snap.frame_file(f)),
         None => UNKNOWN_SITE.to_string(),
     }
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{analyze, DeviceReport, RuleSet};
+use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot::{self, Snapshot};
 
@@ -23,6 +24,15 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The analysed files as document parts, in input order; the loaded
+    /// snapshots are dropped.
+    pub fn documents(&mut self) -> Vec<AnalysedSnapshot> {
+        std::mem::take(&mut self.done)
+            .into_iter()
+            .map(|a| AnalysedSnapshot::new(&a.path, a.devices, a.snapshot.warnings))
+            .collect()
+    }
+
     /// Ok when every file was read, could-not-judge otherwise.
     pub fn outcome(mut self, mut more: Vec<String>) -> Outcome {
         self.errors.append(&mut more);

@@ -1,5 +1,7 @@
 //! One module per subcommand. Each takes plain options (no clap) and
-//! returns an [`Outcome`]; `main` maps it to the exit code.
+//! returns an [`Outcome`]; `main` maps it to the exit code. A command only
+//! orchestrates: expand the inputs, load, analyse, build its
+//! [document](crate::document) and hand it to a [renderer](crate::report).
 
 pub(crate) mod analysed;
 pub mod check;
@@ -8,8 +10,6 @@ pub mod inspect;
 pub mod peak;
 pub mod profile;
 pub mod summarize;
-
-use std::io::Write;
 
 /// How a command ended, mapped to the process exit code in `main`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,10 +90,4 @@ pub enum OutputFormat {
     #[default]
     Text,
     Json,
-}
-
-/// Write a JSON document followed by a newline.
-pub fn write_json(out: &mut dyn Write, value: &serde_json::Value) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    writeln!(out)
 }

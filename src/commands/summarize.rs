@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::RuleSet;
 use crate::baseline::{summarize_file, Summary};
 use crate::input;
-use crate::snapshot::printable;
+use crate::report::escape::terminal;
 
 use super::analysed::rules;
 use super::Outcome;
@@ -72,7 +72,7 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     for r in input::par_map(&paths, |p| one(p, &rules, opts.top, &opts.output)) {
         match r {
             Ok(target) => {
-                let _ = writeln!(out, "wrote {}", printable(&target.display().to_string()));
+                let _ = writeln!(out, "wrote {}", terminal(&target.display().to_string()));
             }
             Err(e) => errors.push(e),
         }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
+use super::escape::html as escape;
 use crate::analysis::{DeviceReport, Timeline};
+use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
 /// Most samples drawn per device; keeps a 2M-entry trace's page small.
@@ -19,25 +21,10 @@ const WIDTH: f64 = 960.0;
 const HEIGHT: f64 = 320.0;
 
 /// One device's section of the page.
-pub struct Section<'a> {
-    pub path: String,
-    pub report: &'a DeviceReport,
-    pub timeline: &'a Timeline,
-}
-
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+struct Section<'a> {
+    path: &'a str,
+    report: &'a DeviceReport,
+    timeline: &'a Timeline,
 }
 
 fn svg(t: &Timeline) -> String {
@@ -138,8 +125,16 @@ fn table(s: &Section<'_>) -> String {
     out
 }
 
-/// The whole page.
-pub fn render(sections: &[Section<'_>]) -> String {
+/// The whole page: the profile document, with `timelines[i][j]` the
+/// timeline of device `j` of snapshot `i`.
+pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
+    let sections = doc.snapshots.iter().zip(timelines).flat_map(|(a, ts)| {
+        a.devices.iter().zip(ts).map(|(d, t)| Section {
+            path: &a.path,
+            report: d,
+            timeline: t,
+        })
+    });
     let mut out = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>memgate profile</title>\n<style>\
@@ -152,13 +147,14 @@ pub fn render(sections: &[Section<'_>]) -> String {
          </style></head><body>\n<h1>memgate profile</h1>\n",
     );
     for s in sections {
+        let s = &s;
         let f = &s.report.figures;
         let _ = writeln!(
             out,
             "<h2>{} — dev{}</h2>\n<p>allocated peak {} · dynamic peak {} · reserved peak {} · \
              rules {} · {} trace entries, {} samples drawn (each the highest moment of its \
              stretch of entries)</p>",
-            escape(&s.path),
+            escape(s.path),
             s.report.device,
             Bytes(f.allocated_peak),
             Bytes(f.dynamic_peak),

@@ -1,11 +1,18 @@
-//! Renderers of the [`Verdict`](crate::compare::Verdict): pure functions,
-//! one file per format.
+//! Renderers of the [`Verdict`](crate::compare::Verdict) and of the analysis
+//! [documents](crate::document): pure functions, one file per format or per
+//! document; [`escape`] says how a name is written to each kind of sink.
 
+pub mod diff;
+pub mod document_json;
+pub mod escape;
 pub mod github;
 pub mod html;
+pub mod inspect;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod peak;
+pub mod profile;
 pub mod terminal;
 
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};

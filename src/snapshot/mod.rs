@@ -13,8 +13,8 @@ pub use load::{
     LoadError, DOCUMENT_KEYS,
 };
 pub use model::{
-    printable, Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot,
-    StackId, TraceEntry, EMPTY_STACK, NO_TIME,
+    Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot, StackId,
+    TraceEntry, EMPTY_STACK, NO_TIME,
 };
 
 #[cfg(test)]

@@ -166,24 +166,6 @@ pub struct Segment {
     pub blocks: Vec<Block>,
 }
 
-/// A snapshot's own text with control characters escaped, so a hostile
-/// action or frame name cannot start a new line in a CI log (`::error::…`)
-/// or send terminal escapes.
-pub fn printable(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// A loaded snapshot.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -273,16 +255,11 @@ impl Snapshot {
         self.str(self.frame(id).filename)
     }
 
-    /// `name (file:line)`, the way stacks are printed (control characters
-    /// escaped: labels end up in CI logs).
+    /// `name (file:line)`, the way stacks are printed; unescaped (the
+    /// renderers escape for their sink: `report::escape`).
     pub fn frame_label(&self, id: FrameId) -> String {
         let f = self.frame(id);
-        printable(&format!(
-            "{} ({}:{})",
-            self.str(f.name),
-            self.str(f.filename),
-            f.line
-        ))
+        format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
     }
 
     pub fn action_name(&self, a: Action) -> &str {

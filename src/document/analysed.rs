@@ -1,0 +1,66 @@
+//! The documents of `memgate peak` and `memgate profile` (SPEC §10): each
+//! snapshot's path and the analysis of every device. The two commands
+//! share the shape but not the version: either may grow alone.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::analysis::DeviceReport;
+
+/// One analysed snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnalysedSnapshot {
+    pub path: String,
+    pub devices: Vec<DeviceReport>,
+    /// The loader's warnings: printed in text, not part of the JSON
+    /// (SPEC §10 fixes its keys; `inspect` lists them).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+impl AnalysedSnapshot {
+    pub fn new(path: &Path, devices: Vec<DeviceReport>, warnings: Vec<String>) -> AnalysedSnapshot {
+        AnalysedSnapshot {
+            path: path.display().to_string(),
+            devices,
+            warnings,
+        }
+    }
+}
+
+/// `memgate peak`: Mosaic's figures and the stacks live at the peak.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeakDocument {
+    pub schema_version: u32,
+    pub snapshots: Vec<AnalysedSnapshot>,
+}
+
+impl PeakDocument {
+    pub const SCHEMA_VERSION: u32 = 1;
+
+    pub fn new(snapshots: Vec<AnalysedSnapshot>) -> PeakDocument {
+        PeakDocument {
+            schema_version: Self::SCHEMA_VERSION,
+            snapshots,
+        }
+    }
+}
+
+/// `memgate profile`: bytes per category and allocation site.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileDocument {
+    pub schema_version: u32,
+    pub snapshots: Vec<AnalysedSnapshot>,
+}
+
+impl ProfileDocument {
+    pub const SCHEMA_VERSION: u32 = 1;
+
+    pub fn new(snapshots: Vec<AnalysedSnapshot>) -> ProfileDocument {
+        ProfileDocument {
+            schema_version: Self::SCHEMA_VERSION,
+            snapshots,
+        }
+    }
+}

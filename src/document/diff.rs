@@ -1,0 +1,54 @@
+//! `memgate diff`'s document: figure, category and site deltas per device
+//! between two analyses of the same job.
+
+use serde::{Serialize, Serializer};
+
+use crate::analysis::diff::DeviceDiff;
+
+/// The differences between BASE and NEW.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffDocument {
+    pub schema_version: u32,
+    /// The arguments as given.
+    pub base: String,
+    pub new: String,
+    pub devices: Vec<DiffDevice>,
+}
+
+impl DiffDocument {
+    pub const SCHEMA_VERSION: u32 = 1;
+
+    /// The document listing at most `top` sites per device (largest change
+    /// first, as `diffs` has them).
+    pub fn new(base: &str, new: &str, diffs: Vec<DeviceDiff>, top: usize) -> DiffDocument {
+        let devices = diffs
+            .into_iter()
+            .map(|mut diff| {
+                let more_sites = diff.sites.len().saturating_sub(top);
+                diff.sites.truncate(top);
+                DiffDevice { diff, more_sites }
+            })
+            .collect();
+        DiffDocument {
+            schema_version: Self::SCHEMA_VERSION,
+            base: base.to_string(),
+            new: new.to_string(),
+            devices,
+        }
+    }
+}
+
+/// One device's differences, its site list cut at `--top`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffDevice {
+    pub diff: DeviceDiff,
+    /// Changed sites beyond the cut: the text says how many, the JSON
+    /// (schema 1) does not.
+    pub more_sites: usize,
+}
+
+impl Serialize for DiffDevice {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.diff.serialize(s)
+    }
+}

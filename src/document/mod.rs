@@ -1,0 +1,16 @@
+//! The typed documents the analysis commands produce, one per command, each
+//! with its own `SCHEMA_VERSION`: what `--format json` writes and what every
+//! renderer in [`crate::report`] reads. `memgate summarize` writes
+//! [`crate::baseline::Summary`]; `memgate check` the
+//! [`crate::compare::Verdict`].
+//!
+//! Field order is the JSON key order (serde_json keeps insertion order), so
+//! `schema_version` comes first where the document has it first.
+
+pub mod analysed;
+pub mod diff;
+pub mod inspect;
+
+pub use analysed::{AnalysedSnapshot, PeakDocument, ProfileDocument};
+pub use diff::{DiffDevice, DiffDocument};
+pub use inspect::{DeviceInventory, FileFormat, InspectDocument, SnapshotInventory};

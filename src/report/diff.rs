@@ -1,0 +1,109 @@
+//! `memgate diff` as text: per device a figure table, the categories that
+//! changed, and the sites that changed most.
+
+use std::io::{self, Write};
+
+use super::escape::terminal;
+use crate::analysis::diff::Delta;
+use crate::analysis::Figure;
+use crate::document::{DiffDevice, DiffDocument};
+use crate::units::{ByteDelta, Bytes};
+
+pub fn text(out: &mut dyn Write, doc: &DiffDocument) -> io::Result<()> {
+    writeln!(
+        out,
+        "base: {}\nnew:  {}",
+        terminal(&doc.base),
+        terminal(&doc.new)
+    )?;
+    doc.devices.iter().try_for_each(|d| device(out, d))
+}
+
+fn percent(p: Option<f64>) -> String {
+    match p {
+        Some(p) => format!("{p:+.1}%"),
+        None => "new".into(),
+    }
+}
+
+fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
+    let (b, n, dd) = if bytes {
+        (
+            Bytes(d.base).to_string(),
+            Bytes(d.new).to_string(),
+            ByteDelta(d.delta).to_string(),
+        )
+    } else {
+        (
+            d.base.to_string(),
+            d.new.to_string(),
+            format!("{:+}", d.delta),
+        )
+    };
+    let pct = if d.delta == 0 {
+        String::new()
+    } else {
+        percent(d.percent)
+    };
+    writeln!(
+        out,
+        "    {:<20} {:>14} {:>14} {:>14} {:>8}",
+        terminal(&d.id),
+        b,
+        n,
+        dd,
+        pct
+    )
+}
+
+fn device(out: &mut dyn Write, dd: &DiffDevice) -> io::Result<()> {
+    let d = &dd.diff;
+    let presence = match (d.in_base, d.in_new) {
+        (true, false) => " (only in BASE)",
+        (false, true) => " (only in NEW)",
+        _ => "",
+    };
+    writeln!(out, "dev{}{presence}", d.device)?;
+    writeln!(
+        out,
+        "    {:<20} {:>14} {:>14} {:>14} {:>8}",
+        "figure", "base", "new", "change", "%"
+    )?;
+    for f in &d.figures {
+        let bytes = Figure::from_id(&f.id).is_some_and(|f| f.is_bytes());
+        delta_row(out, f, bytes)?;
+    }
+    let changed: Vec<&Delta> = d.categories.iter().filter(|c| c.delta != 0).collect();
+    writeln!(
+        out,
+        "  categories at the allocated peak (largest change first):"
+    )?;
+    if changed.is_empty() {
+        writeln!(out, "    no change")?;
+    }
+    for c in changed {
+        delta_row(out, c, true)?;
+    }
+    writeln!(
+        out,
+        "  allocation sites at the allocated peak (largest change first):"
+    )?;
+    if d.sites.is_empty() && dd.more_sites == 0 {
+        writeln!(out, "    no change")?;
+    }
+    for s in &d.sites {
+        writeln!(
+            out,
+            "    {:>14} {:<8} {}  ({} -> {})",
+            ByteDelta(s.delta).to_string(),
+            s.change.id(),
+            terminal(&s.site),
+            Bytes(s.base),
+            Bytes(s.new)
+        )?;
+    }
+    if dd.more_sites > 0 {
+        writeln!(out, "    … {} more (--top)", dd.more_sites)?;
+    }
+    Ok(())
+}

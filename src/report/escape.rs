@@ -1,0 +1,148 @@
+//! Escaping at the sink: one policy per kind of output. Documents and
+//! summaries keep names exactly as the snapshot has them (serde_json escapes
+//! what JSON needs); a renderer escapes a name when it writes it, by the rule
+//! of where the text goes.
+//!
+//! * terminal / CI log: control characters written as Rust escapes
+//!   (`\n`, `\u{1b}`), so a name cannot start a log line (`::error::…`) or
+//!   send terminal escapes, and the reader still sees what was there.
+//! * Markdown (inline text, table cells): as the terminal, plus the
+//!   characters Markdown or HTML would read as markup written literally.
+//!   Code spans and fenced blocks take [`terminal`]: nothing is markup there.
+//! * XML: as the terminal for the characters XML 1.0 cannot carry at all;
+//!   markup (`<`, `&`, …) is left to the XML writer, which always escapes it.
+//! * HTML: as the terminal, plus the five characters HTML reads as markup as
+//!   character references.
+
+use std::borrow::Cow;
+
+/// Text for a terminal or a CI log: one line, no escape sequences.
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    escape_where(s, char::is_control, |c, out| out.extend(c.escape_default()))
+}
+
+/// Text for Markdown prose or a table cell.
+pub fn markdown(s: &str) -> Cow<'_, str> {
+    escape_where(
+        s,
+        |c| c.is_control() || is_markdown_markup(c),
+        |c, out| match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => {
+                out.push('\\');
+                out.push(c);
+            }
+        },
+    )
+}
+
+/// Text for an XML writer: what XML 1.0 cannot hold (control characters
+/// other than tab, newline and carriage return; U+FFFE, U+FFFF) escaped as
+/// on the terminal, so a JUnit file stays well-formed and still names it.
+pub fn xml(s: &str) -> Cow<'_, str> {
+    escape_where(
+        s,
+        |c| {
+            matches!(c, '\u{fffe}' | '\u{ffff}')
+                || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        },
+        |c, out| out.extend(c.escape_default()),
+    )
+}
+
+/// Text for an HTML page (element content or a quoted attribute).
+pub fn html(s: &str) -> Cow<'_, str> {
+    escape_where(
+        s,
+        |c| c.is_control() || matches!(c, '&' | '<' | '>' | '"' | '\''),
+        |c, out| match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.extend(c.escape_default()),
+        },
+    )
+}
+
+/// Characters GitHub-flavoured Markdown can read as markup in running text.
+fn is_markdown_markup(c: char) -> bool {
+    matches!(
+        c,
+        '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '#' | '!' | '~'
+    )
+}
+
+/// `s` with every character `needs` picks written by `write`; borrowed when
+/// nothing needs escaping (the common case: names are plain text).
+fn escape_where(
+    s: &str,
+    needs: impl Fn(char) -> bool,
+    write: impl Fn(char, &mut String),
+) -> Cow<'_, str> {
+    let Some(first) = s.find(|c: char| needs(c)) else {
+        return Cow::Borrowed(s);
+    };
+    let mut out = String::with_capacity(s.len() + 8);
+    out.push_str(&s[..first]);
+    for c in s[first..].chars() {
+        if needs(c) {
+            write(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOSTILE: &str = "f\n::error::forged\u{1b}[31m <b>&'\"|*_`\u{7}\t\r\u{fffe}";
+
+    #[test]
+    fn plain_names_are_borrowed_unchanged_by_every_sink() {
+        let name = "forward (/src/model.py)";
+        for f in [terminal, markdown, xml, html] {
+            assert!(matches!(f(name), Cow::Borrowed(n) if n == name));
+        }
+    }
+
+    #[test]
+    fn the_terminal_sees_every_control_character_as_an_escape_on_one_line() {
+        assert_eq!(
+            terminal(HOSTILE),
+            "f\\n::error::forged\\u{1b}[31m <b>&'\"|*_`\\u{7}\\t\\r\u{fffe}"
+        );
+    }
+
+    #[test]
+    fn markdown_writes_markup_characters_literally() {
+        assert_eq!(
+            markdown(HOSTILE),
+            "f\\n::error::forged\\u{1b}\\[31m &lt;b&gt;&amp;'\"\\|\\*\\_\\`\\u{7}\\t\\r\u{fffe}"
+        );
+        assert_eq!(markdown(r"a\b"), r"a\\b");
+    }
+
+    #[test]
+    fn xml_escapes_only_what_xml_cannot_hold() {
+        assert_eq!(
+            xml(HOSTILE),
+            "f\n::error::forged\\u{1b}[31m <b>&'\"|*_`\\u{7}\t\r\\u{fffe}"
+        );
+    }
+
+    #[test]
+    fn html_writes_markup_as_references_and_controls_as_escapes() {
+        assert_eq!(
+            html(HOSTILE),
+            "f\\n::error::forged\\u{1b}[31m &lt;b&gt;&amp;&#39;&quot;|*_`\\u{7}\\t\\r\u{fffe}"
+        );
+    }
+}

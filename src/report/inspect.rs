@@ -1,0 +1,49 @@
+//! `memgate inspect` as text: one block per file, one line per device.
+
+use std::io::{self, Write};
+
+use super::escape::terminal;
+use crate::document::{InspectDocument, SnapshotInventory};
+
+pub fn text(out: &mut dyn Write, doc: &InspectDocument) -> io::Result<()> {
+    doc.snapshots.iter().try_for_each(|s| snapshot(out, s))
+}
+
+fn snapshot(out: &mut dyn Write, s: &SnapshotInventory) -> io::Result<()> {
+    writeln!(out, "{}", terminal(&s.path))?;
+    let proto = match s.pickle_protocol {
+        None => "JSON".to_string(),
+        Some(p) => format!("pickle protocol {p}"),
+    };
+    writeln!(
+        out,
+        "  {proto}, {} shape, {}",
+        s.shape,
+        terminal(&s.generation)
+    )?;
+    writeln!(
+        out,
+        "  {} segments, {} blocks, {} unique frames, {} unique stacks",
+        s.segments, s.blocks, s.unique_frames, s.unique_stacks
+    )?;
+    for d in &s.devices {
+        let actions: Vec<String> = d
+            .actions
+            .iter()
+            .map(|(k, n)| format!("{} {n}", terminal(k)))
+            .collect();
+        writeln!(
+            out,
+            "  dev{}: {} segments, {} trace entries{}{}",
+            d.device,
+            d.segments,
+            d.trace_entries,
+            if actions.is_empty() { "" } else { ": " },
+            actions.join(", ")
+        )?;
+    }
+    for w in &s.warnings {
+        writeln!(out, "  warning: {}", terminal(w))?;
+    }
+    Ok(())
+}
