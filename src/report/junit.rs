@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use junit_report::{Duration, OffsetDateTime, Report, TestCase, TestSuite};
 
+use super::finding::sentence;
 use super::{case_label, sanitize, top_growth};
 use crate::compare::{Status, Verdict};
 
@@ -48,7 +49,7 @@ pub fn render(v: &Verdict) -> String {
             for d in &s.devices {
                 for c in &d.checks {
                     let name = unique(&class, sanitize(&format!("dev{}.{}", d.device, c.id)));
-                    let line = sanitize(&format!("{} {}: {}", case_label(s, d), c.id, c.message));
+                    let line = sanitize(&format!("{} {}: {}", case_label(s, d), c.id, sentence(c)));
                     let mut case = match c.status {
                         Status::Fail => {
                             let mut case = TestCase::failure(

@@ -1,6 +1,7 @@
 //! Renderers of the [`Verdict`](crate::compare::Verdict): pure functions,
 //! one file per format.
 
+pub mod finding;
 pub mod github;
 pub mod html;
 pub mod json;
