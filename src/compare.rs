@@ -1,6 +1,7 @@
 //! Figures + budget + baseline → [`Verdict`]: the findings of `check`, as
 //! data. Every reporter renders this one struct.
 
+mod finding;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -11,6 +12,7 @@ use crate::analysis::{DeviceReport, Figure};
 use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
+pub use finding::{AllowedBy, Finding};
 pub use verdict::*;
 
 /// What one snapshot is judged against.
@@ -67,7 +69,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             baseline: None,
             budget: None,
             tolerance: None,
-            message: "no baseline for this snapshot and device (--require-baseline)".into(),
+            findings: vec![Finding::NoBaseline],
             config_line: Some(t.loc.clone()),
         });
     }
@@ -151,21 +153,24 @@ fn judge_value(
         baseline,
         budget: limit.map(|l| l.value.raw()),
         tolerance: baseline.map(|_| tol.pct.0),
-        message: String::new(),
+        findings: Vec::new(),
         config_line: None,
     };
-    let mut notes = Vec::new();
+    if limit.is_none() && baseline.is_none() {
+        check.status = Status::Skipped;
+        check.findings.push(Finding::NothingToCompare { current });
+        return check;
+    }
     let mut worst = Status::Pass;
     if let Some(l) = limit {
         if current > l.value.raw() {
             worst = worst.max(status_of(l.level));
             check.config_line = Some(l.loc.clone());
-            notes.push(format!(
-                "{} is over its budget of {} by {}",
-                check.show(current),
-                check.show(l.value.raw()),
-                check.show(current - l.value.raw())
-            ));
+            check.findings.push(Finding::OverBudget {
+                limit: l.value.raw(),
+                current,
+                over: current - l.value.raw(),
+            });
         }
     }
     if let Some(b) = baseline {
@@ -177,64 +182,58 @@ fn judge_value(
                 check.config_line = Some(tol.loc.clone().unwrap_or_else(|| target.loc.clone()));
             }
             worst = worst.max(s);
-            let pct = check
-                .delta_pct()
-                .map_or("new".into(), |p| format!("{p:.1}%"));
-            notes.push(format!(
-                "grew {} ({pct}) over the baseline {} → {}, more than the {} tolerance",
-                check.show_delta().unwrap_or_default(),
-                check.show(b),
-                check.show(current),
-                tol.pct
-            ));
+            check.findings.push(Finding::Grew {
+                baseline: b,
+                current,
+                grew,
+                percent: check.delta_pct(),
+                tolerance: tol.pct.0,
+            });
         } else if current < b {
-            notes.push(format!(
-                "shrank {} ({:.1}%) from the baseline {}",
-                check.show_delta().unwrap_or_default(),
-                check.delta_pct().unwrap_or(0.0),
-                check.show(b)
-            ));
+            check.findings.push(Finding::Shrank {
+                baseline: b,
+                current,
+                shrank: b - current,
+                percent: -check.delta_pct().unwrap_or(0.0),
+            });
         }
     }
-    if limit.is_none() && baseline.is_none() {
-        check.status = Status::Skipped;
-        check.message = format!(
-            "{} (no budget and no baseline to compare with)",
-            check.show(current)
-        );
-        return check;
-    }
     check.status = worst;
-    check.message = if notes.is_empty() {
-        within(&check)
-    } else {
-        notes.join("; ")
-    };
+    if check.findings.is_empty() {
+        check.findings.push(Finding::Within {
+            current,
+            budget: check.budget,
+            baseline,
+            tolerance: check.tolerance,
+        });
+    }
     check
-}
-
-fn within(c: &Check) -> String {
-    let mut parts = vec![c.show(c.current)];
-    if let Some(b) = c.budget {
-        parts.push(format!("within the budget of {}", c.show(b)));
-    }
-    if let (Some(d), Some(t)) = (c.show_delta(), c.tolerance) {
-        parts.push(format!("{d} vs the baseline (tolerance {t}%)"));
-    }
-    parts.join(", ")
 }
 
 /// OOM events: over the explicit budget, else over the baseline's count,
 /// else over 0, fails.
 fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target: &Target) -> Check {
-    let (allowed, level, loc, source) = match limit {
-        Some(l) => (l.value.raw(), l.level, l.loc.clone(), "its budget"),
+    let (allowed, level, loc, allowed_by) = match limit {
+        Some(l) => (l.value.raw(), l.level, l.loc.clone(), AllowedBy::Budget),
         None => match baseline {
-            Some(b) => (b, Level::Fail, target.loc.clone(), "the baseline"),
-            None => (0, Level::Fail, target.loc.clone(), "the default budget"),
+            Some(b) => (b, Level::Fail, target.loc.clone(), AllowedBy::Baseline),
+            None => (0, Level::Fail, target.loc.clone(), AllowedBy::Default),
         },
     };
     let over = current > allowed;
+    let finding = if over {
+        Finding::OomOverAllowed {
+            current,
+            allowed,
+            allowed_by,
+        }
+    } else {
+        Finding::OomWithinAllowed {
+            current,
+            allowed,
+            allowed_by,
+        }
+    };
     Check {
         id: Figure::OomEvents.id().into(),
         status: if over { status_of(level) } else { Status::Pass },
@@ -243,11 +242,7 @@ fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target:
         baseline,
         budget: Some(allowed),
         tolerance: None,
-        message: if over {
-            format!("{current} OOM events, more than the {allowed} allowed by {source}")
-        } else {
-            format!("{current} OOM events (at most {allowed})")
-        },
+        findings: vec![finding],
         config_line: over.then_some(loc),
     }
 }

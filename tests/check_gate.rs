@@ -56,10 +56,16 @@ fn shrinking_is_reported_as_good_news() {
     let check = &v["targets"][0]["snapshots"][0]["devices"][0]["checks"][0];
     assert_eq!(check["id"], "dynamic-peak");
     assert_eq!(check["status"], "pass");
-    assert!(check["message"]
-        .as_str()
-        .unwrap()
-        .starts_with("shrank -100 MiB (-50.0%)"));
+    assert_eq!(
+        check["findings"],
+        serde_json::json!([{
+            "kind": "shrank",
+            "baseline": 200 * MIB,
+            "current": 100 * MIB,
+            "shrank": 100 * MIB,
+            "percent": 50.0
+        }])
+    );
 }
 
 #[test]

@@ -121,7 +121,7 @@ fn every_report_and_github_file_is_written_when_the_gate_passes_fails_or_errs() 
         assert_eq!(v["verdict"], case);
         assert!(w
             .read("verdict.json")
-            .starts_with("{\n  \"schema_version\": 1,"));
+            .starts_with("{\n  \"schema_version\": 2,"));
     }
 }
 

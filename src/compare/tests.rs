@@ -122,3 +122,132 @@ fn without_budget_or_baseline_a_figure_is_skipped_but_oom_events_are_still_judge
     assert_eq!(status_of_check(&s, "dev0.dynamic-peak"), Status::Skipped);
     assert_eq!(status_of_check(&s, "dev0.oom-events"), Status::Pass);
 }
+
+fn findings_of(
+    b: &Budget,
+    cur: &[DeviceReport],
+    base: Option<&[DeviceReport]>,
+    id: &str,
+) -> Vec<Finding> {
+    let against = Against {
+        budget: b,
+        target: &b.targets[0],
+        baseline: base.map(|d| ("golden.json", d)),
+        require_baseline: false,
+    };
+    let v = judge("rank0".into(), "rank0.json".into(), cur, &against);
+    let check = v.devices[0].checks.iter().find(|c| c.id == id).unwrap();
+    check.findings.clone()
+}
+
+#[test]
+fn a_value_over_its_budget_that_also_grew_past_the_tolerance_carries_both_findings() {
+    let b = budget(&format!(
+        "{BASE}[target.budget]\ndynamic-peak = \"150 MiB\"\n"
+    ));
+    let found = findings_of(
+        &b,
+        &[dev(0, 200 * MIB)],
+        Some(&[dev(0, 100 * MIB)]),
+        "dynamic-peak",
+    );
+    assert_eq!(
+        found,
+        [
+            Finding::OverBudget {
+                limit: 150 * MIB,
+                current: 200 * MIB,
+                over: 50 * MIB,
+            },
+            Finding::Grew {
+                baseline: 100 * MIB,
+                current: 200 * MIB,
+                grew: 100 * MIB,
+                percent: Some(100.0),
+                tolerance: 5.0,
+            },
+        ]
+    );
+}
+
+#[test]
+fn growth_within_the_tolerance_is_within_and_shrinking_says_by_how_much() {
+    let b = budget(BASE);
+    let base = [dev(0, 100 * MIB)];
+    assert_eq!(
+        findings_of(&b, &[dev(0, 104 * MIB)], Some(&base), "dynamic-peak"),
+        [Finding::Within {
+            current: 104 * MIB,
+            budget: None,
+            baseline: Some(100 * MIB),
+            tolerance: Some(5.0),
+        }]
+    );
+    assert_eq!(
+        findings_of(&b, &[dev(0, 75 * MIB)], Some(&base), "dynamic-peak"),
+        [Finding::Shrank {
+            baseline: 100 * MIB,
+            current: 75 * MIB,
+            shrank: 25 * MIB,
+            percent: 25.0,
+        }]
+    );
+}
+
+#[test]
+fn oom_events_name_where_the_allowed_count_comes_from() {
+    let mut oom = dev(0, MIB);
+    oom.figures.oom_events = 2;
+    let by_default = findings_of(&budget(BASE), &[oom.clone()], None, "oom-events");
+    assert_eq!(
+        by_default,
+        [Finding::OomOverAllowed {
+            current: 2,
+            allowed: 0,
+            allowed_by: AllowedBy::Default,
+        }]
+    );
+    let mut base = dev(0, MIB);
+    base.figures.oom_events = 2;
+    let by_baseline = findings_of(&budget(BASE), &[oom.clone()], Some(&[base]), "oom-events");
+    assert_eq!(
+        by_baseline,
+        [Finding::OomWithinAllowed {
+            current: 2,
+            allowed: 2,
+            allowed_by: AllowedBy::Baseline,
+        }]
+    );
+    let b = budget(&format!("{BASE}[target.budget]\noom-events = 1\n"));
+    assert_eq!(
+        findings_of(&b, &[oom], None, "oom-events"),
+        [Finding::OomOverAllowed {
+            current: 2,
+            allowed: 1,
+            allowed_by: AllowedBy::Budget,
+        }]
+    );
+}
+
+#[test]
+fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
+    let b = budget(BASE);
+    let against = Against {
+        budget: &b,
+        target: &b.targets[0],
+        baseline: None,
+        require_baseline: true,
+    };
+    let v = judge(
+        "rank0".into(),
+        "rank0.json".into(),
+        &[dev(0, MIB)],
+        &against,
+    );
+    let first = &v.devices[0].checks[0];
+    assert_eq!(
+        (first.id.as_str(), first.status),
+        ("baseline", Status::Fail)
+    );
+    assert_eq!(first.findings, [Finding::NoBaseline]);
+}

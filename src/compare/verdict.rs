@@ -3,12 +3,13 @@
 
 use serde::Serialize;
 
+use super::Finding;
 use crate::budget::{Budget, Loc};
-use crate::units::{ByteDelta, Bytes};
 use crate::vocab::Unit;
 
-/// Bumped only on an incompatible change of the verdict JSON.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped only on an incompatible change of the verdict JSON. 2: each
+/// check's English `message` became typed `findings`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The outcome of one check, and of the whole gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -46,47 +47,26 @@ pub struct Check {
     pub budget: Option<u64>,
     /// Allowed growth over the baseline, percent.
     pub tolerance: Option<f64>,
-    /// The one-line verdict (no status prefix; reporters add context).
-    pub message: String,
+    /// Why the check has its status; never empty.
+    pub findings: Vec<Finding>,
     /// The budget-file key this check's verdict comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_line: Option<Loc>,
 }
 
 impl Check {
-    pub fn is_bytes(&self) -> bool {
-        self.unit == Unit::Bytes
-    }
-
-    /// A value of this check as text (binary units for sizes).
-    pub fn show(&self, v: u64) -> String {
-        if self.is_bytes() {
-            Bytes(v).to_string()
-        } else {
-            v.to_string()
-        }
-    }
-
     /// Current minus baseline.
     pub fn delta(&self) -> Option<i128> {
         self.baseline
             .map(|b| i128::from(self.current) - i128::from(b))
     }
 
+    /// The change relative to the baseline, percent; none from a zero one.
     pub fn delta_pct(&self) -> Option<f64> {
         match (self.delta(), self.baseline) {
             (Some(d), Some(b)) if b > 0 => Some(d as f64 * 100.0 / b as f64),
             _ => None,
         }
-    }
-
-    pub fn show_delta(&self) -> Option<String> {
-        let d = self.delta()?;
-        Some(if self.is_bytes() {
-            ByteDelta(d).to_string()
-        } else {
-            format!("{d:+}")
-        })
     }
 }
 

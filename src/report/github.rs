@@ -1,6 +1,7 @@
 //! GitHub Actions: `GITHUB_OUTPUT` lines and `::error` annotations that
 //! point at the budget-file line of each violated key.
 
+use super::finding::sentence;
 use super::{case_label, sanitize};
 use crate::compare::{Status, Verdict};
 
@@ -53,7 +54,7 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
         let at = c.config_line.as_ref().map_or(String::new(), |l| {
             format!("file={},line={},col={},", property(&l.file), l.line, l.col)
         });
-        let msg = format!("{} {} {}: {}", t.name, case_label(s, d), c.id, c.message);
+        let msg = format!("{} {} {}: {}", t.name, case_label(s, d), c.id, sentence(c));
         let title = property(&format!("memgate {}", c.id));
         all.push((
             c.status,

@@ -4,6 +4,7 @@
 
 use similar::TextDiff;
 
+use super::finding::{delta, sentence, value};
 use super::{case_label, sanitize, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
 use crate::units::ByteDelta;
@@ -55,11 +56,11 @@ fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> Str
         "| {} | `{}` | {} | {} | {} | {} | {} | {} |\n",
         cell(&case_label(s, d)),
         c.id,
-        opt(c.baseline.map(|b| c.show(b))),
-        c.show(c.current),
-        opt(c.show_delta()),
+        opt(c.baseline.map(|b| value(c.unit, b))),
+        value(c.unit, c.current),
+        opt(c.delta().map(|d| delta(c.unit, d))),
         opt(c.delta_pct().map(|p| format!("{p:+.1}%"))),
-        opt(c.budget.map(|b| c.show(b))),
+        opt(c.budget.map(|b| value(c.unit, b))),
         badge(c.status)
     )
 }
@@ -120,7 +121,7 @@ fn reasons(t: &TargetVerdict) -> String {
                     "- **{} `{}`**: {}\n",
                     cell(&case_label(s, d)),
                     c.id,
-                    cell(&c.message)
+                    cell(&sentence(c))
                 ));
             }
         }

@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod document_json;
 pub mod escape;
+pub mod finding;
 pub mod github;
 pub mod html;
 pub mod inspect;

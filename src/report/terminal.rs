@@ -1,6 +1,7 @@
 //! The short human summary printed after a check: what did not pass,
 //! then the verdict. Colour only when asked (a TTY without `NO_COLOR`).
 
+use super::finding::sentence;
 use super::{case_label, sanitize};
 use crate::compare::{Status, Verdict};
 
@@ -47,7 +48,7 @@ pub fn render(v: &Verdict, color: bool) -> String {
                         sanitize(&t.name),
                         sanitize(&case_label(s, d)),
                         c.id,
-                        sanitize(&c.message)
+                        sanitize(&sentence(c))
                     ));
                 }
             }

@@ -1,0 +1,279 @@
+//! The English of a verdict: a check's findings as one line, and its values
+//! in their unit. Every renderer that writes a sentence takes it from here.
+
+use crate::compare::{AllowedBy, Check, Finding};
+use crate::vocab::Unit;
+use crate::units::{ByteDelta, Bytes};
+
+/// A value in the check's unit (binary units for sizes).
+pub fn value(unit: Unit, v: u64) -> String {
+    match unit {
+        Unit::Bytes => Bytes(v).to_string(),
+        Unit::Count => v.to_string(),
+    }
+}
+
+/// A signed change in the check's unit (`+40 MiB`, `-3`).
+pub fn delta(unit: Unit, d: i128) -> String {
+    match unit {
+        Unit::Bytes => ByteDelta(d).to_string(),
+        Unit::Count => format!("{d:+}"),
+    }
+}
+
+/// The check's verdict as one line, without a status prefix (the
+/// renderers add where and how bad): its findings, joined by `; `.
+pub fn sentence(c: &Check) -> String {
+    let parts: Vec<String> = c.findings.iter().map(|f| clause(c.unit, f)).collect();
+    parts.join("; ")
+}
+
+fn allowed_by(source: AllowedBy) -> &'static str {
+    match source {
+        AllowedBy::Budget => "its budget",
+        AllowedBy::Baseline => "the baseline",
+        AllowedBy::Default => "the default budget",
+    }
+}
+
+fn clause(unit: Unit, f: &Finding) -> String {
+    let show = |v: u64| value(unit, v);
+    match *f {
+        Finding::OverBudget {
+            limit,
+            current,
+            over,
+        } => format!(
+            "{} is over its budget of {} by {}",
+            show(current),
+            show(limit),
+            show(over)
+        ),
+        Finding::Grew {
+            baseline,
+            current,
+            grew,
+            percent,
+            tolerance,
+        } => format!(
+            "grew {} ({}) over the baseline {} → {}, more than the {tolerance}% tolerance",
+            delta(unit, i128::from(grew)),
+            percent.map_or("new".into(), |p| format!("{p:.1}%")),
+            show(baseline),
+            show(current)
+        ),
+        Finding::Shrank {
+            baseline,
+            shrank,
+            percent,
+            ..
+        } => format!(
+            "shrank {} ({:.1}%) from the baseline {}",
+            delta(unit, -i128::from(shrank)),
+            -percent,
+            show(baseline)
+        ),
+        Finding::Within {
+            current,
+            budget,
+            baseline,
+            tolerance,
+        } => {
+            let mut parts = vec![show(current)];
+            if let Some(b) = budget {
+                parts.push(format!("within the budget of {}", show(b)));
+            }
+            if let (Some(b), Some(t)) = (baseline, tolerance) {
+                let d = delta(unit, i128::from(current) - i128::from(b));
+                parts.push(format!("{d} vs the baseline (tolerance {t}%)"));
+            }
+            parts.join(", ")
+        }
+        Finding::NothingToCompare { current } => format!(
+            "{} (no budget and no baseline to compare with)",
+            show(current)
+        ),
+        Finding::OomOverAllowed {
+            current,
+            allowed,
+            allowed_by: source,
+        } => format!(
+            "{current} OOM events, more than the {allowed} allowed by {}",
+            allowed_by(source)
+        ),
+        Finding::OomWithinAllowed {
+            current, allowed, ..
+        } => format!("{current} OOM events (at most {allowed})"),
+        Finding::NoBaseline => {
+            "no baseline for this snapshot and device (--require-baseline)".into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::Status;
+
+    const MIB: u64 = 1 << 20;
+
+    fn check(unit: Unit, current: u64, baseline: Option<u64>, findings: Vec<Finding>) -> Check {
+        Check {
+            id: "dynamic-peak".into(),
+            status: Status::Fail,
+            unit,
+            current,
+            baseline,
+            budget: None,
+            tolerance: baseline.map(|_| 5.0),
+            findings,
+            config_line: None,
+        }
+    }
+
+    #[test]
+    fn over_budget_and_grown_past_the_tolerance_read_as_one_line_joined_by_a_semicolon() {
+        let c = check(
+            Unit::Bytes,
+            1200 * MIB,
+            Some(1000 * MIB),
+            vec![
+                Finding::OverBudget {
+                    limit: 1024 * MIB,
+                    current: 1200 * MIB,
+                    over: 176 * MIB,
+                },
+                Finding::Grew {
+                    baseline: 1000 * MIB,
+                    current: 1200 * MIB,
+                    grew: 200 * MIB,
+                    percent: Some(20.0),
+                    tolerance: 5.0,
+                },
+            ],
+        );
+        assert_eq!(
+            sentence(&c),
+            "1.17 GiB is over its budget of 1 GiB by 176 MiB; grew +200 MiB (20.0%) over \
+             the baseline 1000 MiB → 1.17 GiB, more than the 5% tolerance"
+        );
+    }
+
+    #[test]
+    fn growth_from_a_zero_baseline_is_called_new() {
+        let grew = Finding::Grew {
+            baseline: 0,
+            current: 2 * MIB,
+            grew: 2 * MIB,
+            percent: None,
+            tolerance: 2.5,
+        };
+        assert_eq!(
+            sentence(&check(Unit::Bytes, 2 * MIB, Some(0), vec![grew])),
+            "grew +2 MiB (new) over the baseline 0 B → 2 MiB, more than the 2.5% tolerance"
+        );
+    }
+
+    #[test]
+    fn shrinking_is_written_as_a_negative_change() {
+        let shrank = Finding::Shrank {
+            baseline: 200 * MIB,
+            current: 100 * MIB,
+            shrank: 100 * MIB,
+            percent: 50.0,
+        };
+        assert_eq!(
+            sentence(&check(
+                Unit::Bytes,
+                100 * MIB,
+                Some(200 * MIB),
+                vec![shrank]
+            )),
+            "shrank -100 MiB (-50.0%) from the baseline 200 MiB"
+        );
+    }
+
+    #[test]
+    fn within_names_only_what_there_was_to_judge_by() {
+        let both = Finding::Within {
+            current: 108 * MIB,
+            budget: Some(1024 * MIB),
+            baseline: Some(108 * MIB),
+            tolerance: Some(5.0),
+        };
+        assert_eq!(
+            sentence(&check(Unit::Bytes, 108 * MIB, Some(108 * MIB), vec![both])),
+            "108 MiB, within the budget of 1 GiB, +0 B vs the baseline (tolerance 5%)"
+        );
+        let budget_only = Finding::Within {
+            current: 50 * MIB,
+            budget: Some(512 * MIB),
+            baseline: None,
+            tolerance: None,
+        };
+        assert_eq!(
+            sentence(&check(Unit::Bytes, 50 * MIB, None, vec![budget_only])),
+            "50 MiB, within the budget of 512 MiB"
+        );
+        let nothing = Finding::NothingToCompare { current: 8 * MIB };
+        assert_eq!(
+            sentence(&check(Unit::Bytes, 8 * MIB, None, vec![nothing])),
+            "8 MiB (no budget and no baseline to compare with)"
+        );
+    }
+
+    #[test]
+    fn counts_are_written_as_plain_signed_numbers() {
+        let grew = Finding::Grew {
+            baseline: 10,
+            current: 13,
+            grew: 3,
+            percent: Some(30.0),
+            tolerance: 5.0,
+        };
+        assert_eq!(
+            sentence(&check(Unit::Count, 13, Some(10), vec![grew])),
+            "grew +3 (30.0%) over the baseline 10 → 13, more than the 5% tolerance"
+        );
+    }
+
+    #[test]
+    fn oom_findings_say_who_allowed_how_many() {
+        let sentences: Vec<String> = [AllowedBy::Budget, AllowedBy::Baseline, AllowedBy::Default]
+            .into_iter()
+            .map(|by| {
+                let over = Finding::OomOverAllowed {
+                    current: 2,
+                    allowed: 1,
+                    allowed_by: by,
+                };
+                sentence(&check(Unit::Count, 2, None, vec![over]))
+            })
+            .collect();
+        assert_eq!(
+            sentences,
+            [
+                "2 OOM events, more than the 1 allowed by its budget",
+                "2 OOM events, more than the 1 allowed by the baseline",
+                "2 OOM events, more than the 1 allowed by the default budget",
+            ]
+        );
+        let within = Finding::OomWithinAllowed {
+            current: 0,
+            allowed: 0,
+            allowed_by: AllowedBy::Default,
+        };
+        assert_eq!(
+            sentence(&check(Unit::Count, 0, None, vec![within])),
+            "0 OOM events (at most 0)"
+        );
+    }
+
+    #[test]
+    fn a_missing_required_baseline_says_which_flag_asked_for_it() {
+        assert_eq!(
+            sentence(&check(Unit::Count, 0, None, vec![Finding::NoBaseline])),
+            "no baseline for this snapshot and device (--require-baseline)"
+        );
+    }
+}
