@@ -2,8 +2,8 @@
 //! in their unit. Every renderer that writes a sentence takes it from here.
 
 use crate::compare::{AllowedBy, Check, Finding};
-use crate::vocab::Unit;
 use crate::units::{ByteDelta, Bytes};
+use crate::vocab::Unit;
 
 /// A value in the check's unit (binary units for sizes).
 pub fn value(unit: Unit, v: u64) -> String {
