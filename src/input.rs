@@ -3,12 +3,14 @@
 //! parallel, and each file's kind (snapshot or summary) told from its
 //! content in the one reading.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use crate::baseline::Summary;
 use crate::snapshot::{self, Content, Snapshot};
+use crate::walk;
 
 /// What an input file holds.
 #[derive(Debug)]
@@ -38,7 +40,8 @@ fn is_pattern(s: &str) -> bool {
 
 /// Expand patterns relative to `base` (the current directory when `None`).
 /// A literal path is kept as given (a missing file is reported when it is
-/// read); a pattern that matches nothing is an error.
+/// read); a pattern that matches nothing, a directory it cannot list and a
+/// name that is not UTF-8 are errors ([`walk`]). Each file is listed once.
 pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, Vec<String>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
@@ -52,18 +55,23 @@ pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, 
             continue;
         }
         let text = full.to_string_lossy().to_string();
-        match glob::glob(&text) {
-            Ok(paths) => {
-                let mut matched: Vec<PathBuf> = paths.filter_map(Result::ok).collect();
-                matched.sort();
+        match walk::expand_pattern(&text) {
+            Ok(matched) => {
                 if matched.is_empty() {
                     errors.push(format!("{p}: the pattern matches no file"));
                 }
                 out.extend(matched);
             }
-            Err(e) => errors.push(format!("{p}: not a valid pattern: {e}")),
+            Err(e) => errors.extend(e),
         }
     }
+    // The same file reached by two patterns (or a pattern and a literal
+    // path, or through a link) is judged once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| match std::fs::metadata(p) {
+        Ok(m) => seen.insert((m.dev(), m.ino())),
+        Err(_) => true,
+    });
     if errors.is_empty() {
         Ok(out)
     } else {

@@ -81,6 +81,8 @@ impl Walk<'_> {
         };
         let entries = match std::fs::read_dir(shown) {
             Ok(e) => e,
+            // A directory that is not there holds no match (like a shell).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
                 self.errors.push(format!(
                     "{}: cannot list {} while expanding it: {e}",
@@ -256,8 +258,8 @@ mod tests {
 
     #[test]
     fn a_directory_that_cannot_be_listed_is_an_error_not_an_empty_match() {
-        // Permission bits do not bind root, so list a directory that is
-        // gone by the time it is read: the error path is the same.
+        // Permission bits do not bind root, so list something that is not
+        // a directory: the error path is the same.
         let mut w = Walk {
             pattern: "gone/*.pickle",
             seen_dirs: HashSet::new(),
@@ -265,8 +267,17 @@ mod tests {
             found: Vec::new(),
             errors: Vec::new(),
         };
-        assert!(w.list(Path::new("/nonexistent-memgate-dir")).is_empty());
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("not-a-dir");
+        touch(&file);
+        assert!(w.list(&file).is_empty());
         assert_eq!(w.errors.len(), 1);
-        assert!(w.errors[0].contains("cannot list /nonexistent-memgate-dir"));
+        assert!(w.errors[0].contains("cannot list"), "{:?}", w.errors);
+        assert!(w.list(&d.path().join("gone")).is_empty());
+        assert_eq!(
+            w.errors.len(),
+            1,
+            "a missing directory is no match, not an error"
+        );
     }
 }

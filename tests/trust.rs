@@ -128,3 +128,37 @@ fn a_quoted_budget_without_a_unit_is_an_error_asking_for_one() {
         .code(2)
         .stderr(contains("\"5\" has no unit"));
 }
+
+#[test]
+fn a_double_star_over_a_symlink_loop_ends_and_each_file_is_judged_once() {
+    let config = CONFIG.replace(
+        r#"snapshots = "snaps/*.json""#,
+        r#"snapshots = ["snaps/**/*.json", "snaps/rank0.json"]"#,
+    );
+    let w = Workdir::new(&config);
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    std::os::unix::fs::symlink(w.path("snaps"), w.path("snaps/loop")).unwrap();
+    w.check()
+        .args(["--json", "verdict.json"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(0);
+    let v: serde_json::Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    let snaps = v["targets"][0]["snapshots"].as_array().unwrap();
+    assert_eq!(snaps.len(), 1, "{snaps:?}");
+}
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_an_error_not_dropped() {
+    use std::os::unix::ffi::OsStrExt;
+    let w = Workdir::new(CONFIG);
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    let bad = w
+        .path("snaps")
+        .join(std::ffi::OsStr::from_bytes(b"rank\xff.json"));
+    std::fs::copy(w.path("snaps/rank0.json"), bad).unwrap();
+    w.check()
+        .assert()
+        .code(2)
+        .stderr(contains("is not a UTF-8 name"));
+}
