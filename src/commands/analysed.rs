@@ -1,20 +1,24 @@
 //! Shared by the analysis commands: expand the snapshot arguments, load and
-//! analyse every file in parallel, and collect per-file errors.
+//! analyse every file in parallel, and collect per-file errors. A loaded
+//! snapshot is dropped as soon as its figures (and timelines) are computed,
+//! so memory stays bounded by the files in flight, not by the file count.
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{analyze, DeviceReport, RuleSet};
+use crate::analysis::{analyze, analyze_with_timelines, DeviceReport, RuleSet, Timeline};
 use crate::document::AnalysedSnapshot;
 use crate::input;
-use crate::snapshot::{self, Snapshot};
+use crate::snapshot;
 
 use super::{Outcome, Status};
 
-/// One analysed snapshot.
+/// One analysed snapshot (the snapshot itself already dropped).
 pub struct Analysed {
     pub path: PathBuf,
-    pub snapshot: Snapshot,
+    pub warnings: Vec<String>,
     pub devices: Vec<DeviceReport>,
+    /// One per device, when timelines were asked for.
+    pub timelines: Option<Vec<Timeline>>,
 }
 
 /// The files that could be analysed, and one error line per file that could not.
@@ -24,13 +28,16 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// The analysed files as document parts, in input order; the loaded
-    /// snapshots are dropped.
-    pub fn documents(&mut self) -> Vec<AnalysedSnapshot> {
+    /// The analysed files as document parts, in input order, and their
+    /// timelines (empty where none were asked for).
+    pub fn documents(&mut self) -> (Vec<AnalysedSnapshot>, Vec<Vec<Timeline>>) {
         std::mem::take(&mut self.done)
             .into_iter()
-            .map(|a| AnalysedSnapshot::new(&a.path, a.devices, a.snapshot.warnings))
-            .collect()
+            .map(|a| {
+                let t = a.timelines.unwrap_or_default();
+                (AnalysedSnapshot::new(&a.path, a.devices, a.warnings), t)
+            })
+            .unzip()
     }
 
     /// Ok when every file was read, could-not-judge otherwise.
@@ -52,19 +59,39 @@ pub fn rules(spec: &str) -> Result<RuleSet, Outcome> {
     RuleSet::from_spec(spec).map_err(|e| Outcome::errors(vec![format!("--rules: {e}")]))
 }
 
-/// Load and analyse one file.
-pub fn analyse_one(path: &Path, rules: &RuleSet, top: usize) -> Result<Analysed, String> {
+/// Load and analyse one file; with `timeline_points`, the category
+/// timeline of every device comes from the same replay pass.
+pub fn analyse_one(
+    path: &Path,
+    rules: &RuleSet,
+    top: usize,
+    timeline_points: Option<usize>,
+) -> Result<Analysed, String> {
     let snap = snapshot::load(path).map_err(|e| e.to_string())?;
-    let devices = analyze(&snap, rules, top);
+    let (devices, timelines) = match timeline_points {
+        None => (analyze(&snap, rules, top), None),
+        Some(n) => {
+            let (d, t) = analyze_with_timelines(&snap, rules, top, n)
+                .into_iter()
+                .unzip();
+            (d, Some(t))
+        }
+    };
     Ok(Analysed {
         path: path.to_path_buf(),
-        snapshot: snap,
+        warnings: snap.warnings,
         devices,
+        timelines,
     })
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub fn analyse_all(patterns: &[String], rules: &RuleSet, top: usize) -> Batch {
+pub fn analyse_all(
+    patterns: &[String],
+    rules: &RuleSet,
+    top: usize,
+    timeline_points: Option<usize>,
+) -> Batch {
     let paths = match input::expand(patterns, None) {
         Ok(p) => p,
         Err(errors) => {
@@ -78,7 +105,7 @@ pub fn analyse_all(patterns: &[String], rules: &RuleSet, top: usize) -> Batch {
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| analyse_one(p, rules, top)) {
+    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, timeline_points)) {
         match r {
             Ok(a) => batch.done.push(a),
             Err(e) => batch.errors.push(e),

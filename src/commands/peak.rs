@@ -21,8 +21,8 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top);
-    let doc = PeakDocument::new(batch.documents());
+    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top, None);
+    let doc = PeakDocument::new(batch.documents().0);
     let written = match opts.format {
         OutputFormat::Json => document_json::write(out, &doc),
         OutputFormat::Text => peak::text(out, &doc),

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::analysis::{rules::print_default_rules, timeline, Timeline};
+use crate::analysis::rules::print_default_rules;
 use crate::document::ProfileDocument;
 use crate::report::{document_json, html, profile};
 
@@ -36,21 +36,10 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top);
-    // The timelines need the snapshots, which the document does not keep.
-    let timelines: Option<Vec<Vec<Timeline>>> = opts.html.as_ref().map(|_| {
-        batch
-            .done
-            .iter()
-            .map(|a| {
-                a.devices
-                    .iter()
-                    .map(|d| timeline(&a.snapshot, d.device, &rules, html::MAX_POINTS))
-                    .collect()
-            })
-            .collect()
-    });
-    let doc = ProfileDocument::new(batch.documents());
+    let points = opts.html.as_ref().map(|_| html::MAX_POINTS);
+    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top, points);
+    let (snapshots, timelines) = batch.documents();
+    let doc = ProfileDocument::new(snapshots);
     let mut more = Vec::new();
     let written = match opts.format {
         OutputFormat::Json => document_json::write(out, &doc),
@@ -59,8 +48,9 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     if let Err(e) = written {
         more.extend(super::write_error(&e));
     }
-    if let (Some(path), Some(timelines)) = (&opts.html, &timelines) {
-        if let Err(e) = std::fs::write(path, html::render(&doc, timelines)) {
+    if let Some(path) = &opts.html {
+        if let Err(e) = crate::files::write_atomic(path, html::render(&doc, &timelines).as_bytes())
+        {
             more.push(format!(
                 "{}: cannot write the HTML page: {e}",
                 path.display()
