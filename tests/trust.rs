@@ -162,3 +162,23 @@ fn a_file_name_that_is_not_utf8_is_an_error_not_dropped() {
         .code(2)
         .stderr(contains("is not a UTF-8 name"));
 }
+
+#[test]
+fn a_fifo_or_a_device_as_snapshot_is_refused_at_once_with_exit_2() {
+    let w = Workdir::new(CONFIG);
+    let fifo = w.path("snaps/rank0.pickle");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for target in [fifo.to_str().unwrap(), "/dev/zero"] {
+        assert_cmd::Command::cargo_bin("memgate")
+            .unwrap()
+            .args(["peak", target])
+            .timeout(std::time::Duration::from_secs(5))
+            .assert()
+            .code(2)
+            .stderr(contains("not a regular file"));
+    }
+}

@@ -10,6 +10,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
+use crate::files::{self, FileError};
 use crate::pickle::{decode, Arena};
 
 use super::build::build;
@@ -76,13 +77,18 @@ fn starts_with_module_line(bytes: &[u8]) -> bool {
     }
 }
 
+/// Open a snapshot; a FIFO, socket or device is refused at once instead of
+/// blocking the open or never ending ([`files::open_regular`]).
 fn open(path: &Path) -> Result<(File, u64), LoadError> {
-    let meta = std::fs::metadata(path).map_err(|e| LoadError::new(path, io_message(&e)))?;
-    if meta.is_dir() {
-        return Err(LoadError::new(path, "is a directory, not a snapshot file"));
-    }
-    let file = File::open(path).map_err(|e| LoadError::new(path, io_message(&e)))?;
-    Ok((file, meta.len()))
+    files::open_regular(path).map_err(|e| {
+        let message = match e {
+            FileError::NotFound => "no such file".into(),
+            FileError::Directory => "is a directory, not a snapshot file".into(),
+            FileError::Read(e) => io_message(&e),
+            other => other.to_string(),
+        };
+        LoadError::new(path, message)
+    })
 }
 
 fn io_message(e: &std::io::Error) -> String {
