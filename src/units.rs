@@ -92,6 +92,12 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// `1 entry`, `2 entries`: a count with its noun in the right number.
+pub fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A signed byte difference, displayed with its sign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ByteDelta(pub i128);
@@ -158,6 +164,13 @@ mod tests {
         assert!(Bytes::parse("99999999999 TiB")
             .unwrap_err()
             .contains("too large"));
+    }
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        assert_eq!(counted(1u64, "entry", "entries"), "1 entry");
+        assert_eq!(counted(0u64, "entry", "entries"), "0 entries");
+        assert_eq!(counted(2u32, "OOM", "OOMs"), "2 OOMs");
     }
 
     #[test]

@@ -367,14 +367,14 @@ fn an_inconsistent_snapshot_is_analysed_with_warnings_not_refused() {
     assert_eq!(d["peak-time-us"]["allocated-peak"], 10);
     let warnings = d["warnings"].to_string();
     assert!(
-        warnings.contains("1 frees of addresses not allocated"),
+        warnings.contains("1 free of addresses not allocated"),
         "{warnings}"
     );
     assert!(
         warnings.contains("do not add up to the segment size"),
         "{warnings}"
     );
-    assert!(warnings.contains("time_us decreases 1 times"), "{warnings}");
+    assert!(warnings.contains("time_us decreases 1 time;"), "{warnings}");
     memgate()
         .args(["peak", path.to_str().unwrap()])
         .assert()

@@ -14,6 +14,7 @@ mod types;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::snapshot::{Device, Segment, Snapshot, StackId};
+use crate::units::counted;
 
 pub use rules::RuleSet;
 pub use stacks::{site_of, UNKNOWN_SITE};
@@ -189,8 +190,9 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
     let pre_frees = r.pre.iter().filter(|p| p.freed_at.is_some()).count();
     if pre_frees > 0 {
         out.push(format!(
-            "{pre_frees} frees of addresses not allocated in the trace: recording started \
-             mid-run (or the ring buffer wrapped); dynamic-peak and overall-peak are lower bounds"
+            "{} of addresses not allocated in the trace: recording started \
+             mid-run (or the ring buffer wrapped); dynamic-peak and overall-peak are lower bounds",
+            counted(pre_frees as u64, "free", "frees")
         ));
     }
     let untiled = segments
@@ -201,13 +203,14 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
         .count();
     if untiled > 0 {
         out.push(format!(
-            "{untiled} segments whose blocks do not add up to the segment size"
+            "{} whose blocks do not add up to the segment size",
+            counted(untiled as u64, "segment", "segments")
         ));
     }
     if r.time_backwards > 0 {
         out.push(format!(
-            "time_us decreases {} times; entries are analysed in list order",
-            r.time_backwards
+            "time_us decreases {}; entries are analysed in list order",
+            counted(r.time_backwards as u64, "time", "times")
         ));
     }
     out

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::escape::terminal;
 use crate::document::{InspectDocument, SnapshotInventory};
+use crate::units::counted;
 
 pub fn text(out: &mut dyn Write, doc: &InspectDocument) -> io::Result<()> {
     doc.snapshots.iter().try_for_each(|s| snapshot(out, s))
@@ -23,8 +24,11 @@ fn snapshot(out: &mut dyn Write, s: &SnapshotInventory) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  {} segments, {} blocks, {} unique frames, {} unique stacks",
-        s.segments, s.blocks, s.unique_frames, s.unique_stacks
+        "  {}, {}, {}, {}",
+        counted(s.segments as u64, "segment", "segments"),
+        counted(s.blocks as u64, "block", "blocks"),
+        counted(s.unique_frames as u64, "unique frame", "unique frames"),
+        counted(s.unique_stacks as u64, "unique stack", "unique stacks")
     )?;
     for d in &s.devices {
         let actions: Vec<String> = d
@@ -34,10 +38,10 @@ fn snapshot(out: &mut dyn Write, s: &SnapshotInventory) -> io::Result<()> {
             .collect();
         writeln!(
             out,
-            "  dev{}: {} segments, {} trace entries{}{}",
+            "  dev{}: {}, {}{}{}",
             d.device,
-            d.segments,
-            d.trace_entries,
+            counted(d.segments as u64, "segment", "segments"),
+            counted(d.trace_entries as u64, "trace entry", "trace entries"),
             if actions.is_empty() { "" } else { ": " },
             actions.join(", ")
         )?;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::escape::terminal;
 use crate::analysis::DeviceReport;
 use crate::document::PeakDocument;
-use crate::units::Bytes;
+use crate::units::{counted, Bytes};
 
 pub fn text(out: &mut dyn Write, doc: &PeakDocument) -> io::Result<()> {
     doc.snapshots.iter().try_for_each(|a| {
@@ -69,10 +69,10 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "    trace: {} entries, {} allocs, {} OOMs{}",
-        f.trace_entries,
-        f.alloc_events,
-        f.oom_events,
+        "    trace: {}, {}, {}{}",
+        counted(f.trace_entries, "entry", "entries"),
+        counted(f.alloc_events, "alloc", "allocs"),
+        counted(f.oom_events, "OOM", "OOMs"),
         if d.trace_complete {
             ""
         } else {
