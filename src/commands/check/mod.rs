@@ -225,12 +225,21 @@ fn could_not_judge(
 ) -> Outcome {
     let reasons = errors.clone();
     let dest = |p: &Option<PathBuf>| p.as_deref().map(Dest::new);
-    let (junit_to, markdown_to) = (dest(&opts.junit), dest(&opts.markdown));
-    let named: Vec<(&str, &Dest)> = [("--junit", &junit_to), ("--markdown", &markdown_to)]
+    let (junit_to, markdown_to, json_to) =
+        (dest(&opts.junit), dest(&opts.markdown), dest(&opts.json));
+    // --json takes part in the clash checks though it gets nothing to write.
+    let named: Vec<(&str, &Dest)> = [
+        ("--junit", &junit_to),
+        ("--markdown", &markdown_to),
+        ("--json", &json_to),
+    ]
+    .into_iter()
+    .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
+    .collect();
+    let usable: Vec<(&str, &Dest)> = outputs::usable(&named, inputs)
         .into_iter()
-        .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
+        .filter(|(flag, _)| *flag != "--json")
         .collect();
-    let usable = outputs::usable(&named, inputs);
     let stamp = opts.timestamp.unwrap_or_else(now);
     let line = markdown::error_report(&reasons);
     for &(flag, d) in &usable {
