@@ -79,7 +79,10 @@ fn junit_parses_strictly_and_every_failure_has_a_message_and_a_body() {
     }
     let body = failures[0].text().unwrap();
     assert!(body.contains("Top growing allocation sites:\n+30 MiB forward (model.py)"));
-    assert!(body.contains("evil ]]> <tag> & red  (x.py)"), "{body}");
+    assert!(
+        body.contains(r"evil ]]> <tag> & \u{1b}[31mred\u{1b}[0m \u{7} (x.py)"),
+        "{body}"
+    );
     assert!(!xml.contains('\u{1b}'));
     let mut seen = HashSet::new();
     for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {

@@ -1,8 +1,11 @@
 //! GitHub Actions: `GITHUB_OUTPUT` lines and `::error` annotations that
-//! point at the budget-file line of each violated key.
+//! point at the budget-file line of each violated key. Names are escaped as
+//! for a terminal first ([`terminal`]), so no name can end a line
+//! and start a workflow command of its own.
 
+use super::case_label;
+use super::escape::terminal;
 use super::finding::sentence;
-use super::{case_label, sanitize};
 use crate::compare::{Status, Verdict};
 
 /// At most this many annotations; the last one summarises the rest.
@@ -14,16 +17,29 @@ pub fn outputs(v: &Verdict, report: Option<&str>) -> String {
         "verdict={}\nregressions={}\nreport={}\n",
         v.verdict.id(),
         v.regressions(),
-        sanitize(report.unwrap_or("")).replace('\n', " ")
+        terminal(report.unwrap_or(""))
     )
 }
 
-/// Workflow-command escaping of a message.
+/// `GITHUB_OUTPUT` lines when the gate could not judge at all (no verdict):
+/// the same keys, so a workflow reading them sees `error`, not nothing.
+pub fn error_outputs(report: Option<&str>) -> String {
+    format!(
+        "verdict={}\nregressions=0\nreport={}\n",
+        Status::Error.id(),
+        terminal(report.unwrap_or(""))
+    )
+}
+
+/// The `::error` line saying why the gate could not judge at all.
+pub fn error_annotation(why: &str) -> String {
+    format!("::error title=memgate could not judge::{}", data(why))
+}
+
+/// Workflow-command escaping of a message: control characters are already
+/// escapes, so only `%` needs GitHub's own escape.
 fn data(text: &str) -> String {
-    sanitize(text)
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    terminal(text).replace('%', "%25")
 }
 
 /// Workflow-command escaping of a property value.

@@ -1,7 +1,14 @@
 //! JUnit XML: one `<testsuite>` per target, one `<testcase>` per
 //! (snapshot, device, check), named without values so CI can track them.
-//! Written by `quick-junit`, which escapes text (no CDATA to break out of)
-//! and can give every outcome its reason.
+//! Written by `quick-junit`, which escapes markup (no CDATA to break out
+//! of) and can give every outcome its reason.
+//!
+//! What CI tools show decides the shape: GitLab, dorny/test-reporter and
+//! mikepenz/action-junit-report show a passing case's name but none of its
+//! `<system-out>`, so a warning is a passing case whose name ends in
+//! ` [warning]`, with the sentence in `<system-out>`. `testcase@file` is a
+//! source file to those tools: it names the budget file (with `line`) of a
+//! check that has a budget key, never a snapshot or summary.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -9,9 +16,20 @@ use std::time::Duration;
 use chrono::DateTime;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::escape;
 use super::finding::sentence;
-use super::{case_label, sanitize, top_growth};
+use super::{case_label, top_growth};
 use crate::compare::{Check, DeviceVerdict, SnapshotVerdict, Status, Verdict};
+
+/// What a warned case's name ends in.
+pub const WARNING_SUFFIX: &str = " [warning]";
+
+/// One line of user data for XML: control characters escaped as on a
+/// terminal (a name cannot start a line in a CI log that shows it), and
+/// nothing XML 1.0 cannot hold.
+fn text(s: &str) -> String {
+    escape::xml(&escape::terminal(s)).into_owned()
+}
 
 /// A failure or error with its type, one-line message and body.
 fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> TestCaseStatus {
@@ -23,16 +41,16 @@ fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> Tes
     status
 }
 
-/// The outcome of one check; a warning passes but stays visible in the
-/// case's output, where CI tools show it.
+/// The outcome of one check; a warning passes, its name and output say so.
 fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> TestCase {
-    let line = sanitize(&format!("{} {}: {}", case_label(s, d), c.id, sentence(c)));
+    let line = text(&format!("{} {}: {}", case_label(s, d), c.id, sentence(c)));
     let status = match c.status {
         Status::Fail => {
             let mut body = line.clone();
             let growth = top_growth(d, 5);
             if !growth.is_empty() {
                 body.push_str("\n\nTop growing allocation sites:\n");
+                let growth: Vec<String> = growth.iter().map(|l| text(l)).collect();
                 body.push_str(&growth.join("\n"));
             }
             non_success(NonSuccessKind::Failure, "memory-regression", &line, &body)
@@ -49,12 +67,53 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
     if c.status == Status::Warn {
         case.set_system_out(format!("warning: {line}"));
     }
+    if let Some(at) = &c.config_line {
+        case.extra
+            .insert("file".into(), text(&at.file).as_str().into());
+        case.extra
+            .insert("line".into(), at.line.to_string().as_str().into());
+    }
     case
+}
+
+/// The JUnit document when the gate could not judge at all (bad budget
+/// file, nothing to judge, an unusable report path): one `<error>` case
+/// saying why, so a red job's test report is not empty.
+pub fn error_report(reasons: &[String], generated_at: i64) -> String {
+    let lines: Vec<String> = reasons.iter().map(|r| text(r)).collect();
+    let status = non_success(
+        NonSuccessKind::Error,
+        "could-not-judge",
+        &lines.join("; "),
+        &lines.join("\n"),
+    );
+    let mut case = TestCase::new("could-not-judge", status);
+    case.set_classname("memgate").set_time(Duration::ZERO);
+    let mut suite = TestSuite::new("memgate");
+    suite
+        .set_timestamp(stamp(generated_at))
+        .set_time(Duration::ZERO);
+    suite.add_test_case(case);
+    let mut report = Report::new("memgate");
+    report.add_test_suite(suite);
+    serialize(&report)
+}
+
+fn stamp(generated_at: i64) -> DateTime<chrono::Utc> {
+    DateTime::from_timestamp(generated_at, 0).unwrap_or_default()
+}
+
+// Serializing into memory fails only on a bug in the writer; the report
+// would then say so instead of being silently empty.
+fn serialize(report: &Report) -> String {
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- JUnit report could not be written: {e} -->\n"))
 }
 
 /// The JUnit document of a verdict.
 pub fn render(v: &Verdict) -> String {
-    let stamp = DateTime::from_timestamp(v.generated_at, 0).unwrap_or_default();
+    let stamp = stamp(v.generated_at);
     let mut report = Report::new("memgate");
     // (classname, name) pairs handed out so far: CI tools merge duplicates.
     let mut seen: HashSet<(String, String)> = HashSet::new();
@@ -68,37 +127,36 @@ pub fn render(v: &Verdict) -> String {
         candidate
     };
     for t in &v.targets {
-        let mut suite = TestSuite::new(sanitize(&t.name));
+        let mut suite = TestSuite::new(text(&t.name));
         suite.set_timestamp(stamp).set_time(Duration::ZERO);
         for s in &t.snapshots {
-            let class = sanitize(&format!("{}.{}", t.name, s.name));
+            let class = text(&format!("{}.{}", t.name, s.name));
             let mut cases = Vec::new();
             if let Some(e) = &s.error {
-                let line = sanitize(&format!("{}: could not be judged: {e}", s.name));
+                let line = text(&format!("{}: could not be judged: {e}", s.name));
                 let status =
                     non_success(NonSuccessKind::Error, "unreadable-snapshot", &line, &line);
                 cases.push(TestCase::new(unique(&class, "load".into()), status));
             }
             for d in &s.devices {
                 for c in &d.checks {
-                    let name = unique(&class, sanitize(&format!("dev{}.{}", d.device, c.id)));
+                    let warned = if c.status == Status::Warn {
+                        WARNING_SUFFIX
+                    } else {
+                        ""
+                    };
+                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, c.id));
                     cases.push(case(name, s, d, c));
                 }
             }
             for mut case in cases {
                 case.set_classname(class.as_str()).set_time(Duration::ZERO);
-                case.extra
-                    .insert("file".into(), sanitize(&s.path).as_str().into());
                 suite.add_test_case(case);
             }
         }
         report.add_test_suite(suite);
     }
-    // Serializing into memory fails only on a bug in the writer; the report
-    // would then say so instead of being silently empty.
-    report
-        .to_string()
-        .unwrap_or_else(|e| format!("<!-- JUnit report could not be written: {e} -->\n"))
+    serialize(&report)
 }
 
 #[cfg(test)]
@@ -134,7 +192,14 @@ mod tests {
             trace_complete: true,
             warnings: Vec::new(),
             checks: vec![
-                check("alloc-events", Status::Fail, vec![over.clone()]),
+                Check {
+                    config_line: Some(crate::budget::Loc {
+                        file: "memgate.toml".into(),
+                        line: 7,
+                        col: 16,
+                    }),
+                    ..check("alloc-events", Status::Fail, vec![over.clone()])
+                },
                 check("trace-entries", Status::Warn, vec![over]),
                 check(
                     "dynamic-peak",
@@ -189,13 +254,19 @@ mod tests {
                 })
                 .unwrap_or_else(|| panic!("no case {name}:\n{xml}"))
         };
-        let failure = child(case("dev0.alloc-events", "train.rank0"), "failure").unwrap();
+        let failed = case("dev0.alloc-events", "train.rank0");
+        let failure = child(failed, "failure").unwrap();
         assert_eq!(failure.attribute("type"), Some("memory-regression"));
-        let message = "rank0 ]]> <b>& dev0 alloc-events: 3 is over its budget of 2 by 1";
+        let message =
+            "rank0 ]]> <b>&\\u{1b}[31m\\u{7} dev0 alloc-events: 3 is over its budget of 2 by 1";
         assert_eq!(failure.attribute("message"), Some(message));
         assert_eq!(failure.text(), Some(message));
 
-        let warned = case("dev0.trace-entries", "train.rank0");
+        assert_eq!(failed.attribute("file"), Some("memgate.toml"));
+        assert_eq!(failed.attribute("line"), Some("7"));
+
+        let warned = case("dev0.trace-entries [warning]", "train.rank0");
+        assert!(warned.attribute("file").is_none(), "no budget key, no file");
         assert!(child(warned, "failure").is_none());
         let out = child(warned, "system-out").unwrap().text().unwrap();
         assert!(out.starts_with("warning: rank0"), "{out}");
@@ -203,14 +274,16 @@ mod tests {
         let skipped = child(case("dev0.dynamic-peak", "train.rank0"), "skipped").unwrap();
         assert_eq!(
             skipped.attribute("message"),
-            Some("rank0 ]]> <b>& dev0 dynamic-peak: 3 (no budget and no baseline to compare with)")
+            Some(
+                "rank0 ]]> <b>&\\u{1b}[31m\\u{7} dev0 dynamic-peak: 3 (no budget and no baseline to compare with)"
+            )
         );
 
         let error = child(case("load", "train.rank1"), "error").unwrap();
         assert_eq!(error.attribute("type"), Some("unreadable-snapshot"));
         assert_eq!(
             error.text(),
-            Some("rank1: could not be judged: rank1.pickle: truncated at ]]> byte 3")
+            Some("rank1: could not be judged: rank1.pickle: truncated at ]]> byte 3\\u{0}")
         );
     }
 
@@ -236,5 +309,45 @@ mod tests {
         );
         assert!(attr("timestamp").starts_with("2023-11-14T22:13:20"));
         assert!(!xml.contains('\u{1b}') && !xml.contains('\u{7}') && !xml.contains('\u{0}'));
+        assert!(!xml.contains("file=\"rank"), "no case points at a snapshot");
+    }
+
+    #[test]
+    fn a_name_with_a_newline_stays_on_one_line_in_every_field() {
+        let mut v = verdict();
+        v.targets[0].name = "train\n::error::forged\u{fffe}".into();
+        let xml = render(&v);
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        for n in doc.descendants() {
+            for a in n.attributes() {
+                assert!(!a.value().contains('\n'), "{}={:?}", a.name(), a.value());
+            }
+        }
+        assert!(xml.contains("train\\n::error::forged"), "{xml}");
+        assert!(!xml.lines().any(|l| l.starts_with("::error")), "{xml}");
+    }
+
+    #[test]
+    fn a_gate_that_could_not_judge_writes_one_error_case_with_every_reason() {
+        let reasons = [
+            "memgate.toml:3:1: unknown key `x`".to_string(),
+            "b\nc".into(),
+        ];
+        let xml = error_report(&reasons, 0);
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let cases: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        assert_eq!(cases.len(), 1);
+        let error = child(cases[0], "error").unwrap();
+        assert_eq!(
+            error.attribute("message"),
+            Some("memgate.toml:3:1: unknown key `x`; b\\nc")
+        );
+        assert_eq!(
+            error.text(),
+            Some("memgate.toml:3:1: unknown key `x`\nb\\nc")
+        );
     }
 }

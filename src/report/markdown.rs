@@ -4,8 +4,9 @@
 
 use similar::TextDiff;
 
+use super::escape::{markdown as md, terminal};
 use super::finding::{delta, sentence, value};
-use super::{case_label, sanitize, site_listing};
+use super::{case_label, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
 use crate::units::ByteDelta;
 
@@ -27,13 +28,27 @@ fn badge(s: Status) -> &'static str {
     }
 }
 
-/// A table cell: no pipes, newlines or markup from user data.
+/// A table cell or inline text: no pipe, newline or markup from user data
+/// ([`md`] escapes them).
 fn cell(text: &str) -> String {
-    sanitize(text)
-        .replace('\n', " ")
-        .replace('|', "\\|")
-        .replace('`', "'")
-        .replace('<', "&lt;")
+    md(text).into_owned()
+}
+
+/// A code span holding `text` as it is: control characters escaped as on a
+/// terminal, and delimiters longer than any backtick run inside.
+fn code(text: &str) -> String {
+    let text = terminal(text);
+    let ticks = "`".repeat(longest_backtick_run(&text) + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 /// The verdict line (also the first line of every rendering).
@@ -67,7 +82,7 @@ fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> Str
 
 /// One target's figure table; `all`: passing rows too.
 fn table(t: &TargetVerdict, all: bool) -> String {
-    let mut out = format!("### {} `{}`\n\n", badge(t.status), cell(&t.name));
+    let mut out = format!("### {} {}\n\n", badge(t.status), code(&t.name));
     out.push_str("| snapshot | check | baseline | current | Δ | Δ% | budget | status |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
     let mut hidden = 0;
@@ -164,8 +179,7 @@ fn categories(t: &TargetVerdict) -> String {
 
 /// A fence longer than any backtick run in the text.
 fn fence(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat(longest.max(2) + 1)
+    "`".repeat(longest_backtick_run(text).max(2) + 1)
 }
 
 fn site_diffs(t: &TargetVerdict) -> String {
@@ -197,6 +211,18 @@ fn site_diffs(t: &TargetVerdict) -> String {
         }
     }
     out
+}
+
+/// The one-line report when the gate could not judge at all (bad budget
+/// file, nothing to judge, an unusable report path): why, so the step
+/// summary of a red job is not empty.
+pub fn error_report(reasons: &[String]) -> String {
+    let why: Vec<String> = reasons.iter().map(|r| cell(r)).collect();
+    format!(
+        "## memgate: {} — could not judge: {}\n",
+        badge(Status::Error),
+        why.join("; ")
+    )
 }
 
 /// Renders one optional section of a target.

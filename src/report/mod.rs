@@ -18,55 +18,26 @@ pub mod terminal;
 
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};
 use crate::units::{ByteDelta, Bytes};
-
-/// Text safe for XML and terminals: ANSI escape sequences and control
-/// characters (other than tab and newline) removed. Snapshot frames are
-/// user data and may hold anything.
-pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                // CSI `ESC [ … final`, or a two-character escape.
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&c) {
-                            break;
-                        }
-                    }
-                } else {
-                    chars.next();
-                }
-            }
-            '\t' | '\n' => out.push(c),
-            '\r' => {}
-            c if c.is_control() => {}
-            // Not characters XML allows.
-            '\u{fffe}' | '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+use escape::terminal;
 
 /// `rank0 dev0`: how a (snapshot, device) pair is named in every report.
 pub fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
     format!("{} dev{}", s.name, d.device)
 }
 
-/// The sites that grew most, one line each, for failure bodies.
+/// The sites that grew most, one line each, for failure bodies; a site name
+/// is escaped as on a terminal, so it stays on its line.
 pub fn top_growth(d: &DeviceVerdict, n: usize) -> Vec<String> {
     d.sites
         .iter()
         .filter(|s| s.growth() > 0)
         .take(n)
-        .map(|s| format!("{} {}", ByteDelta(s.growth()), sanitize(&s.site)))
+        .map(|s| format!("{} {}", ByteDelta(s.growth()), terminal(&s.site)))
         .collect()
 }
 
-/// The top-sites listing one side of the site diff is made of.
+/// The top-sites listing one side of the site diff is made of, one site a
+/// line whatever its name holds.
 pub fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -> String {
     let mut rows: Vec<(&str, u64)> = sites
         .iter()
@@ -74,7 +45,7 @@ pub fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -
         .collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     rows.iter()
-        .map(|(site, b)| format!("{:>12}  {}\n", Bytes(*b).to_string(), sanitize(site)))
+        .map(|(site, b)| format!("{:>12}  {}\n", Bytes(*b).to_string(), terminal(site)))
         .collect()
 }
 
@@ -82,11 +53,35 @@ pub fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -
 mod tests {
     use super::*;
 
+    fn site(name: &str, current: u64) -> SiteRow {
+        SiteRow {
+            site: name.into(),
+            baseline: Some(1),
+            current: Some(current),
+        }
+    }
+
     #[test]
-    fn sanitize_removes_ansi_escapes_and_control_characters_but_keeps_text() {
-        assert_eq!(
-            sanitize("a\u{1b}[1;31mred\u{1b}[0m\u{7}\r\tb\n]]>\u{0}"),
-            "ared\tb\n]]>"
+    fn a_site_name_with_a_newline_stays_on_its_line_in_listings() {
+        let sites = [site("f\n::error::forged\u{1b}[31m", 5), site("g", 3)];
+        let listing = site_listing(&sites, |s| s.current);
+        assert_eq!(listing.lines().count(), 2, "{listing}");
+        assert!(
+            listing.contains("f\\n::error::forged\\u{1b}[31m"),
+            "{listing}"
         );
+        let d = DeviceVerdict {
+            device: 0,
+            trace_complete: true,
+            warnings: Vec::new(),
+            checks: Vec::new(),
+            categories: Vec::new(),
+            sites: sites.to_vec(),
+        };
+        let top = top_growth(&d, 5);
+        assert_eq!(top.len(), 2);
+        assert!(top
+            .iter()
+            .all(|l| !l.contains('\n') && !l.contains('\u{1b}')));
     }
 }

@@ -1,8 +1,9 @@
 //! The short human summary printed after a check: what did not pass,
 //! then the verdict. Colour only when asked (a TTY without `NO_COLOR`).
 
+use super::case_label;
+use super::escape::terminal as one_line;
 use super::finding::sentence;
-use super::{case_label, sanitize};
 use crate::compare::{Status, Verdict};
 
 fn paint(text: &str, status: Status, color: bool) -> String {
@@ -37,7 +38,7 @@ pub fn render(v: &Verdict, color: bool) -> String {
         for s in &t.snapshots {
             if let Some(e) = &s.error {
                 let tag = paint(label(Status::Error), Status::Error, color);
-                let (t, s, e) = (sanitize(&t.name), sanitize(&s.name), sanitize(e));
+                let (t, s, e) = (one_line(&t.name), one_line(&s.name), one_line(e));
                 lines.push(format!("{tag} {t} {s}: {e}\n"));
             }
             for d in &s.devices {
@@ -45,10 +46,10 @@ pub fn render(v: &Verdict, color: bool) -> String {
                     let tag = paint(label(c.status), c.status, color);
                     lines.push(format!(
                         "{tag} {} {} {}: {}\n",
-                        sanitize(&t.name),
-                        sanitize(&case_label(s, d)),
+                        one_line(&t.name),
+                        one_line(&case_label(s, d)),
                         c.id,
-                        sanitize(&sentence(c))
+                        one_line(&sentence(c))
                     ));
                 }
             }

@@ -56,7 +56,10 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .unwrap_or_else(|| PathBuf::from("memgate.toml"));
     let (budget, rules) = match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
         Ok(b) => b,
-        Err(errors) => return Outcome::errors(errors.iter().map(ToString::to_string).collect()),
+        Err(errors) => {
+            let errors = errors.iter().map(ToString::to_string).collect();
+            return could_not_judge(opts, errors, &[&config], out);
+        }
     };
     if opts.validate {
         let _ = writeln!(
@@ -80,7 +83,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     .collect();
     let errors = outputs::check(&named);
     if !errors.is_empty() {
-        return Outcome::errors(errors);
+        return could_not_judge(opts, errors, &[&config], out);
     }
 
     let mut plans: Vec<Vec<Planned>> = Vec::new();
@@ -104,9 +107,6 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             ));
         }
     }
-    if !errors.is_empty() {
-        return Outcome::errors(errors);
-    }
     let inputs: Vec<&Path> = std::iter::once(config.as_path())
         .chain(
             plans
@@ -115,9 +115,12 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 .flat_map(|p| std::iter::once(p.path.as_path()).chain(p.baseline.as_deref())),
         )
         .collect();
+    if !errors.is_empty() {
+        return could_not_judge(opts, errors, &inputs, out);
+    }
     let errors = outputs::clash_with_inputs(&named, &inputs);
     if !errors.is_empty() {
-        return Outcome::errors(errors);
+        return could_not_judge(opts, errors, &inputs, out);
     }
 
     // Every file once, all in parallel: current snapshots and baselines.
@@ -206,6 +209,73 @@ fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The gate could not judge at all (bad budget file, nothing to judge, an
+/// unusable report path): write what still can be written, so CI shows why
+/// the job is red: a one-case JUnit `<error>`, a one-line Markdown report
+/// and step summary, `verdict=error` in `GITHUB_OUTPUT`, `::error` lines.
+/// A report path that is itself the problem, or would overwrite one of
+/// `inputs`, is left alone. The exit status stays "could not judge".
+fn could_not_judge(
+    opts: &CheckOptions,
+    mut errors: Vec<String>,
+    inputs: &[&Path],
+    out: &mut dyn Write,
+) -> Outcome {
+    let reasons = errors.clone();
+    let dest = |p: &Option<PathBuf>| p.as_deref().map(Dest::new);
+    let (junit_to, markdown_to, json_to) =
+        (dest(&opts.junit), dest(&opts.markdown), dest(&opts.json));
+    // --json takes part in the clash checks though it gets nothing to write.
+    let named: Vec<(&str, &Dest)> = [
+        ("--junit", &junit_to),
+        ("--markdown", &markdown_to),
+        ("--json", &json_to),
+    ]
+    .into_iter()
+    .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
+    .collect();
+    let usable: Vec<(&str, &Dest)> = outputs::usable(&named, inputs)
+        .into_iter()
+        .filter(|(flag, _)| *flag != "--json")
+        .collect();
+    let stamp = opts.timestamp.unwrap_or_else(now);
+    let line = markdown::error_report(&reasons);
+    for &(flag, d) in &usable {
+        let text = if flag == "--junit" {
+            junit::error_report(&reasons, stamp)
+        } else {
+            line.clone()
+        };
+        if let Err(e) = outputs::write(d, &text, out) {
+            errors.push(e);
+        }
+    }
+    if opts.github.annotate {
+        let stdout_taken = usable.iter().any(|(_, d)| **d == Dest::Stdout);
+        let mut stderr = std::io::stderr();
+        let human: &mut dyn Write = if stdout_taken { &mut stderr } else { out };
+        for r in &reasons {
+            let _ = writeln!(human, "{}", github::error_annotation(r));
+        }
+    }
+    if let Some(p) = &opts.github.step_summary {
+        if let Err(e) = outputs::append(p, &line) {
+            errors.push(e);
+        }
+    }
+    if let Some(p) = &opts.github.output {
+        let report = usable
+            .iter()
+            .filter(|(flag, _)| *flag == "--markdown")
+            .find_map(|(_, d)| d.file())
+            .map(|p| p.display().to_string());
+        if let Err(e) = outputs::append(p, &github::error_outputs(report.as_deref())) {
+            errors.push(e);
+        }
+    }
+    Outcome::errors(errors)
 }
 
 /// Write every report, then map the verdict to the exit status.

@@ -136,6 +136,32 @@ pub fn clash_with_inputs(dests: &[(&str, &Dest)], inputs: &[&Path]) -> Vec<Strin
     errors
 }
 
+/// The destinations a report can still go to when the gate could not judge:
+/// each one that passes [`check`] alone, is no other report's file and would
+/// overwrite none of `inputs`. A bad path never stops the good ones.
+pub fn usable<'a>(dests: &[(&'a str, &'a Dest)], inputs: &[&Path]) -> Vec<(&'a str, &'a Dest)> {
+    let shared = |i: usize, d: &Dest| {
+        dests.iter().enumerate().any(|(j, (_, other))| {
+            j != i
+                && match (d, other) {
+                    (Dest::Stdout, Dest::Stdout) => true,
+                    (Dest::File(a), Dest::File(b)) => same_file(a, b),
+                    _ => false,
+                }
+        })
+    };
+    dests
+        .iter()
+        .enumerate()
+        .filter(|&(i, &(flag, d))| {
+            check(&[(flag, d)]).is_empty()
+                && clash_with_inputs(&[(flag, d)], inputs).is_empty()
+                && !shared(i, d)
+        })
+        .map(|(_, &pair)| pair)
+        .collect()
+}
+
 /// Write a whole report.
 pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
     match dest {
