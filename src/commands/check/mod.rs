@@ -94,17 +94,13 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             .map_err(|e| vec![e])
             .and_then(|b| inputs::plan(t, &opts.snapshots, &b));
         match planned {
-            Ok(p) => plans.push(p),
-            Err(e) => errors.extend(e.into_iter().map(|e| format!("target {}: {e}", t.name))),
-        }
-    }
-    for (t, planned) in budget.targets.iter().zip(&plans) {
-        if planned.is_empty() {
-            errors.push(format!(
+            Ok(p) if p.is_empty() => errors.push(format!(
                 "target {}: no snapshot to judge: `snapshots` lists no pattern; a target \
                  that judges nothing cannot pass",
                 t.name
-            ));
+            )),
+            Ok(p) => plans.push(p),
+            Err(e) => errors.extend(e.into_iter().map(|e| format!("target {}: {e}", t.name))),
         }
     }
     let inputs: Vec<&Path> = std::iter::once(config.as_path())
