@@ -94,6 +94,22 @@ impl Figure {
             Figure::AllocEvents | Figure::TraceEntries => false,
         }
     }
+
+    /// Whether the figure is read from the allocation trace: with an empty
+    /// trace (history recording off, or cleared) it is only the state at
+    /// dump time. Static memory and the reserved peak are dump-time facts
+    /// of the segments whatever the trace holds.
+    pub fn is_trace_based(self) -> bool {
+        match self {
+            Figure::DynamicPeak
+            | Figure::OverallPeak
+            | Figure::AllocatedPeak
+            | Figure::OomEvents
+            | Figure::AllocEvents
+            | Figure::TraceEntries => true,
+            Figure::StaticMemory | Figure::ReservedPeak => false,
+        }
+    }
 }
 
 impl fmt::Display for Figure {

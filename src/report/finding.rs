@@ -28,6 +28,9 @@ pub fn sentence(c: &Check) -> String {
     parts.join("; ")
 }
 
+/// What an empty trace means for the figures.
+const NO_TRACE: &str = "no allocation trace: figures are the state at dump time";
+
 fn allowed_by(source: AllowedBy) -> &'static str {
     match source {
         AllowedBy::Budget => "its budget",
@@ -106,6 +109,13 @@ fn clause(unit: Unit, f: &Finding) -> String {
         } => format!("{current} OOM events (at most {allowed})"),
         Finding::NoBaseline => {
             "no baseline for this snapshot and device (--require-baseline)".into()
+        }
+        Finding::NoTrace { judged: false } => format!(
+            "{NO_TRACE}, so this trace-based figure is not judged \
+             (`require-trace = false` judges it on them)"
+        ),
+        Finding::NoTrace { judged: true } => {
+            format!("{NO_TRACE} (judged on them: `require-trace = false`)")
         }
     }
 }
