@@ -3,6 +3,8 @@
 
 mod finding;
 #[cfg(test)]
+mod level_and_trace_tests;
+#[cfg(test)]
 mod tests;
 mod verdict;
 

@@ -286,4 +286,36 @@ mod tests {
             "no baseline for this snapshot and device (--require-baseline)"
         );
     }
+
+    #[test]
+    fn a_missing_trace_says_the_figures_are_the_state_at_dump_time_and_what_was_done() {
+        let unjudged = check(
+            Unit::Bytes,
+            MIB,
+            None,
+            vec![Finding::NoTrace { judged: false }],
+        );
+        assert_eq!(
+            sentence(&unjudged),
+            "no allocation trace: figures are the state at dump time, so this trace-based \
+             figure is not judged (`require-trace = false` judges it on them)"
+        );
+        let within = Finding::Within {
+            current: MIB,
+            budget: Some(2 * MIB),
+            baseline: None,
+            tolerance: None,
+        };
+        let judged = check(
+            Unit::Bytes,
+            MIB,
+            None,
+            vec![within, Finding::NoTrace { judged: true }],
+        );
+        assert_eq!(
+            sentence(&judged),
+            "1 MiB, within the budget of 2 MiB; no allocation trace: figures are the state \
+             at dump time (judged on them: `require-trace = false`)"
+        );
+    }
 }
