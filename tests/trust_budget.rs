@@ -196,7 +196,7 @@ fn a_fifo_as_the_rules_file_is_refused_at_once() {
         .assert()
         .code(2)
         .stderr(contains(
-            "rules.toml: is a FIFO (named pipe), not a regular file",
+            "rules.toml: cannot read the rules file: is a FIFO (named pipe), not a regular file",
         ));
 }
 

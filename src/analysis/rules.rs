@@ -172,13 +172,11 @@ impl RuleSet {
         let spec = path.display().to_string();
         // Capped and refused unless a regular file: a FIFO or a device
         // named as the rules would block or never end.
-        let cannot =
-            |why: String| format!("{spec}: {why}; --rules takes default, mosaic or a TOML file");
-        let bytes =
-            files::read_capped(path, "rules file", files::TEXT_CAP).map_err(|e| match e {
-                files::FileError::NotFound => cannot("no such rules file".into()),
-                e => cannot(e.to_string()),
-            })?;
+        let bytes = files::read_capped(path, "rules file", files::TEXT_CAP).map_err(|e| {
+            format!(
+                "{spec}: cannot read the rules file: {e}; --rules takes default, mosaic or a TOML file"
+            )
+        })?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let (line, col) = position(&e.as_bytes()[..e.utf8_error().valid_up_to()]);
             format!("{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)")
