@@ -80,9 +80,10 @@ impl Figure {
         self.unit() == Unit::Bytes
     }
 
-    /// Whether `check` judges the figure when the budget file does not
-    /// mention it. The event counts other than OOMs describe the workload
-    /// rather than its memory, so they are judged only when asked for.
+    /// Whether `check` judges the figure when `[defaults] figures` is not
+    /// set and a target neither budgets nor tolerates it. The event counts
+    /// other than OOMs describe the workload rather than its memory, so
+    /// they are judged only when asked for.
     pub fn gated_by_default(self) -> bool {
         match self {
             Figure::DynamicPeak
