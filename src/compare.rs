@@ -3,6 +3,8 @@
 
 mod finding;
 #[cfg(test)]
+mod level_and_trace_tests;
+#[cfg(test)]
 mod tests;
 mod verdict;
 
@@ -73,13 +75,16 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             config_line: Some(t.loc.clone()),
         });
     }
+    // An empty trace (history recording off, or cleared): the figures are
+    // the state at dump time, not peaks over a run.
+    let no_trace = cur.figures.trace_entries == 0;
     for f in Figure::ALL {
-        if !(f.gated_by_default() || t.budget.contains_key(&f) || t.tolerance.contains_key(&f)) {
+        if !t.judges(f, a.budget) {
             continue;
         }
         let current = f.of(&cur.figures);
         let baseline = base.map(|b| f.of(&b.figures));
-        let check = if f == Figure::OomEvents {
+        let mut check = if f == Figure::OomEvents {
             oom_check(current, baseline, t.budget.get(&f), t)
         } else {
             let floor = if f.is_bytes() {
@@ -94,28 +99,36 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
                 current,
                 baseline,
                 t.budget.get(&f),
-                tol,
+                &tol,
                 floor,
                 t,
             )
         };
+        if no_trace && f.is_trace_based() {
+            without_trace(&mut check, t, t.level_of(f));
+        }
         checks.push(check);
     }
     for (name, limit) in &t.category_budget {
         let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
         let baseline = base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
         let id = format!("category.{name}");
-        let tol = &a.budget.tolerance;
-        checks.push(judge_value(
+        let tol = a.budget.tolerance.under(Some(limit));
+        let mut check = judge_value(
             &id,
             Unit::Bytes,
             current,
             baseline,
             Some(limit),
-            tol,
+            &tol,
             a.budget.noise_floor.0,
             t,
-        ));
+        );
+        // A category's peak is over the trace, like the trace-based figures.
+        if no_trace {
+            without_trace(&mut check, t, limit.level);
+        }
+        checks.push(check);
     }
     DeviceVerdict {
         device: cur.device,
@@ -124,6 +137,19 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         checks,
         categories: category_rows(cur, base),
         sites: site_rows(cur, base),
+    }
+}
+
+/// A trace-based check of a device without a trace: a failure at the
+/// figure's level, unless the target's `require-trace = false` has it
+/// judged on the dump-time figures (and says so).
+fn without_trace(check: &mut Check, t: &Target, level: Level) {
+    if t.require_trace {
+        check.status = status_of(level);
+        check.findings = vec![Finding::NoTrace { judged: false }];
+        check.config_line = Some(t.require_trace_loc.clone().unwrap_or_else(|| t.loc.clone()));
+    } else {
+        check.findings.push(Finding::NoTrace { judged: true });
     }
 }
 

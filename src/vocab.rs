@@ -80,9 +80,10 @@ impl Figure {
         self.unit() == Unit::Bytes
     }
 
-    /// Whether `check` judges the figure when the budget file does not
-    /// mention it. The event counts other than OOMs describe the workload
-    /// rather than its memory, so they are judged only when asked for.
+    /// Whether `check` judges the figure when `[defaults] figures` is not
+    /// set and a target neither budgets nor tolerates it. The event counts
+    /// other than OOMs describe the workload rather than its memory, so
+    /// they are judged only when asked for.
     pub fn gated_by_default(self) -> bool {
         match self {
             Figure::DynamicPeak
@@ -92,6 +93,22 @@ impl Figure {
             | Figure::ReservedPeak
             | Figure::OomEvents => true,
             Figure::AllocEvents | Figure::TraceEntries => false,
+        }
+    }
+
+    /// Whether the figure is read from the allocation trace: with an empty
+    /// trace (history recording off, or cleared) it is only the state at
+    /// dump time. Static memory and the reserved peak are dump-time facts
+    /// of the segments whatever the trace holds.
+    pub fn is_trace_based(self) -> bool {
+        match self {
+            Figure::DynamicPeak
+            | Figure::OverallPeak
+            | Figure::AllocatedPeak
+            | Figure::OomEvents
+            | Figure::AllocEvents
+            | Figure::TraceEntries => true,
+            Figure::StaticMemory | Figure::ReservedPeak => false,
         }
     }
 }

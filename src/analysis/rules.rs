@@ -6,7 +6,19 @@ use std::path::Path;
 use regex::{Regex, RegexBuilder};
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
+use crate::files;
 use crate::vocab::Rules;
+
+/// 1-based line and column (in characters) just past `valid`, UTF-8 text.
+fn position(valid: &[u8]) -> (usize, usize) {
+    let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = valid[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = String::from_utf8_lossy(&valid[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
 
 /// Which built-in classification a rule set falls back to.
 #[derive(Debug, Clone)]
@@ -158,8 +170,16 @@ impl RuleSet {
 
     fn from_file(path: &Path) -> Result<RuleSet, String> {
         let spec = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            format!("{spec}: cannot read the rules file ({e}); --rules takes default, mosaic or a TOML file")
+        // Capped and refused unless a regular file: a FIFO or a device
+        // named as the rules would block or never end.
+        let bytes = files::read_capped(path, "rules file", files::TEXT_CAP).map_err(|e| {
+            format!(
+                "{spec}: cannot read the rules file: {e}; --rules takes default, mosaic or a TOML file"
+            )
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let (line, col) = position(&e.as_bytes()[..e.utf8_error().valid_up_to()]);
+            format!("{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)")
         })?;
         let table: toml::Table = text
             .parse()

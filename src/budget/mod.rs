@@ -9,7 +9,13 @@
 //! Per-check level: a budget or tolerance value is either the plain value
 //! (`overall-peak = "60 GiB"`, `allocated-peak = "2%"`) or a table
 //! `{ limit = "60 GiB", level = "warn" }`; `level` is `"fail"` (the
-//! default) or `"warn"` (reported, never fails the gate).
+//! default) or `"warn"` (reported, never fails the gate). A figure whose
+//! budget is at `warn` is report-only: its growth over the baseline warns
+//! too, unless `[target.tolerance]` gives the figure a level of its own.
+//!
+//! Which figures are judged: those `[defaults] figures` lists (the figures
+//! [`Figure::gated_by_default`] when it is not set), and every figure a
+//! target budgets or tolerates.
 
 #[cfg(test)]
 mod example_file;
@@ -128,6 +134,12 @@ pub struct Target {
     pub device: Option<u32>,
     /// Capture group 1 names a snapshot; the file stem otherwise.
     pub key: Option<Regex>,
+    /// `require-trace`: a device without an allocation trace fails its
+    /// trace-based checks (true, the default) or has them judged on the
+    /// dump-time figures (false).
+    pub require_trace: bool,
+    /// Where `require-trace` is written; `None` for the default.
+    pub require_trace_loc: Option<Loc>,
     pub budget: BTreeMap<Figure, Limit>,
     pub category_budget: BTreeMap<String, Limit>,
     pub tolerance: BTreeMap<Figure, Tolerance>,
@@ -145,6 +157,11 @@ pub struct Budget {
     pub rules: Rules,
     /// Where `defaults.rules` is written; `None` for the default.
     pub rules_loc: Option<Loc>,
+    /// `defaults.figures`: the figures judged when a target neither budgets
+    /// nor tolerates them, in report order.
+    pub figures: Vec<Figure>,
+    /// Where `defaults.figures` is written; `None` for the default.
+    pub figures_loc: Option<Loc>,
     /// Custom category rules in file order: name, regex.
     pub categories: Vec<(String, Regex)>,
     pub targets: Vec<Target>,
@@ -153,9 +170,51 @@ pub struct Budget {
     pub category_keys: Vec<CategoryKey>,
 }
 
+impl Budget {
+    /// The figures judged when `[defaults] figures` is not set.
+    pub fn default_figures() -> Vec<Figure> {
+        Figure::ALL
+            .into_iter()
+            .filter(|f| f.gated_by_default())
+            .collect()
+    }
+}
+
 impl Target {
-    /// The tolerance of one figure: the target's override or the default.
-    pub fn tolerance_of<'a>(&'a self, figure: Figure, budget: &'a Budget) -> &'a Tolerance {
-        self.tolerance.get(&figure).unwrap_or(&budget.tolerance)
+    /// Whether the figure is judged: listed by `[defaults] figures` (or
+    /// gated by default), or budgeted or tolerated by this target.
+    pub fn judges(&self, figure: Figure, budget: &Budget) -> bool {
+        budget.figures.contains(&figure)
+            || self.budget.contains_key(&figure)
+            || self.tolerance.contains_key(&figure)
+    }
+
+    /// The tolerance of one figure: the target's override, else the
+    /// default, which only warns when the figure's budget only warns (a
+    /// report-only figure must not fail the gate by growing either).
+    pub fn tolerance_of(&self, figure: Figure, budget: &Budget) -> Tolerance {
+        if let Some(t) = self.tolerance.get(&figure) {
+            return t.clone();
+        }
+        let limit = self.budget.get(&figure);
+        budget.tolerance.under(limit)
+    }
+
+    /// The level of a figure's own checks that are not a comparison (a
+    /// missing trace): its budget's, or fail.
+    pub fn level_of(&self, figure: Figure) -> Level {
+        self.budget.get(&figure).map_or(Level::Fail, |l| l.level)
+    }
+}
+
+impl Tolerance {
+    /// This tolerance applied to a value with `limit` as its budget: at
+    /// `warn` when the budget is, so growth of a report-only value warns.
+    pub fn under(&self, limit: Option<&Limit>) -> Tolerance {
+        let mut t = self.clone();
+        if limit.is_some_and(|l| l.level == Level::Warn) {
+            t.level = Level::Warn;
+        }
+        t
     }
 }

@@ -13,13 +13,14 @@ use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
 pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories"];
-pub(crate) const DEFAULTS_KEYS: &[&str] = &["tolerance", "noise-floor", "rules"];
+pub(crate) const DEFAULTS_KEYS: &[&str] = &["tolerance", "noise-floor", "rules", "figures"];
 pub(crate) const TARGET_KEYS: &[&str] = &[
     "name",
     "snapshots",
     "baseline",
     "device",
     "key",
+    "require-trace",
     "budget",
     "tolerance",
 ];
@@ -78,6 +79,15 @@ pub struct RawDefaults {
     pub tolerance: Option<Leaf>,
     pub noise_floor: Option<Leaf>,
     pub rules: Option<Leaf>,
+    pub figures: Option<List>,
+}
+
+/// A value that should be an array, with each element placed on its own
+/// (`items` is `None` when the value is not an array).
+#[derive(Debug)]
+pub struct List {
+    pub whole: Leaf,
+    pub items: Option<Vec<Leaf>>,
 }
 
 #[derive(Debug, Default)]
@@ -89,6 +99,7 @@ pub struct RawTarget {
     pub baseline: Option<Leaf>,
     pub device: Option<Leaf>,
     pub key: Option<Leaf>,
+    pub require_trace: Option<Leaf>,
     pub budget: Option<RawBudget>,
     pub tolerance: Option<PerFigure>,
 }
@@ -162,6 +173,7 @@ impl Reader {
                 "tolerance" => d.tolerance = leaf,
                 "noise-floor" => d.noise_floor = leaf,
                 "rules" => d.rules = leaf,
+                "figures" => d.figures = Some(self.list(item, &at)),
                 _ => {}
             }
         }
@@ -214,6 +226,7 @@ impl Reader {
                 "baseline" => t.baseline = leaf(),
                 "device" => t.device = leaf(),
                 "key" => t.key = leaf(),
+                "require-trace" => t.require_trace = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
                 "tolerance" => {
                     let keys = tolerance_keys();
@@ -298,6 +311,20 @@ impl Reader {
             }
         }
         kept
+    }
+
+    /// A value that should be an array, each element at its own span.
+    fn list(&mut self, item: &Item, key: &Range<usize>) -> List {
+        let whole = self.leaf(item, key);
+        let items = item.as_array().map(|a| {
+            a.iter()
+                .map(|v| Leaf {
+                    value: value_to_toml(v),
+                    span: v.span().unwrap_or(whole.span()),
+                })
+                .collect()
+        });
+        List { whole, items }
     }
 
     /// A value of any type, placed at its own span (a table: its header).

@@ -48,12 +48,20 @@ impl Validator<'_> {
                 self.err(
                     d.span(),
                     "target.device",
-                    "must be a device index (an integer ≥ 0)",
+                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
                 );
                 None
             }
         });
         let key = t.key.as_ref().and_then(|k| self.key_regex(k));
+        let require_trace = t.require_trace.as_ref().and_then(|r| match r.get_ref() {
+            Value::Boolean(b) => Some((*b, self.loc(r.span()))),
+            other => {
+                let msg = format!("must be true or false, not {}", other.type_str());
+                self.err(r.span(), "target.require-trace", msg);
+                None
+            }
+        });
         let mut budget = BTreeMap::new();
         let mut category_budget = BTreeMap::new();
         let mut tolerance = BTreeMap::new();
@@ -93,6 +101,8 @@ impl Validator<'_> {
             baseline,
             device,
             key,
+            require_trace: require_trace.as_ref().is_none_or(|(b, _)| *b),
+            require_trace_loc: require_trace.map(|(_, loc)| loc),
             budget,
             category_budget,
             tolerance,

@@ -173,3 +173,88 @@ fn errors_deep_in_a_long_file_name_their_exact_line_and_column() {
     let e = errors(&many_targets(3, "dynamic-peak = \"é\" + 1\n"));
     assert!(e[0].starts_with("memgate.toml:19:20: "), "{e:?}");
 }
+
+#[test]
+fn defaults_figures_are_checked_one_by_one_where_each_is_written() {
+    let e = errors(
+        "[defaults]\nfigures = [\"allocated-peak\", \"overall-peek\", 3, \"allocated-peak\"]\n\
+         [[target]]\nname = \"t\"\n",
+    );
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(e[0].starts_with(
+        "memgate.toml:2:30: `defaults.figures`: unknown figure `overall-peek`; expected one of: dynamic-peak,"
+    ));
+    assert!(e[1].starts_with("memgate.toml:2:46: `defaults.figures`: must be a figure id"));
+    assert!(
+        e[2].starts_with("memgate.toml:2:49: `defaults.figures`: `allocated-peak` is listed twice")
+    );
+    assert!(
+        errors("[defaults]\nfigures = \"allocated-peak\"\n[[target]]\nname = \"t\"\n")[0]
+            .contains("must be a list of figure ids")
+    );
+}
+
+#[test]
+fn defaults_figures_are_kept_in_report_order_and_default_to_the_gated_ones() {
+    let text =
+        "[defaults]\nfigures = [\"oom-events\", \"allocated-peak\"]\n[[target]]\nname = \"t\"\n";
+    let b = parse(text, "memgate.toml", Path::new(""), false).unwrap();
+    assert_eq!(b.figures, [Figure::AllocatedPeak, Figure::OomEvents]);
+    let d = parse("[[target]]\nname = \"t\"\n", "m.toml", Path::new(""), false).unwrap();
+    assert_eq!(d.figures, Budget::default_figures());
+    assert!(d.figures.contains(&Figure::DynamicPeak) && !d.figures.contains(&Figure::AllocEvents));
+}
+
+#[test]
+fn require_trace_is_a_boolean_that_defaults_to_true() {
+    let b = parse("[[target]]\nname = \"t\"\n", "m.toml", Path::new(""), false).unwrap();
+    assert!(b.targets[0].require_trace);
+    let off = "[[target]]\nname = \"t\"\nrequire-trace = false\n";
+    let b = parse(off, "m.toml", Path::new(""), false).unwrap();
+    assert!(!b.targets[0].require_trace);
+    assert_eq!(b.targets[0].require_trace_loc.as_ref().unwrap().line, 3);
+    let e = errors("[[target]]\nname = \"t\"\nrequire-trace = \"no\"\n");
+    assert_eq!(
+        e,
+        ["memgate.toml:3:17: `target.require-trace`: must be true or false, not string"]
+    );
+}
+
+#[test]
+fn a_device_index_out_of_range_names_the_real_limit() {
+    let e = errors("[[target]]\nname = \"t\"\ndevice = 99999999999\n");
+    assert_eq!(
+        e,
+        ["memgate.toml:3:10: `target.device`: must be a device index, an integer from 0 to 4294967295"]
+    );
+}
+
+#[test]
+fn a_budget_file_that_is_not_utf8_is_placed_at_its_first_invalid_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("memgate.toml");
+    std::fs::write(&p, b"[[target]]\nname = \"t\xc3\xa9\xff\"\n").unwrap();
+    let e = validate_file(&p, false).errors;
+    assert_eq!(e.len(), 1);
+    assert_eq!((e[0].loc.line, e[0].loc.col), (2, 11));
+    assert!(e[0].message.starts_with("not UTF-8: byte 0xff"), "{}", e[0]);
+}
+
+#[test]
+fn a_budget_file_that_is_a_device_or_too_large_is_refused_unread() {
+    let e = validate_file(Path::new("/dev/zero"), false).errors;
+    assert_eq!(
+        e[0].to_string(),
+        "/dev/zero: is a character device, not a regular file"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("memgate.toml");
+    std::fs::File::create(&p).unwrap().set_len(1 << 30).unwrap();
+    let e = validate_file(&p, false).errors;
+    assert!(
+        e[0].message
+            .contains("larger than the 16 MiB a budget file may be"),
+        "{}",
+        e[0]
+    );
+}

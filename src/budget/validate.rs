@@ -9,6 +9,7 @@ use std::path::Path;
 use super::raw::{self, RawConfig};
 use super::{Budget, CategoryKey, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
+use crate::files::{self, FileError};
 use crate::units::Bytes;
 use regex::Regex;
 
@@ -74,31 +75,58 @@ pub fn parse(
     validate(text, file, dir, check_globs).into_result()
 }
 
-/// [`load`], keeping what was valid beside the errors.
+/// [`load`], keeping what was valid beside the errors. The file is read
+/// under [`files::TEXT_CAP`], and anything but a regular file (a FIFO,
+/// a device) is refused before a byte is read.
 pub fn validate_file(path: &Path, check_globs: bool) -> Validated {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![ConfigError {
+    let whole_file = |message: String| {
+        Validated::failed(vec![ConfigError {
             loc: Loc {
                 file: file.clone(),
                 line: 0,
                 col: 0,
             },
             key: String::new(),
-            message: match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    "no such budget file (pass --config PATH, or run where memgate.toml is)".into()
-                }
-                _ => format!("cannot be read: {e}"),
-            },
-        }]
-    });
-    let text = match text {
+            message,
+        }])
+    };
+    let bytes = match files::read_capped(path, "budget file", files::TEXT_CAP) {
+        Ok(b) => b,
+        Err(FileError::NotFound) => {
+            return whole_file(
+                "no such budget file (pass --config PATH, or run where memgate.toml is)".into(),
+            )
+        }
+        Err(e) => return whole_file(e.to_string()),
+    };
+    let text = match String::from_utf8(bytes) {
         Ok(t) => t,
-        Err(errors) => return Validated::failed(errors),
+        Err(e) => return Validated::failed(vec![not_utf8(&file, e.as_bytes(), e.utf8_error())]),
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     validate(&text, &file, &dir, check_globs)
+}
+
+/// The first byte that is not UTF-8, placed by line and column (counted in
+/// the valid text before it).
+fn not_utf8(file: &str, bytes: &[u8], e: std::str::Utf8Error) -> ConfigError {
+    let at = e.valid_up_to();
+    // Valid up to `at` by the error's own word.
+    let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+    let (line, col) = LineStarts::of(before).line_col(before, at);
+    ConfigError {
+        loc: Loc {
+            file: file.to_string(),
+            line,
+            col,
+        },
+        key: String::new(),
+        message: format!(
+            "not UTF-8: byte 0x{:02x} cannot start or continue a character (TOML files are UTF-8)",
+            bytes[at]
+        ),
+    }
 }
 
 /// [`parse`], keeping what was valid beside the errors.
@@ -204,7 +232,13 @@ impl Validator<'_> {
         };
         let mut noise_floor = (DEFAULT_NOISE_FLOOR, None);
         let mut rules = (Rules::Default, None);
+        let mut figures = (Budget::default_figures(), None);
         if let Some(d) = &raw.defaults {
+            if let Some(list) = &d.figures {
+                if let Some(f) = self.figure_list(list, "defaults.figures") {
+                    figures = (f, Some(self.loc(list.whole.span())));
+                }
+            }
             if let Some(t) = &d.tolerance {
                 if let Some(t) = self.tolerance(t, "defaults.tolerance") {
                     tolerance = t;
@@ -251,6 +285,8 @@ impl Validator<'_> {
             noise_floor_loc: noise_floor.1,
             rules: rules.0,
             rules_loc: rules.1,
+            figures: figures.0,
+            figures_loc: figures.1,
             categories,
             targets,
             category_keys: std::mem::take(&mut self.category_keys),

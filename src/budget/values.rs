@@ -1,13 +1,14 @@
 //! Values of the budget file: sizes with units (and what was meant by an
-//! ambiguous one), counts, percentages, and the `{ limit, level }` form.
+//! ambiguous one), counts, percentages, the `{ limit, level }` form, and
+//! lists of figure ids.
 
 use toml::Value;
 
-use super::raw::Leaf;
+use super::raw::{Leaf, List};
 use super::validate::Validator;
 use super::{Amount, Level, Limit, Tolerance};
 use crate::units::{Bytes, Percent};
-use crate::vocab::Unit;
+use crate::vocab::{Figure, Unit};
 
 impl Validator<'_> {
     /// A size (`"40 GiB"`, bytes) or a count, plain or `{ limit, level }`.
@@ -55,6 +56,45 @@ impl Validator<'_> {
                 None
             }
         }
+    }
+
+    /// A list of figure ids (`defaults.figures`), in report order; each
+    /// unknown or repeated id is reported where it is written.
+    pub(super) fn figure_list(&mut self, list: &List, key: &str) -> Option<Vec<Figure>> {
+        let Some(items) = &list.items else {
+            let found = list.whole.get_ref().type_str();
+            let msg =
+                format!("must be a list of figure ids, e.g. [\"allocated-peak\"], not {found}");
+            self.err(list.whole.span(), key, msg);
+            return None;
+        };
+        let mut figures = Vec::new();
+        let mut ok = true;
+        for item in items {
+            let figure = match item.get_ref() {
+                Value::String(s) => Figure::from_id(s).ok_or_else(|| {
+                    let ids: Vec<&str> = Figure::ALL.iter().map(|f| f.id()).collect();
+                    format!("unknown figure `{s}`; expected one of: {}", ids.join(", "))
+                }),
+                other => Err(format!(
+                    "must be a figure id (a string), not {}",
+                    other.type_str()
+                )),
+            };
+            match figure {
+                Ok(f) if figures.contains(&f) => {
+                    self.err(item.span(), key, format!("`{f}` is listed twice"));
+                    ok = false;
+                }
+                Ok(f) => figures.push(f),
+                Err(m) => {
+                    self.err(item.span(), key, m);
+                    ok = false;
+                }
+            }
+        }
+        figures.sort();
+        ok.then_some(figures)
     }
 
     /// Split `{ limit = …, level = "warn" }` from a plain value.

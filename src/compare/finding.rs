@@ -58,6 +58,11 @@ pub enum Finding {
     /// `--require-baseline`, and the snapshot's baseline has no such device
     /// (or there is no baseline at all).
     NoBaseline,
+    /// The device's trace is empty (history recording off, or cleared): a
+    /// trace-based figure is only its state at dump time. `judged`: the
+    /// target's `require-trace = false` had it judged on that state anyway;
+    /// otherwise the check fails without being compared.
+    NoTrace { judged: bool },
 }
 
 /// Where the allowed number of OOM events comes from.

@@ -20,6 +20,7 @@ fn dev(device: u32, peak: u64) -> DeviceReport {
             overall_peak: peak,
             allocated_peak: peak,
             reserved_peak: peak,
+            trace_entries: 10,
             ..Figures::default()
         },
         categories: Categories::default(),

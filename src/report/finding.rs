@@ -28,6 +28,9 @@ pub fn sentence(c: &Check) -> String {
     parts.join("; ")
 }
 
+/// What an empty trace means for the figures.
+const NO_TRACE: &str = "no allocation trace: figures are the state at dump time";
+
 fn allowed_by(source: AllowedBy) -> &'static str {
     match source {
         AllowedBy::Budget => "its budget",
@@ -106,6 +109,13 @@ fn clause(unit: Unit, f: &Finding) -> String {
         } => format!("{current} OOM events (at most {allowed})"),
         Finding::NoBaseline => {
             "no baseline for this snapshot and device (--require-baseline)".into()
+        }
+        Finding::NoTrace { judged: false } => format!(
+            "{NO_TRACE}, so this trace-based figure is not judged \
+             (`require-trace = false` judges it on them)"
+        ),
+        Finding::NoTrace { judged: true } => {
+            format!("{NO_TRACE} (judged on them: `require-trace = false`)")
         }
     }
 }
@@ -274,6 +284,38 @@ mod tests {
         assert_eq!(
             sentence(&check(Unit::Count, 0, None, vec![Finding::NoBaseline])),
             "no baseline for this snapshot and device (--require-baseline)"
+        );
+    }
+
+    #[test]
+    fn a_missing_trace_says_the_figures_are_the_state_at_dump_time_and_what_was_done() {
+        let unjudged = check(
+            Unit::Bytes,
+            MIB,
+            None,
+            vec![Finding::NoTrace { judged: false }],
+        );
+        assert_eq!(
+            sentence(&unjudged),
+            "no allocation trace: figures are the state at dump time, so this trace-based \
+             figure is not judged (`require-trace = false` judges it on them)"
+        );
+        let within = Finding::Within {
+            current: MIB,
+            budget: Some(2 * MIB),
+            baseline: None,
+            tolerance: None,
+        };
+        let judged = check(
+            Unit::Bytes,
+            MIB,
+            None,
+            vec![within, Finding::NoTrace { judged: true }],
+        );
+        assert_eq!(
+            sentence(&judged),
+            "1 MiB, within the budget of 2 MiB; no allocation trace: figures are the state \
+             at dump time (judged on them: `require-trace = false`)"
         );
     }
 }
