@@ -22,14 +22,30 @@ use super::model::{Format, Snapshot};
 pub struct LoadError {
     pub path: String,
     pub message: String,
+    /// The file's mode forbade reading it: a snapshot then gets the
+    /// torch_npu hint, a baseline or summary does not.
+    pub denied: bool,
 }
+
+/// Why a snapshot may be unreadable to its owner: torch_npu's dumps are.
+const NPU_MODE_HINT: &str = " (old torch_npu dumps are written with mode 0200)";
 
 impl LoadError {
     pub fn new(path: &Path, message: impl Into<String>) -> LoadError {
         LoadError {
             path: path.display().to_string(),
             message: message.into(),
+            denied: false,
         }
+    }
+
+    /// This error of a file read as a snapshot: a permission denied gets
+    /// the hint about torch_npu's file mode.
+    pub fn as_snapshot(mut self) -> LoadError {
+        if self.denied && !self.message.ends_with(NPU_MODE_HINT) {
+            self.message.push_str(NPU_MODE_HINT);
+        }
+        self
     }
 }
 
@@ -77,23 +93,27 @@ fn starts_with_module_line(bytes: &[u8]) -> bool {
 }
 
 fn open(path: &Path) -> Result<(File, u64), LoadError> {
-    let meta = std::fs::metadata(path).map_err(|e| LoadError::new(path, io_message(&e)))?;
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
     if meta.is_dir() {
         return Err(LoadError::new(path, "is a directory, not a snapshot file"));
     }
-    let file = File::open(path).map_err(|e| LoadError::new(path, io_message(&e)))?;
+    let file = File::open(path).map_err(|e| io_error(path, &e))?;
     Ok((file, meta.len()))
 }
 
-fn io_message(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => {
-            "cannot be read: permission denied (old torch_npu dumps are written with mode 0200)"
-                .into()
-        }
-        _ => format!("cannot be read: {e}"),
-    }
+/// An I/O error in words; the role-specific hint is added by
+/// [`LoadError::as_snapshot`].
+fn io_error(path: &Path, e: &std::io::Error) -> LoadError {
+    let mut error = LoadError::new(
+        path,
+        match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".into(),
+            std::io::ErrorKind::PermissionDenied => "cannot be read: permission denied".into(),
+            _ => format!("cannot be read: {e}"),
+        },
+    );
+    error.denied = e.kind() == std::io::ErrorKind::PermissionDenied;
+    error
 }
 
 fn head(file: &mut File) -> Result<Vec<u8>, std::io::Error> {
@@ -174,7 +194,7 @@ impl<R: Read> Hashing<R> {
 
 fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), LoadError> {
     let (mut file, len) = open(path)?;
-    let io = |e: std::io::Error| LoadError::new(path, io_message(&e));
+    let io = |e: std::io::Error| io_error(path, &e);
     let head = head(&mut file).map_err(io)?;
     let mut input = Hashing {
         inner: file,
@@ -185,20 +205,24 @@ fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), Load
     Ok((content, input.finish().map_err(io)?))
 }
 
-/// Read a snapshot or a memgate document, deciding which by content.
+/// Read a snapshot or a memgate document, deciding which by content. The
+/// role is the caller's to say: see [`LoadError::as_snapshot`].
 pub fn read_input(path: &Path) -> Result<Content, LoadError> {
     read(path, false).map(|(c, _)| c)
 }
 
-/// [`read_input`], and the file's size and SHA-256 from the same bytes.
+/// [`read_input`] of a snapshot (what `summarize` reads), and the file's
+/// size and SHA-256 from the same bytes.
 pub fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), LoadError> {
-    let (content, digest) = read(path, true)?;
+    let (content, digest) = read(path, true).map_err(LoadError::as_snapshot)?;
     Ok((content, digest.expect("the digest was asked for")))
 }
 
 /// Load a pickle or JSON snapshot.
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
-    read_input(path)?.into_snapshot(path)
+    read_input(path)
+        .map_err(LoadError::as_snapshot)?
+        .into_snapshot(path)
 }
 
 /// Load a snapshot that is already in memory (fuzzing, tests); `name`
