@@ -108,7 +108,9 @@ fn a_snapshot_without_baseline_is_skipped_with_a_warning_unless_a_baseline_is_re
         .arg("--require-baseline")
         .assert()
         .code(1)
-        .stdout(contains("FAIL train rank0 dev0 baseline: no baseline named \"rank0\" in"));
+        .stdout(contains(
+            "FAIL train rank0 dev0 baseline: no baseline named \"rank0\" in",
+        ));
 }
 
 #[test]

@@ -291,3 +291,27 @@ fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Co
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_snapshot_that_cannot_be_read_gets_the_torch_npu_hint() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = io_error(Path::new("golden/rank0.json"), &denied);
+        assert_eq!(
+            e.to_string(),
+            "golden/rank0.json: cannot be read: permission denied"
+        );
+        let snapshot = e.as_snapshot().as_snapshot();
+        assert_eq!(
+            snapshot.to_string(),
+            "golden/rank0.json: cannot be read: permission denied (old torch_npu dumps are \
+             written with mode 0200)"
+        );
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = io_error(Path::new("x.pickle"), &missing).as_snapshot();
+        assert_eq!(e.to_string(), "x.pickle: no such file");
+    }
+}
