@@ -1,6 +1,8 @@
 //! Figures + budget + baseline → [`Verdict`]: the findings of `check`, as
 //! data. Every reporter renders this one struct.
 
+#[cfg(test)]
+mod accounting_tests;
 mod finding;
 #[cfg(test)]
 mod level_and_trace_tests;
@@ -14,7 +16,7 @@ use crate::analysis::{DeviceReport, Figure};
 use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
-pub use finding::{AllowedBy, Finding};
+pub use finding::{AllowedBy, Finding, Lookup};
 pub use verdict::*;
 
 /// What one snapshot is judged against.
@@ -23,26 +25,79 @@ pub struct Against<'a> {
     pub target: &'a Target,
     /// The baseline's path and devices, when there is one.
     pub baseline: Option<(&'a str, &'a [DeviceReport])>,
+    /// Where the baseline was looked for in vain, when it was.
+    pub lookup: Option<&'a Lookup>,
     pub require_baseline: bool,
 }
 
-/// Judge every device of one snapshot.
+impl Against<'_> {
+    /// Whether a baseline was expected: configured for the snapshot, or
+    /// required.
+    fn expects_baseline(&self) -> bool {
+        self.baseline.is_some() || self.lookup.is_some() || self.require_baseline
+    }
+
+    /// A missing baseline entry warns, or fails with `--require-baseline`.
+    fn missing_status(&self) -> Status {
+        if self.require_baseline {
+            Status::Fail
+        } else {
+            Status::Warn
+        }
+    }
+}
+
+/// Judge every device of one snapshot, and account for every device of
+/// its baseline: one the run lacks, or one listed twice, is a check of its
+/// own, never skipped silently.
 pub fn judge(
     name: String,
     path: String,
     current: &[DeviceReport],
     against: &Against,
 ) -> SnapshotVerdict {
-    let devices: Vec<DeviceVerdict> = current
+    let wanted = |d: &&DeviceReport| against.target.device.is_none_or(|want| want == d.device);
+    let now: Vec<&DeviceReport> = current.iter().filter(wanted).collect();
+    let then: Vec<&DeviceReport> = against
+        .baseline
+        .map(|(_, b)| b.iter().filter(wanted).collect())
+        .unwrap_or_default();
+    let twice_now = listed_twice(&now);
+    let twice_then = listed_twice(&then);
+    let mut devices: Vec<DeviceVerdict> = now
         .iter()
-        .filter(|d| against.target.device.is_none_or(|want| want == d.device))
         .map(|d| {
-            let base = against
-                .baseline
-                .and_then(|(_, b)| b.iter().find(|x| x.device == d.device));
-            judge_device(d, base, against)
+            let twice = if twice_now.contains(&d.device) {
+                Some(path.clone())
+            } else if twice_then.contains(&d.device) {
+                against.baseline.map(|(p, _)| p.to_string())
+            } else {
+                None
+            };
+            match twice {
+                Some(file) => account(d.device, Status::Error, Finding::DeviceListedTwice { file }),
+                None => judge_device(
+                    d,
+                    then.iter().copied().find(|b| b.device == d.device),
+                    against,
+                ),
+            }
         })
         .collect();
+    if let Some((base_path, _)) = against.baseline {
+        let gone: BTreeSet<u32> = then
+            .iter()
+            .map(|b| b.device)
+            .filter(|dev| !now.iter().any(|d| d.device == *dev))
+            .collect();
+        for dev in gone {
+            let finding = Finding::DeviceNotInRun {
+                baseline: base_path.to_string(),
+                devices: now.iter().map(|d| d.device).collect(),
+            };
+            devices.push(account(dev, against.missing_status(), finding));
+        }
+    }
     let status = devices
         .iter()
         .flat_map(|d| &d.checks)
@@ -59,21 +114,111 @@ pub fn judge(
     }
 }
 
+/// A baseline entry no snapshot of the run is named after: it warns, or
+/// fails with `--require-baseline`, once per device it holds.
+pub fn no_snapshot(
+    name: String,
+    baseline: String,
+    devices: &[DeviceReport],
+    require_baseline: bool,
+) -> SnapshotVerdict {
+    let status = if require_baseline {
+        Status::Fail
+    } else {
+        Status::Warn
+    };
+    let finding = Finding::NoSnapshot {
+        name: name.clone(),
+        baseline: baseline.clone(),
+    };
+    let mut seen = BTreeSet::new();
+    let devices: Vec<DeviceVerdict> = devices
+        .iter()
+        .filter(|d| seen.insert(d.device))
+        .map(|d| account(d.device, status, finding.clone()))
+        .collect();
+    SnapshotVerdict {
+        name,
+        path: baseline.clone(),
+        status: if devices.is_empty() {
+            Status::Skipped
+        } else {
+            status
+        },
+        baseline: Some(baseline),
+        error: None,
+        devices,
+    }
+}
+
+/// The devices listed more than once.
+fn listed_twice(devices: &[&DeviceReport]) -> BTreeSet<u32> {
+    let mut seen = BTreeSet::new();
+    devices
+        .iter()
+        .filter(|d| !seen.insert(d.device))
+        .map(|d| d.device)
+        .collect()
+}
+
+/// A device with one `baseline` check saying what is wrong with its
+/// baseline entry (no figures judged).
+fn account(device: u32, status: Status, finding: Finding) -> DeviceVerdict {
+    DeviceVerdict {
+        device,
+        trace_complete: true,
+        warnings: Vec::new(),
+        checks: vec![baseline_check(status, finding, None)],
+        categories: Vec::new(),
+        sites: Vec::new(),
+    }
+}
+
+fn baseline_check(status: Status, finding: Finding, line: Option<crate::budget::Loc>) -> Check {
+    Check {
+        id: "baseline".into(),
+        status,
+        unit: Unit::Count,
+        current: 0,
+        baseline: None,
+        budget: None,
+        tolerance: None,
+        findings: vec![finding],
+        config_line: line,
+    }
+}
+
+/// Why a device is judged without a baseline, when one was expected.
+fn no_base_device(a: &Against) -> Option<Finding> {
+    match (a.baseline, a.lookup) {
+        (Some((path, devices)), _) => Some(Finding::BaselineLacksDevice {
+            baseline: path.to_string(),
+            devices: devices.iter().map(|d| d.device).collect(),
+        }),
+        (None, Some(lookup)) => Some(lookup.finding()),
+        (None, None) if a.require_baseline => Some(Finding::NoBaseline {
+            looked_for: None,
+            in_dir: None,
+            close: Vec::new(),
+        }),
+        (None, None) => None,
+    }
+}
+
 fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) -> DeviceVerdict {
     let t = a.target;
     let mut checks = Vec::new();
-    if a.require_baseline && base.is_none() {
-        checks.push(Check {
-            id: "baseline".into(),
-            status: Status::Fail,
-            unit: Unit::Count,
-            current: 0,
-            baseline: None,
-            budget: None,
-            tolerance: None,
-            findings: vec![Finding::NoBaseline],
-            config_line: Some(t.loc.clone()),
-        });
+    let missing = if base.is_none() && a.expects_baseline() {
+        no_base_device(a)
+    } else {
+        None
+    };
+    if let Some(why) = &missing {
+        checks.push(baseline_check(
+            a.missing_status(),
+            why.clone(),
+            Some(t.loc.clone()),
+        ));
     }
     // An empty trace (history recording off, or cleared): the figures are
     // the state at dump time, not peaks over a run.
@@ -109,9 +254,18 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         checks.push(check);
     }
+    // Category bytes from other rules are other categories: no growth
+    // can be read from them.
+    let other_rules = base
+        .filter(|b| b.categories.rules != cur.categories.rules)
+        .map(|b| Finding::RulesDiffer {
+            baseline: b.categories.rules.clone(),
+            current: cur.categories.rules.clone(),
+        });
+    let category_base = if other_rules.is_some() { None } else { base };
     for (name, limit) in &t.category_budget {
         let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
-        let baseline = base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
+        let baseline = category_base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
         let id = format!("category.{name}");
         let tol = a.budget.tolerance.under(Some(limit));
         let mut check = judge_value(
@@ -128,14 +282,26 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         if no_trace {
             without_trace(&mut check, t, limit.level);
         }
+        if let Some(differ) = &other_rules {
+            check.status = Status::Error;
+            check.findings.insert(0, differ.clone());
+        }
         checks.push(check);
+    }
+    // A figure skipped for want of a baseline says which one was missing.
+    if let Some(why) = missing {
+        for c in checks.iter_mut().skip(1) {
+            if c.status == Status::Skipped {
+                c.findings.push(why.clone());
+            }
+        }
     }
     DeviceVerdict {
         device: cur.device,
         trace_complete: cur.trace_complete,
         warnings: cur.warnings.clone(),
         checks,
-        categories: category_rows(cur, base),
+        categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::baseline::Summary;
-use crate::snapshot::{self, Content, Snapshot};
+use crate::snapshot::{self, Content, LoadError, Snapshot};
 use crate::walk;
 
 /// What an input file holds.
@@ -23,9 +23,19 @@ pub enum Input {
 
 /// Read a snapshot or a summary, opening the file once; which it is comes
 /// from the content (a JSON summary is known by its keys, in any order).
-/// Errors name the file.
+/// Errors name the file, and say what may make a snapshot unreadable.
 pub fn read(path: &Path) -> Result<Input, String> {
-    match snapshot::read_input(path).map_err(|e| e.to_string())? {
+    read_as(path, LoadError::as_snapshot)
+}
+
+/// [`read`] of a file used only as a baseline: its errors get no hint that
+/// fits snapshots alone.
+pub fn read_baseline(path: &Path) -> Result<Input, String> {
+    read_as(path, |e| e)
+}
+
+fn read_as(path: &Path, role: impl Fn(LoadError) -> LoadError) -> Result<Input, String> {
+    match snapshot::read_input(path).map_err(|e| role(e).to_string())? {
         Content::Snapshot(s) => Ok(Input::Snapshot(s)),
         Content::Document(v) => {
             Summary::from_document(path, v).map(|s| Input::Summary(Box::new(s)))

@@ -55,14 +55,54 @@ pub enum Finding {
         allowed: u64,
         allowed_by: AllowedBy,
     },
-    /// `--require-baseline`, and the snapshot's baseline has no such device
-    /// (or there is no baseline at all).
-    NoBaseline,
+    /// No baseline file for the snapshot: none named `looked_for` in
+    /// `in_dir` (a directory or pattern), whose nearest names are `close`;
+    /// both absent when no baseline is configured (`--require-baseline`).
+    NoBaseline {
+        looked_for: Option<String>,
+        in_dir: Option<String>,
+        close: Vec<String>,
+    },
+    /// The `baseline` file has no such device; it holds `devices`.
+    BaselineLacksDevice { baseline: String, devices: Vec<u32> },
+    /// The `baseline` file has this device, the snapshot of the run does
+    /// not; it holds `devices`.
+    DeviceNotInRun { baseline: String, devices: Vec<u32> },
+    /// A baseline entry (`name`, file `baseline`) that no snapshot of the
+    /// run is named after.
+    NoSnapshot { name: String, baseline: String },
+    /// `file` lists this device more than once: which to judge is unknown.
+    DeviceListedTwice { file: String },
+    /// The baseline's categories come from other rules than the run's:
+    /// category bytes cannot be compared.
+    RulesDiffer { baseline: String, current: String },
     /// The device's trace is empty (history recording off, or cleared): a
     /// trace-based figure is only its state at dump time. `judged`: the
     /// target's `require-trace = false` had it judged on that state anyway;
     /// otherwise the check fails without being compared.
     NoTrace { judged: bool },
+}
+
+/// Where a snapshot's baseline was looked for in vain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lookup {
+    /// The snapshot's name: the `key` capture or the file stem.
+    pub looked_for: String,
+    /// The baseline directory or pattern.
+    pub in_dir: String,
+    /// The names there nearest to `looked_for`, nearest first.
+    pub close: Vec<String>,
+}
+
+impl Lookup {
+    /// The finding of a snapshot judged without its baseline.
+    pub fn finding(&self) -> Finding {
+        Finding::NoBaseline {
+            looked_for: Some(self.looked_for.clone()),
+            in_dir: Some(self.in_dir.clone()),
+            close: self.close.clone(),
+        }
+    }
 }
 
 /// Where the allowed number of OOM events comes from.

@@ -46,6 +46,7 @@ fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Chec
         target: &b.targets[0],
         baseline: (!base.is_empty()).then_some(("golden.json", base.as_slice())),
         require_baseline: false,
+        lookup: None,
     };
     let v = judge("rank0".into(), "rank0.json".into(), &[cur], &against);
     v.devices[0].checks.clone()

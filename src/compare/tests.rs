@@ -6,13 +6,13 @@ use super::*;
 use crate::analysis::{Categories, Figures, PeakEntry};
 use crate::budget;
 
-const MIB: u64 = 1 << 20;
+pub(super) const MIB: u64 = 1 << 20;
 
-fn budget(text: &str) -> Budget {
+pub(super) fn budget(text: &str) -> Budget {
     budget::parse(text, "memgate.toml", Path::new(""), false).unwrap()
 }
 
-fn dev(device: u32, peak: u64) -> DeviceReport {
+pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
     DeviceReport {
         device,
         figures: Figures {
@@ -42,6 +42,7 @@ fn statuses(
         budget: b,
         target: &b.targets[0],
         baseline: base.map(|d| ("golden.json", d)),
+        lookup: None,
         require_baseline: false,
     };
     let v = judge("rank0".into(), "rank0.json".into(), cur, &against);
@@ -59,7 +60,7 @@ fn status_of_check(list: &[(String, Status)], id: &str) -> Status {
     list.iter().find(|(i, _)| i == id).unwrap().1
 }
 
-const BASE: &str =
+pub(super) const BASE: &str =
     "[defaults]\ntolerance = \"5%\"\nnoise-floor = \"1 MiB\"\n[[target]]\nname = \"t\"\n";
 
 #[test]
@@ -134,6 +135,7 @@ fn findings_of(
         budget: b,
         target: &b.targets[0],
         baseline: base.map(|d| ("golden.json", d)),
+        lookup: None,
         require_baseline: false,
     };
     let v = judge("rank0".into(), "rank0.json".into(), cur, &against);
@@ -237,6 +239,7 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
         budget: &b,
         target: &b.targets[0],
         baseline: None,
+        lookup: None,
         require_baseline: true,
     };
     let v = judge(
@@ -250,5 +253,12 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
         (first.id.as_str(), first.status),
         ("baseline", Status::Fail)
     );
-    assert_eq!(first.findings, [Finding::NoBaseline]);
+    assert_eq!(
+        first.findings,
+        [Finding::NoBaseline {
+            looked_for: None,
+            in_dir: None,
+            close: Vec::new()
+        }]
+    );
 }

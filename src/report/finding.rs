@@ -39,9 +39,55 @@ fn allowed_by(source: AllowedBy) -> &'static str {
     }
 }
 
+/// `dev0, dev1`, or `no device`.
+fn device_list(devices: &[u32]) -> String {
+    if devices.is_empty() {
+        return "no device".into();
+    }
+    let names: Vec<String> = devices.iter().map(|d| format!("dev{d}")).collect();
+    names.join(", ")
+}
+
 fn clause(unit: Unit, f: &Finding) -> String {
-    let show = |v: u64| value(unit, v);
-    match *f {
+    let show = |v: &u64| value(unit, *v);
+    match f {
+        Finding::NoBaseline {
+            looked_for: Some(name),
+            in_dir,
+            close,
+        } => {
+            let near = if close.is_empty() {
+                "nothing close there".to_string()
+            } else {
+                format!("closest there: {}", close.join(", "))
+            };
+            format!(
+                "no baseline named {name:?} in {} ({near})",
+                in_dir.as_deref().unwrap_or("the baselines")
+            )
+        }
+        Finding::NoBaseline { .. } => {
+            "no baseline for this snapshot and device (--require-baseline)".into()
+        }
+        Finding::BaselineLacksDevice { baseline, devices } => format!(
+            "the baseline {baseline} has no such device (it holds {})",
+            device_list(devices)
+        ),
+        Finding::DeviceNotInRun { baseline, devices } => format!(
+            "the baseline {baseline} has this device, the snapshot does not (it holds {})",
+            device_list(devices)
+        ),
+        Finding::NoSnapshot { name, baseline } => {
+            format!("the baseline {baseline} ({name:?}) has no snapshot of that name in this run")
+        }
+        Finding::DeviceListedTwice { file } => {
+            format!("{file} lists this device more than once: which one to judge is unknown")
+        }
+        Finding::RulesDiffer { baseline, current } => format!(
+            "the baseline's categories come from the {baseline:?} rules, this run's from \
+             {current:?}: category bytes cannot be compared (summarize the baseline with the \
+             run's rules)"
+        ),
         Finding::OverBudget {
             limit,
             current,
@@ -60,7 +106,7 @@ fn clause(unit: Unit, f: &Finding) -> String {
             tolerance,
         } => format!(
             "grew {} ({}) over the baseline {} → {}, more than the {tolerance}% tolerance",
-            delta(unit, i128::from(grew)),
+            delta(unit, i128::from(*grew)),
             percent.map_or("new".into(), |p| format!("{p:.1}%")),
             show(baseline),
             show(current)
@@ -72,8 +118,8 @@ fn clause(unit: Unit, f: &Finding) -> String {
             ..
         } => format!(
             "shrank {} ({:.1}%) from the baseline {}",
-            delta(unit, -i128::from(shrank)),
-            -percent,
+            delta(unit, -i128::from(*shrank)),
+            -*percent,
             show(baseline)
         ),
         Finding::Within {
@@ -87,7 +133,7 @@ fn clause(unit: Unit, f: &Finding) -> String {
                 parts.push(format!("within the budget of {}", show(b)));
             }
             if let (Some(b), Some(t)) = (baseline, tolerance) {
-                let d = delta(unit, i128::from(current) - i128::from(b));
+                let d = delta(unit, i128::from(*current) - i128::from(*b));
                 parts.push(format!("{d} vs the baseline (tolerance {t}%)"));
             }
             parts.join(", ")
@@ -102,14 +148,11 @@ fn clause(unit: Unit, f: &Finding) -> String {
             allowed_by: source,
         } => format!(
             "{current} OOM events, more than the {allowed} allowed by {}",
-            allowed_by(source)
+            allowed_by(*source)
         ),
         Finding::OomWithinAllowed {
             current, allowed, ..
         } => format!("{current} OOM events (at most {allowed})"),
-        Finding::NoBaseline => {
-            "no baseline for this snapshot and device (--require-baseline)".into()
-        }
         Finding::NoTrace { judged: false } => format!(
             "{NO_TRACE}, so this trace-based figure is not judged \
              (`require-trace = false` judges it on them)"
@@ -282,7 +325,16 @@ mod tests {
     #[test]
     fn a_missing_required_baseline_says_which_flag_asked_for_it() {
         assert_eq!(
-            sentence(&check(Unit::Count, 0, None, vec![Finding::NoBaseline])),
+            sentence(&check(
+                Unit::Count,
+                0,
+                None,
+                vec![Finding::NoBaseline {
+                    looked_for: None,
+                    in_dir: None,
+                    close: Vec::new()
+                }]
+            )),
             "no baseline for this snapshot and device (--require-baseline)"
         );
     }

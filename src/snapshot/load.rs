@@ -23,14 +23,30 @@ use super::model::{Format, Snapshot};
 pub struct LoadError {
     pub path: String,
     pub message: String,
+    /// The file's mode forbade reading it: a snapshot then gets the
+    /// torch_npu hint, a baseline or summary does not.
+    pub denied: bool,
 }
+
+/// Why a snapshot may be unreadable to its owner: torch_npu's dumps are.
+const NPU_MODE_HINT: &str = " (old torch_npu dumps are written with mode 0200)";
 
 impl LoadError {
     pub fn new(path: &Path, message: impl Into<String>) -> LoadError {
         LoadError {
             path: path.display().to_string(),
             message: message.into(),
+            denied: false,
         }
+    }
+
+    /// This error of a file read as a snapshot: a permission denied gets
+    /// the hint about torch_npu's file mode.
+    pub fn as_snapshot(mut self) -> LoadError {
+        if self.denied && !self.message.ends_with(NPU_MODE_HINT) {
+            self.message.push_str(NPU_MODE_HINT);
+        }
+        self
     }
 }
 
@@ -80,26 +96,27 @@ fn starts_with_module_line(bytes: &[u8]) -> bool {
 /// Open a snapshot; a FIFO, socket or device is refused at once instead of
 /// blocking the open or never ending ([`files::open_regular`]).
 fn open(path: &Path) -> Result<(File, u64), LoadError> {
-    files::open_regular(path).map_err(|e| {
-        let message = match e {
-            FileError::NotFound => "no such file".into(),
-            FileError::Directory => "is a directory, not a snapshot file".into(),
-            FileError::Read(e) => io_message(&e),
-            other => other.to_string(),
-        };
-        LoadError::new(path, message)
+    files::open_regular(path).map_err(|e| match e {
+        FileError::NotFound => LoadError::new(path, "no such file"),
+        FileError::Directory => LoadError::new(path, "is a directory, not a snapshot file"),
+        FileError::Read(e) => io_error(path, &e),
+        other => LoadError::new(path, other.to_string()),
     })
 }
 
-fn io_message(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => {
-            "cannot be read: permission denied (old torch_npu dumps are written with mode 0200)"
-                .into()
-        }
-        _ => format!("cannot be read: {e}"),
-    }
+/// An I/O error in words; the role-specific hint is added by
+/// [`LoadError::as_snapshot`].
+fn io_error(path: &Path, e: &std::io::Error) -> LoadError {
+    let mut error = LoadError::new(
+        path,
+        match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".into(),
+            std::io::ErrorKind::PermissionDenied => "cannot be read: permission denied".into(),
+            _ => format!("cannot be read: {e}"),
+        },
+    );
+    error.denied = e.kind() == std::io::ErrorKind::PermissionDenied;
+    error
 }
 
 fn head(file: &mut File) -> Result<Vec<u8>, std::io::Error> {
@@ -180,7 +197,7 @@ impl<R: Read> Hashing<R> {
 
 fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), LoadError> {
     let (mut file, len) = open(path)?;
-    let io = |e: std::io::Error| LoadError::new(path, io_message(&e));
+    let io = |e: std::io::Error| io_error(path, &e);
     let head = head(&mut file).map_err(io)?;
     let mut input = Hashing {
         inner: file,
@@ -191,20 +208,24 @@ fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), Load
     Ok((content, input.finish().map_err(io)?))
 }
 
-/// Read a snapshot or a memgate document, deciding which by content.
+/// Read a snapshot or a memgate document, deciding which by content. The
+/// role is the caller's to say: see [`LoadError::as_snapshot`].
 pub fn read_input(path: &Path) -> Result<Content, LoadError> {
     read(path, false).map(|(c, _)| c)
 }
 
-/// [`read_input`], and the file's size and SHA-256 from the same bytes.
+/// [`read_input`] of a snapshot (what `summarize` reads), and the file's
+/// size and SHA-256 from the same bytes.
 pub fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), LoadError> {
-    let (content, digest) = read(path, true)?;
+    let (content, digest) = read(path, true).map_err(LoadError::as_snapshot)?;
     Ok((content, digest.expect("the digest was asked for")))
 }
 
 /// Load a pickle or JSON snapshot.
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
-    read_input(path)?.into_snapshot(path)
+    read_input(path)
+        .map_err(LoadError::as_snapshot)?
+        .into_snapshot(path)
 }
 
 /// Load a snapshot that is already in memory (fuzzing, tests); `name`
@@ -271,5 +292,29 @@ fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Co
                 .map(|s| Content::Snapshot(Box::new(s)))
                 .map_err(fail)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_snapshot_that_cannot_be_read_gets_the_torch_npu_hint() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = io_error(Path::new("golden/rank0.json"), &denied);
+        assert_eq!(
+            e.to_string(),
+            "golden/rank0.json: cannot be read: permission denied"
+        );
+        let snapshot = e.as_snapshot().as_snapshot();
+        assert_eq!(
+            snapshot.to_string(),
+            "golden/rank0.json: cannot be read: permission denied (old torch_npu dumps are \
+             written with mode 0200)"
+        );
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = io_error(Path::new("x.pickle"), &missing).as_snapshot();
+        assert_eq!(e.to_string(), "x.pickle: no such file");
     }
 }

@@ -1,8 +1,8 @@
 //! What `check` reads: each target's snapshots, their names (the `key`
-//! capture or the file stem), the matching baseline, and the figures of
-//! every file (snapshots analysed, summaries read).
+//! capture or the file stem), the matching baseline (or where it was looked
+//! for), and the figures of every file (snapshots analysed, summaries read).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
@@ -10,7 +10,10 @@ use regex::Regex;
 use super::analysis_adapter::{analyze, RuleSet};
 use crate::analysis::DeviceReport;
 use crate::budget::Target;
+use crate::compare::Lookup;
 use crate::input::{self, Input};
+
+pub use super::baselines::Baselines;
 
 /// How many allocation sites each device keeps for the site diff.
 pub const TOP_SITES: usize = 50;
@@ -32,60 +35,15 @@ pub fn key_of(path: &Path, key: Option<&Regex>) -> String {
         .unwrap_or(file)
 }
 
-/// Where a target's baselines are.
-pub enum Baselines {
-    None,
-    /// One file for every snapshot.
-    Single(PathBuf),
-    /// Files by snapshot name.
-    ByKey(BTreeMap<String, PathBuf>),
-}
-
-impl Baselines {
-    /// Resolve a baseline path: a directory of summaries (or snapshots), a
-    /// glob pattern, or one file.
-    pub fn resolve(spec: Option<&str>, key: Option<&Regex>) -> Result<Baselines, String> {
-        let Some(spec) = spec else {
-            return Ok(Baselines::None);
-        };
-        let path = Path::new(spec);
-        let files: Vec<PathBuf> = if path.is_dir() {
-            let entries = std::fs::read_dir(path)
-                .map_err(|e| format!("baseline {spec}: cannot be read: {e}"))?;
-            let mut files: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_file())
-                .collect();
-            files.sort();
-            files
-        } else if spec.contains(['*', '?', '[']) {
-            input::expand(&[spec.to_string()], None)
-                .map_err(|e| format!("baseline {}", e.join("; ")))?
-        } else if path.is_file() {
-            return Ok(Baselines::Single(path.to_path_buf()));
-        } else {
-            return Err(format!("baseline {spec}: no such file or directory"));
-        };
-        Ok(Baselines::ByKey(
-            files.into_iter().map(|p| (key_of(&p, key), p)).collect(),
-        ))
-    }
-
-    pub fn for_key(&self, name: &str) -> Option<&Path> {
-        match self {
-            Baselines::None => None,
-            Baselines::Single(p) => Some(p),
-            Baselines::ByKey(m) => m.get(name).map(PathBuf::as_path),
-        }
-    }
-}
-
 /// One snapshot to judge, with its unique name within the target.
 pub struct Planned {
     pub name: String,
+    /// The name baselines are matched by (`name` without a `#2` suffix).
+    pub key: String,
     pub path: PathBuf,
     pub baseline: Option<PathBuf>,
+    /// Where the baseline was looked for in vain.
+    pub lookup: Option<Lookup>,
 }
 
 /// The snapshots of a target (`cli` overrides the target's patterns).
@@ -112,19 +70,34 @@ pub fn plan(
             } else {
                 format!("{key}#{n}")
             };
-            let baseline = baselines.for_key(&key).map(Path::to_path_buf);
+            let (baseline, lookup) = match baselines.for_key(&key) {
+                Ok(b) => (b.map(Path::to_path_buf), None),
+                Err(lookup) => (None, Some(lookup)),
+            };
             Planned {
                 name,
+                key,
                 path,
                 baseline,
+                lookup,
             }
         })
         .collect())
 }
 
 /// Figures of one file: a memgate summary is read, a snapshot analysed.
-pub fn figures(path: &Path, rules: &RuleSet) -> Result<Vec<DeviceReport>, String> {
-    match input::read(path)? {
+/// A file read only as a baseline gets no snapshot-only hint in its error.
+pub fn figures(
+    path: &Path,
+    rules: &RuleSet,
+    as_snapshot: bool,
+) -> Result<Vec<DeviceReport>, String> {
+    let read = if as_snapshot {
+        input::read(path)
+    } else {
+        input::read_baseline(path)
+    };
+    match read? {
         Input::Summary(s) => Ok(s.devices),
         Input::Snapshot(snap) => {
             analyze(&snap, rules, TOP_SITES).map_err(|e| format!("{}: {e}", path.display()))

@@ -2,10 +2,11 @@
 //! JUnit, Markdown, JSON, GitHub Actions outputs, terminal summary.
 
 mod analysis_adapter;
+mod baselines;
 pub mod inputs;
 mod outputs;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -87,19 +88,33 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     }
 
     let mut plans: Vec<Vec<Planned>> = Vec::new();
+    // Per target, the baseline entries no snapshot is named after.
+    let mut unclaimed: Vec<Vec<(String, PathBuf)>> = Vec::new();
     let mut errors = Vec::new();
     for t in &budget.targets {
         let spec = opts.baseline.as_deref().or(t.baseline.as_deref());
         let planned = Baselines::resolve(spec, t.key.as_ref())
             .map_err(|e| vec![e])
-            .and_then(|b| inputs::plan(t, &opts.snapshots, &b));
+            .and_then(|b| {
+                let p = inputs::plan(t, &opts.snapshots, &b)?;
+                let claimed: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
+                let left = b
+                    .unclaimed(&claimed)
+                    .into_iter()
+                    .map(|(k, f)| (k.to_string(), f.to_path_buf()))
+                    .collect();
+                Ok((p, left))
+            });
         match planned {
-            Ok(p) if p.is_empty() => errors.push(format!(
+            Ok((p, _)) if p.is_empty() => errors.push(format!(
                 "target {}: no snapshot to judge: `snapshots` lists no pattern; a target \
                  that judges nothing cannot pass",
                 t.name
             )),
-            Ok(p) => plans.push(p),
+            Ok((p, left)) => {
+                plans.push(p);
+                unclaimed.push(left);
+            }
             Err(e) => errors.extend(e.into_iter().map(|e| format!("target {}: {e}", t.name))),
         }
     }
@@ -110,6 +125,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 .flatten()
                 .flat_map(|p| std::iter::once(p.path.as_path()).chain(p.baseline.as_deref())),
         )
+        .chain(unclaimed.iter().flatten().map(|(_, f)| f.as_path()))
         .collect();
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &inputs, out);
@@ -119,26 +135,31 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         return could_not_judge(opts, errors, &inputs, out);
     }
 
-    // Every file once, all in parallel: current snapshots and baselines.
+    // Every file once, all in parallel: current snapshots and baselines
+    // (those no snapshot claims too: what they hold is reported).
     let mut files: Vec<PathBuf> = plans
         .iter()
         .flatten()
         .flat_map(|p| std::iter::once(p.path.clone()).chain(p.baseline.clone()))
+        .chain(unclaimed.iter().flatten().map(|(_, f)| f.clone()))
         .collect();
     files.sort();
     files.dedup();
+    let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
     let figures: HashMap<PathBuf, Result<_, String>> = files
         .iter()
         .cloned()
-        .zip(input::par_map(&files, |p| inputs::figures(p, &rules)))
+        .zip(input::par_map(&files, |p| {
+            inputs::figures(p, &rules, snapshots.contains(p))
+        }))
         .collect();
 
     let targets: Vec<TargetVerdict> = budget
         .targets
         .iter()
-        .zip(&plans)
-        .map(|(t, planned)| {
-            let snapshots = planned
+        .zip(plans.iter().zip(&unclaimed))
+        .map(|(t, (planned, left))| {
+            let mut snapshots: Vec<_> = planned
                 .iter()
                 .map(|p| {
                     let path = p.path.display().to_string();
@@ -165,6 +186,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                                 baseline: base_name
                                     .as_deref()
                                     .zip(base.and_then(|b| b.as_deref().ok())),
+                                lookup: p.lookup.as_ref(),
                                 require_baseline: opts.require_baseline,
                             };
                             compare::judge(p.name.clone(), path, cur, &against)
@@ -172,6 +194,20 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                     }
                 })
                 .collect();
+            snapshots.extend(left.iter().map(|(name, file)| {
+                let shown = file.display().to_string();
+                match &figures[file] {
+                    Ok(devices) => {
+                        compare::no_snapshot(name.clone(), shown, devices, opts.require_baseline)
+                    }
+                    Err(e) => compare::unreadable(
+                        name.clone(),
+                        shown.clone(),
+                        Some(shown),
+                        format!("baseline {e}"),
+                    ),
+                }
+            }));
             TargetVerdict::new(t.name.clone(), snapshots)
         })
         .collect();

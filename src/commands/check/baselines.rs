@@ -1,0 +1,219 @@
+//! Where a target's baselines are and which one each snapshot gets: every
+//! entry named once (two files with one name are an error, never "the last
+//! one sorted wins"), and a snapshot without one told what was looked for.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use super::inputs::key_of;
+use crate::compare::Lookup;
+use crate::input;
+
+/// At most this many near names are offered when a baseline is not found.
+const CLOSE_NAMES: usize = 3;
+
+/// Where a target's baselines are.
+pub enum Baselines {
+    None,
+    /// One file for every snapshot.
+    Single(PathBuf),
+    /// Files by snapshot name, from a directory or pattern (`spec`).
+    ByKey {
+        spec: String,
+        entries: BTreeMap<String, PathBuf>,
+    },
+}
+
+impl Baselines {
+    /// Resolve a baseline path: a directory of summaries (or snapshots), a
+    /// glob pattern, or one file.
+    pub fn resolve(spec: Option<&str>, key: Option<&Regex>) -> Result<Baselines, String> {
+        let Some(spec) = spec else {
+            return Ok(Baselines::None);
+        };
+        let path = Path::new(spec);
+        let files: Vec<PathBuf> = if path.is_dir() {
+            list_dir(spec)?
+        } else if spec.contains(['*', '?', '[']) {
+            input::expand(&[spec.to_string()], None)
+                .map_err(|e| format!("baseline {}", e.join("; ")))?
+        } else if path.is_file() {
+            return Ok(Baselines::Single(path.to_path_buf()));
+        } else {
+            return Err(format!("baseline {spec}: no such file or directory"));
+        };
+        let mut by_key: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+        for f in files {
+            by_key.entry(key_of(&f, key)).or_default().push(f);
+        }
+        let clashes: Vec<String> = by_key
+            .iter()
+            .filter(|(_, files)| files.len() > 1)
+            .map(|(k, files)| {
+                let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+                format!(
+                    "baseline {spec}: {} all name the baseline {k:?}{}; keep one or narrow \
+                     the pattern",
+                    names.join(", "),
+                    key.map(|k| format!(" (key = '{}')", k.as_str()))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        if !clashes.is_empty() {
+            return Err(clashes.join("\n"));
+        }
+        let entries = by_key
+            .into_iter()
+            .filter_map(|(k, mut files)| files.pop().map(|f| (k, f)))
+            .collect();
+        Ok(Baselines::ByKey {
+            spec: spec.to_string(),
+            entries,
+        })
+    }
+
+    /// The baseline of the snapshot named `name`, or where it was looked
+    /// for in vain (`None` when no baseline is configured).
+    pub fn for_key(&self, name: &str) -> Result<Option<&Path>, Lookup> {
+        match self {
+            Baselines::None => Ok(None),
+            Baselines::Single(p) => Ok(Some(p)),
+            Baselines::ByKey { spec, entries } => match entries.get(name) {
+                Some(p) => Ok(Some(p)),
+                None => Err(Lookup {
+                    looked_for: name.to_string(),
+                    in_dir: spec.clone(),
+                    close: close_names(name, entries),
+                }),
+            },
+        }
+    }
+
+    /// The entries (name, file) no snapshot in `names` claimed.
+    pub fn unclaimed<'a>(&'a self, names: &[&str]) -> Vec<(&'a str, &'a Path)> {
+        match self {
+            Baselines::ByKey { entries, .. } => entries
+                .iter()
+                .filter(|(k, _)| !names.contains(&k.as_str()))
+                .map(|(k, p)| (k.as_str(), p.as_path()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The files of a baseline directory, sorted; hidden files (`.gitkeep`)
+/// are not baselines. An entry that cannot be listed is an error.
+fn list_dir(spec: &str) -> Result<Vec<PathBuf>, String> {
+    let cannot = |e: std::io::Error| format!("baseline {spec}: cannot be read: {e}");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(spec).map_err(cannot)? {
+        let path = entry.map_err(cannot)?.path();
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if path.is_file() && !hidden {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The file names of the entries nearest to `name` by edit distance, at
+/// most [`CLOSE_NAMES`], none further away than `name` is long.
+fn close_names(name: &str, entries: &BTreeMap<String, PathBuf>) -> Vec<String> {
+    let mut near: Vec<(usize, String)> = entries
+        .iter()
+        .map(|(k, p)| (edit_distance(name, k), p))
+        .filter(|(d, _)| *d <= name.chars().count().max(1))
+        .map(|(d, p)| {
+            let file = p.file_name().map_or_else(
+                || p.display().to_string(),
+                |f| f.to_string_lossy().into_owned(),
+            );
+            (d, file)
+        })
+        .collect();
+    near.sort();
+    near.into_iter().take(CLOSE_NAMES).map(|(_, f)| f).collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != *cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("rank3", "rank3"), 0);
+        assert_eq!(edit_distance("rank3", "rank30"), 1);
+        assert_eq!(edit_distance("rank3", "rnk3"), 1);
+        assert_eq!(edit_distance("rank3", "rank4"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn the_nearest_three_names_are_offered_and_unrelated_ones_are_not() {
+        let entries: BTreeMap<String, PathBuf> =
+            ["rank0", "rank1", "rank2", "rank12", "optimizer-state-dump"]
+                .into_iter()
+                .map(|k| (k.to_string(), PathBuf::from(format!("golden/{k}.json"))))
+                .collect();
+        assert_eq!(
+            close_names("rank3", &entries),
+            ["rank0.json", "rank1.json", "rank2.json"]
+        );
+        assert_eq!(close_names("rank122", &entries)[0], "rank12.json");
+        assert!(close_names("zz", &entries).is_empty());
+    }
+
+    #[test]
+    fn two_baseline_files_with_one_key_are_an_error_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["rank0.json", "rank0.json.bak", "rank1.json"] {
+            std::fs::write(dir.path().join(f), "{}").unwrap();
+        }
+        let key = Regex::new(r"(rank\d+)").unwrap();
+        let spec = dir.path().display().to_string();
+        let Err(e) = Baselines::resolve(Some(&spec), Some(&key)) else {
+            panic!("a key shared by two files was accepted");
+        };
+        assert!(
+            e.contains("rank0.json,") && e.contains("rank0.json.bak"),
+            "{e}"
+        );
+        assert!(!e.contains("rank1.json"), "{e}");
+    }
+
+    #[test]
+    fn hidden_files_in_a_baseline_directory_are_not_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitkeep"), "").unwrap();
+        std::fs::write(dir.path().join("rank0.json"), "{}").unwrap();
+        let spec = dir.path().display().to_string();
+        let b = Baselines::resolve(Some(&spec), None).unwrap();
+        let unclaimed: Vec<&str> = b.unclaimed(&[]).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(unclaimed, ["rank0"]);
+    }
+}
