@@ -245,7 +245,8 @@ pub struct CheckArgs {
     /// judge still exits 2).
     #[arg(long)]
     pub warn_only: bool,
-    /// A snapshot without a baseline fails instead of being skipped.
+    /// A snapshot or device without a baseline, and a baseline entry with no
+    /// snapshot in the run, fail instead of warning.
     #[arg(long)]
     pub require_baseline: bool,
     /// Keep the Markdown under 65,536 characters (a PR comment).

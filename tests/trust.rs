@@ -182,3 +182,20 @@ fn a_fifo_or_a_device_as_snapshot_is_refused_at_once_with_exit_2() {
             .stderr(contains("not a regular file"));
     }
 }
+
+#[test]
+fn a_target_that_judges_no_check_is_an_error_not_a_pass() {
+    let config = r#"[defaults]
+figures = []
+
+[[target]]
+name = "train"
+snapshots = "snaps/*.json"
+"#;
+    let w = Workdir::new(config);
+    w.rank("rank0", None, 100 * MIB);
+    w.check()
+        .assert()
+        .code(2)
+        .stderr(contains("no check to judge"));
+}

@@ -189,7 +189,21 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                                 lookup: p.lookup.as_ref(),
                                 require_baseline: opts.require_baseline,
                             };
-                            compare::judge(p.name.clone(), path, cur, &against)
+                            let v = compare::judge(p.name.clone(), path.clone(), cur, &against);
+                            if v.devices.iter().all(|d| d.checks.is_empty()) {
+                                // `figures = []` and no budget: a pass here
+                                // would be a pass on nothing.
+                                compare::unreadable(
+                                    p.name.clone(),
+                                    path,
+                                    base_name,
+                                    "no check to judge: the target budgets nothing and \
+                                     `[defaults] figures` is empty"
+                                        .into(),
+                                )
+                            } else {
+                                v
+                            }
                         }
                     }
                 })
