@@ -199,3 +199,18 @@ snapshots = "snaps/*.json"
         .code(2)
         .stderr(contains("no check to judge"));
 }
+
+#[test]
+fn summarize_refuses_to_write_a_summary_over_its_own_input() {
+    let w = Workdir::new(CONFIG);
+    std::fs::copy(common::fixture("main.json"), w.path("snaps/main.json")).unwrap();
+    let before = std::fs::read(w.path("snaps/main.json")).unwrap();
+    assert_cmd::Command::cargo_bin("memgate")
+        .unwrap()
+        .current_dir(w.tmp.path())
+        .args(["summarize", "snaps/main.json", "-o", "snaps"])
+        .assert()
+        .code(2)
+        .stderr(contains("would overwrite the input"));
+    assert_eq!(std::fs::read(w.path("snaps/main.json")).unwrap(), before);
+}

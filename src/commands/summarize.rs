@@ -29,7 +29,9 @@ fn stem(path: &Path) -> String {
 fn write_summary(path: &Path, s: &Summary) -> Result<(), String> {
     let mut text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
     text.push('\n');
-    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    // A golden is replaced whole or not at all (a full disk, a kill).
+    crate::files::write_atomic(path, text.as_bytes())
+        .map_err(|e| format!("{}: the summary {e}", path.display()))
 }
 
 fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, String> {
@@ -57,6 +59,21 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
                 first.display(),
                 p.display(),
                 stem(p)
+            ));
+        }
+    }
+    // A summary written over one of the inputs would lose it.
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    for p in &paths {
+        let target = opts.output.join(format!("{}.json", stem(p)));
+        if let Some(input) = paths.iter().find(|q| same(&target, q)) {
+            errors.push(format!(
+                "{} would overwrite the input {}; summarize into another directory",
+                target.display(),
+                input.display()
             ));
         }
     }
