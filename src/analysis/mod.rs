@@ -18,7 +18,7 @@ use crate::units::counted;
 
 pub use rules::RuleSet;
 pub use stacks::{site_of, UNKNOWN_SITE};
-pub use timeline::{timeline, Timeline, TimelinePoint};
+pub use timeline::{Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
 
 use replay::{DeviceReplay, Live};
@@ -214,4 +214,26 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Allocated bytes per category over the trace of `device`, at most about
+/// `max_points` samples: each bucket of entries keeps its highest moment,
+/// so peaks survive the downsampling. To get the timelines together with
+/// the rest of the analysis from one replay, use
+/// [`analyze_with_timelines`].
+pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {
+    let mut info = StackInfo::new(snap, rules);
+    let segments: Vec<&Segment> = snap.segments_of(device).collect();
+    let r = replay::replay(
+        snap.trace(device),
+        &segments,
+        rules.categories().len(),
+        &mut |s| info.category(s),
+        Some(max_points),
+    );
+    Timeline {
+        device,
+        categories: rules.categories().to_vec(),
+        points: r.timeline.unwrap_or_default(),
+    }
 }

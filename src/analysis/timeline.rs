@@ -2,11 +2,7 @@
 //! downsampled so a multi-million-entry trace stays a small page. The
 //! samples are taken during the one replay of the trace.
 
-use crate::snapshot::{Device, Segment, Snapshot};
-
-use super::replay::replay;
-use super::rules::RuleSet;
-use super::stacks::StackInfo;
+use crate::snapshot::Device;
 
 /// One sample: the live bytes per category after trace entry `entry`.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,28 +19,6 @@ pub struct Timeline {
     pub device: Device,
     pub categories: Vec<String>,
     pub points: Vec<TimelinePoint>,
-}
-
-/// Allocated bytes per category over the trace of `device`, at most about
-/// `max_points` samples: each bucket of entries keeps its highest moment,
-/// so peaks survive the downsampling. To get the timelines together with
-/// the rest of the analysis from one replay, use
-/// [`analyze_with_timelines`](super::analyze_with_timelines).
-pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {
-    let mut info = StackInfo::new(snap, rules);
-    let segments: Vec<&Segment> = snap.segments_of(device).collect();
-    let r = replay(
-        snap.trace(device),
-        &segments,
-        rules.categories().len(),
-        &mut |s| info.category(s),
-        Some(max_points),
-    );
-    Timeline {
-        device,
-        categories: rules.categories().to_vec(),
-        points: r.timeline.unwrap_or_default(),
-    }
 }
 
 /// A sample the pass has chosen, its bytes still relative to the start.

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use super::inputs::key_of;
 use crate::compare::Lookup;
 use crate::input;
 
@@ -158,6 +157,23 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// A snapshot's name: the `key` regex's first capture on the file name,
+/// else the file stem.
+pub fn key_of(path: &Path, key: Option<&Regex>) -> String {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(c) = key.and_then(|k| k.captures(&file)) {
+        if let Some(m) = c.get(1) {
+            return m.as_str().to_string();
+        }
+    }
+    path.file_stem()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or(file)
 }
 
 #[cfg(test)]

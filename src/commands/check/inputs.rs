@@ -5,35 +5,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use regex::Regex;
-
 use super::analysis_adapter::{analyze, RuleSet};
 use crate::analysis::DeviceReport;
 use crate::budget::Target;
 use crate::compare::Lookup;
 use crate::input::{self, Input};
 
-pub use super::baselines::Baselines;
+pub use super::baselines::{key_of, Baselines};
 
 /// How many allocation sites each device keeps for the site diff.
 pub const TOP_SITES: usize = 50;
-
-/// A snapshot's name: the `key` regex's first capture on the file name,
-/// else the file stem.
-pub fn key_of(path: &Path, key: Option<&Regex>) -> String {
-    let file = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if let Some(c) = key.and_then(|k| k.captures(&file)) {
-        if let Some(m) = c.get(1) {
-            return m.as_str().to_string();
-        }
-    }
-    path.file_stem()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or(file)
-}
 
 /// One snapshot to judge, with its unique name within the target.
 pub struct Planned {
