@@ -214,3 +214,25 @@ fn summarize_refuses_to_write_a_summary_over_its_own_input() {
         .stderr(contains("would overwrite the input"));
     assert_eq!(std::fs::read(w.path("snaps/main.json")).unwrap(), before);
 }
+
+#[test]
+fn a_fifo_as_baseline_or_in_the_baseline_directory_is_refused_not_ignored() {
+    let w = Workdir::new(CONFIG);
+    w.rank("rank0", None, 100 * MIB);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(w.path("golden/rank0.json"))
+        .status()
+        .unwrap()
+        .success());
+    w.check()
+        .timeout(std::time::Duration::from_secs(5))
+        .assert()
+        .code(2)
+        .stderr(contains("is a FIFO (named pipe), not a regular file"));
+    w.check()
+        .args(["--baseline", "golden/rank0.json"])
+        .timeout(std::time::Duration::from_secs(5))
+        .assert()
+        .code(2)
+        .stderr(contains("is a FIFO (named pipe), not a regular file"));
+}

@@ -38,7 +38,9 @@ impl Baselines {
         } else if spec.contains(['*', '?', '[']) {
             input::expand(&[spec.to_string()], None)
                 .map_err(|e| format!("baseline {}", e.join("; ")))?
-        } else if path.is_file() {
+        } else if path.exists() {
+            // Not only regular files: a FIFO or device is refused when read,
+            // with an error that says what it is.
             return Ok(Baselines::Single(path.to_path_buf()));
         } else {
             return Err(format!("baseline {spec}: no such file or directory"));
@@ -114,7 +116,9 @@ fn list_dir(spec: &str) -> Result<Vec<PathBuf>, String> {
         let hidden = path
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-        if path.is_file() && !hidden {
+        // Subdirectories are not baselines; anything else is, so a FIFO
+        // or a device there is refused when read instead of ignored.
+        if !path.is_dir() && !hidden {
             files.push(path);
         }
     }
