@@ -167,11 +167,7 @@ fn a_file_name_that_is_not_utf8_is_an_error_not_dropped() {
 fn a_fifo_or_a_device_as_snapshot_is_refused_at_once_with_exit_2() {
     let w = Workdir::new(CONFIG);
     let fifo = w.path("snaps/rank0.pickle");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    common::mkfifo(&fifo);
     for target in [fifo.to_str().unwrap(), "/dev/zero"] {
         assert_cmd::Command::cargo_bin("memgate")
             .unwrap()
@@ -219,11 +215,7 @@ fn summarize_refuses_to_write_a_summary_over_its_own_input() {
 fn a_fifo_as_baseline_or_in_the_baseline_directory_is_refused_not_ignored() {
     let w = Workdir::new(CONFIG);
     w.rank("rank0", None, 100 * MIB);
-    assert!(std::process::Command::new("mkfifo")
-        .arg(w.path("golden/rank0.json"))
-        .status()
-        .unwrap()
-        .success());
+    common::mkfifo(&w.path("golden/rank0.json"));
     w.check()
         .timeout(std::time::Duration::from_secs(5))
         .assert()

@@ -138,18 +138,10 @@ fn require_trace_false_judges_a_snapshot_without_a_trace_on_its_dump_time_number
     assert_eq!(check["findings"][1]["judged"], true);
 }
 
-fn mkfifo(path: &std::path::Path) {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(made.success());
-}
-
 #[test]
 fn a_fifo_as_the_budget_file_is_refused_within_a_second() {
     let w = Workdir::new("");
-    mkfifo(&w.path("pipe.toml"));
+    common::mkfifo(&w.path("pipe.toml"));
     let start = Instant::now();
     w.check()
         .args(["--config", "pipe.toml"])
@@ -182,7 +174,7 @@ fn dev_zero_as_the_budget_file_is_refused_unread() {
 #[test]
 fn a_fifo_as_the_rules_file_is_refused_at_once() {
     let w = Workdir::new(&config("rules = \"rules.toml\"", "", ""));
-    mkfifo(&w.path("rules.toml"));
+    common::mkfifo(&w.path("rules.toml"));
     w.rank("rank0", Some(100 * MIB), 100 * MIB);
     w.check()
         .timeout(Duration::from_secs(5))

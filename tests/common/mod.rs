@@ -163,3 +163,12 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures/synthetic")
         .join(name)
 }
+
+/// A named pipe at `path` (for the tests that must not block on one).
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
