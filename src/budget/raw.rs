@@ -130,11 +130,14 @@ pub struct Read {
 
 /// Parse the text once and read it into the raw structs.
 pub fn read(text: &str) -> Result<Read, TomlError> {
-    let doc = ImDocument::parse(text)?;
+    let doc = ImDocument::parse(text.to_owned())?;
     let mut r = Reader::default();
     let config = r.config(doc.as_table());
     r.unknown_keys.sort_by_key(|m| m.span.start);
     r.wrong_types.sort_by_key(|m| m.span.start);
+    // Freeing a large document's millions of small nodes takes as long as
+    // parsing it (glibc consolidating chunks): it runs on another core.
+    std::thread::spawn(move || drop(doc));
     Ok(Read {
         config,
         unknown_keys: r.unknown_keys,
