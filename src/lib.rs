@@ -10,6 +10,7 @@ pub mod budget;
 pub mod commands;
 pub mod compare;
 pub mod document;
+pub mod error;
 pub mod files;
 pub mod input;
 pub mod pickle;

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use regex::{Regex, RegexBuilder};
+use thiserror::Error;
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
 use crate::files;
@@ -35,6 +36,12 @@ struct CompiledRow {
     name: Option<Regex>,
     file: Option<Regex>,
 }
+
+/// Why a rules file could not be read or compiled: every problem, one a
+/// line, each naming the file (and where it can, the line and column).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{0}")]
+pub struct RulesError(String);
 
 /// A set of category rules; classify a call stack with [`RuleSet::classify`].
 #[derive(Debug, Clone)]
@@ -154,17 +161,17 @@ impl RuleSet {
 
     /// `"default"`, `"mosaic"`, or a TOML file whose `[categories]` table
     /// (`name = "regex"`, file order) adds custom rules over the default set.
-    pub fn from_spec(spec: &str) -> Result<RuleSet, String> {
+    pub fn from_spec(spec: &str) -> Result<RuleSet, RulesError> {
         let Ok(rules) = spec.parse::<Rules>();
         RuleSet::load(&rules)
     }
 
     /// The rule set `rules` names; a file is read and compiled.
-    pub fn load(rules: &Rules) -> Result<RuleSet, String> {
+    pub fn load(rules: &Rules) -> Result<RuleSet, RulesError> {
         match rules {
             Rules::Default => Ok(RuleSet::builtin_default()),
             Rules::Mosaic => Ok(RuleSet::mosaic()),
-            Rules::File(path) => RuleSet::from_file(path),
+            Rules::File(path) => RuleSet::from_file(path).map_err(RulesError),
         }
     }
 

@@ -32,6 +32,8 @@ impl fmt::Display for ConfigError {
     }
 }
 
+impl std::error::Error for ConfigError {}
+
 /// A budget file validated as far as it goes: the budget built from what
 /// was valid, and every problem (sorted by position once validation ran).
 /// No budget when the file could not be read or parsed, or a table has

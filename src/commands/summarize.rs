@@ -10,6 +10,8 @@ use crate::baseline::{summarize_file, Summary};
 use crate::input;
 use crate::report::escape::terminal;
 
+use crate::error::{Error, OutputError, UsageError};
+
 use super::analysed::rules;
 use super::Outcome;
 
@@ -26,14 +28,18 @@ fn stem(path: &Path) -> String {
         .unwrap_or_else(|| "snapshot".into())
 }
 
-fn write_summary(path: &Path, s: &Summary) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
+    let error = |error| OutputError::Summary {
+        path: path.to_path_buf(),
+        error,
+    };
+    let mut text = serde_json::to_string_pretty(s).map_err(|e| error(e.into()))?;
     text.push('\n');
-    std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    std::fs::write(path, text).map_err(error)
 }
 
-fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, String> {
-    let summary = summarize_file(path, rules, top).map_err(|e| e.to_string())?;
+fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, Error> {
+    let summary = summarize_file(path, rules, top)?;
     let target = dir.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
     Ok(target)
@@ -46,28 +52,30 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     };
     let paths = match input::expand(&opts.snapshots, None) {
         Ok(p) => p,
-        Err(errors) => return Outcome::errors(errors),
+        Err(errors) => return Outcome::from_errors(errors.into_iter().map(Into::into).collect()),
     };
-    let mut errors = Vec::new();
+    let mut errors: Vec<Error> = Vec::new();
     let mut seen: HashMap<String, &Path> = HashMap::new();
     for p in &paths {
         if let Some(first) = seen.insert(stem(p), p) {
-            errors.push(format!(
-                "{} and {} would both be written to {}.json; summarize them into different directories",
-                first.display(),
-                p.display(),
-                stem(p)
-            ));
+            errors.push(
+                UsageError::SameSummary {
+                    first: first.to_path_buf(),
+                    second: p.clone(),
+                    stem: stem(p),
+                }
+                .into(),
+            );
         }
     }
     if !errors.is_empty() {
-        return Outcome::errors(errors);
+        return Outcome::from_errors(errors);
     }
-    if let Err(e) = std::fs::create_dir_all(&opts.output) {
-        return Outcome::errors(vec![format!(
-            "{}: cannot create the output directory: {e}",
-            opts.output.display()
-        )]);
+    if let Err(error) = std::fs::create_dir_all(&opts.output) {
+        return Outcome::error(OutputError::Directory {
+            path: opts.output.clone(),
+            error,
+        });
     }
     for r in input::par_map(&paths, |p| one(p, &rules, opts.top, &opts.output)) {
         match r {

@@ -1,12 +1,10 @@
 //! The seam between `check` and the analysis: the budget file and the rule
 //! set it names, read and compiled once, with every category the budget
-//! names checked against that rule set; and the figures of one snapshot.
+//! names checked against that rule set.
 
 use std::path::Path;
 
-use crate::analysis::{self, DeviceReport};
 use crate::budget::{self, Budget, ConfigError, Validated};
-use crate::snapshot::Snapshot;
 
 pub use crate::analysis::RuleSet;
 
@@ -39,7 +37,7 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
             errors.push(ConfigError {
                 loc: loc.clone(),
                 key: "defaults.rules".into(),
-                message: budget::last_line(&m),
+                message: budget::last_line(&m.to_string()),
             });
         }
         RuleSet::builtin_default()
@@ -61,10 +59,6 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
     }
-}
-
-pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Result<Vec<DeviceReport>, String> {
-    Ok(analysis::analyze(snap, rules, top))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use regex::Regex;
 
 use super::inputs::key_of;
 use crate::compare::Lookup;
+use crate::error::BaselineError;
 use crate::input;
 
 /// At most this many near names are offered when a baseline is not found.
@@ -29,7 +30,7 @@ pub enum Baselines {
 impl Baselines {
     /// Resolve a baseline path: a directory of summaries (or snapshots), a
     /// glob pattern, or one file.
-    pub fn resolve(spec: Option<&str>, key: Option<&Regex>) -> Result<Baselines, String> {
+    pub fn resolve(spec: Option<&str>, key: Option<&Regex>) -> Result<Baselines, BaselineError> {
         let Some(spec) = spec else {
             return Ok(Baselines::None);
         };
@@ -37,12 +38,11 @@ impl Baselines {
         let files: Vec<PathBuf> = if path.is_dir() {
             list_dir(spec)?
         } else if spec.contains(['*', '?', '[']) {
-            input::expand(&[spec.to_string()], None)
-                .map_err(|e| format!("baseline {}", e.join("; ")))?
+            input::expand(&[spec.to_string()], None).map_err(BaselineError::Pattern)?
         } else if path.is_file() {
             return Ok(Baselines::Single(path.to_path_buf()));
         } else {
-            return Err(format!("baseline {spec}: no such file or directory"));
+            return Err(BaselineError::Missing { spec: spec.into() });
         };
         let mut by_key: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
         for f in files {
@@ -63,7 +63,7 @@ impl Baselines {
             })
             .collect();
         if !clashes.is_empty() {
-            return Err(clashes.join("\n"));
+            return Err(BaselineError::SharedName(clashes));
         }
         let entries = by_key
             .into_iter()
@@ -107,8 +107,11 @@ impl Baselines {
 
 /// The files of a baseline directory, sorted; hidden files (`.gitkeep`)
 /// are not baselines. An entry that cannot be listed is an error.
-fn list_dir(spec: &str) -> Result<Vec<PathBuf>, String> {
-    let cannot = |e: std::io::Error| format!("baseline {spec}: cannot be read: {e}");
+fn list_dir(spec: &str) -> Result<Vec<PathBuf>, BaselineError> {
+    let cannot = |error| BaselineError::Unreadable {
+        spec: spec.into(),
+        error,
+    };
     let mut files = Vec::new();
     for entry in std::fs::read_dir(spec).map_err(cannot)? {
         let path = entry.map_err(cannot)?.path();
@@ -199,6 +202,7 @@ mod tests {
         let Err(e) = Baselines::resolve(Some(&spec), Some(&key)) else {
             panic!("a key shared by two files was accepted");
         };
+        let e = e.to_string();
         assert!(
             e.contains("rank0.json,") && e.contains("rank0.json.bak"),
             "{e}"

@@ -7,11 +7,13 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use super::analysis_adapter::{analyze, RuleSet};
-use crate::analysis::DeviceReport;
+use super::analysis_adapter::RuleSet;
+use crate::analysis::{analyze, DeviceReport};
 use crate::budget::Target;
 use crate::compare::Lookup;
+use crate::error::Error;
 use crate::input::{self, Input};
+use crate::snapshot::LoadError;
 
 pub use super::baselines::Baselines;
 
@@ -51,11 +53,15 @@ pub fn plan(
     target: &Target,
     cli: &[String],
     baselines: &Baselines,
-) -> Result<Vec<Planned>, Vec<String>> {
+) -> Result<Vec<Planned>, Vec<Error>> {
+    let expand = |patterns| {
+        input::expand(patterns, None)
+            .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())
+    };
     let paths = if cli.is_empty() {
-        input::expand(&target.snapshots, None)?
+        expand(&target.snapshots)?
     } else {
-        input::expand(cli, None)?
+        expand(cli)?
     };
     let mut seen: HashMap<String, usize> = HashMap::new();
     Ok(paths
@@ -91,7 +97,7 @@ pub fn figures(
     path: &Path,
     rules: &RuleSet,
     as_snapshot: bool,
-) -> Result<Vec<DeviceReport>, String> {
+) -> Result<Vec<DeviceReport>, LoadError> {
     let read = if as_snapshot {
         input::read(path)
     } else {
@@ -99,8 +105,6 @@ pub fn figures(
     };
     match read? {
         Input::Summary(s) => Ok(s.devices),
-        Input::Snapshot(snap) => {
-            analyze(&snap, rules, TOP_SITES).map_err(|e| format!("{}: {e}", path.display()))
-        }
+        Input::Snapshot(snap) => Ok(analyze(&snap, rules, TOP_SITES)),
     }
 }
