@@ -37,7 +37,9 @@ use crate::vocab::{Figure, Unit};
 
 pub use crate::vocab::Rules;
 
-pub use validate::{load, parse, validate, validate_file, ConfigError, Validated};
+#[cfg(test)]
+pub(crate) use validate::{parse, validate};
+pub use validate::{validate_file, ConfigError, Validated};
 pub(crate) use values::last_line;
 
 /// Tolerance when neither `[defaults]` nor the target sets one.

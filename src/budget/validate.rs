@@ -51,33 +51,27 @@ impl Validated {
             errors,
         }
     }
-
-    pub fn into_result(self) -> Result<Budget, Vec<ConfigError>> {
-        match self.budget {
-            Some(b) if self.errors.is_empty() => Ok(b),
-            _ => Err(self.errors),
-        }
-    }
 }
 
-/// Read and validate a budget file. `check_globs`: also require every
-/// target's snapshot pattern to match a file (off when the command line
-/// names the snapshots).
-pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> {
-    validate_file(path, check_globs).into_result()
-}
-
-/// Validate budget text; `dir` is what relative paths are relative to.
-pub fn parse(
+/// Validate budget text into a budget or every problem; the unit tests'
+/// way in (`dir` is what relative paths are relative to).
+#[cfg(test)]
+pub(crate) fn parse(
     text: &str,
     file: &str,
     dir: &Path,
     check_globs: bool,
 ) -> Result<Budget, Vec<ConfigError>> {
-    validate(text, file, dir, check_globs).into_result()
+    let Validated { budget, errors } = validate(text, file, dir, check_globs);
+    match budget {
+        Some(b) if errors.is_empty() => Ok(b),
+        _ => Err(errors),
+    }
 }
 
-/// [`load`], keeping what was valid beside the errors. The file is read
+/// Read and validate a budget file, keeping what was valid beside the
+/// errors. `check_globs`: also require every target's snapshot pattern to
+/// match a file (off when the command line names the snapshots). The file is read
 /// under [`files::TEXT_CAP`], and anything but a regular file (a FIFO,
 /// a device) is refused before a byte is read.
 pub fn validate_file(path: &Path, check_globs: bool) -> Validated {
