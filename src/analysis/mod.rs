@@ -6,9 +6,9 @@ pub mod diff;
 mod replay;
 #[cfg(test)]
 mod replay_tests;
-pub mod rules;
+pub(crate) mod rules;
 mod stacks;
-pub mod timeline;
+pub(crate) mod timeline;
 mod types;
 
 use std::collections::{BTreeMap, HashMap};

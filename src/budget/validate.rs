@@ -226,13 +226,13 @@ impl Validator<'_> {
             level: Level::Fail,
             loc: None,
         };
-        let mut noise_floor = (DEFAULT_NOISE_FLOOR, None);
+        let mut noise_floor = DEFAULT_NOISE_FLOOR;
         let mut rules = (Rules::Default, None);
-        let mut figures = (Budget::default_figures(), None);
+        let mut figures = Budget::default_figures();
         if let Some(d) = &raw.defaults {
             if let Some(list) = &d.figures {
                 if let Some(f) = self.figure_list(list, "defaults.figures") {
-                    figures = (f, Some(self.loc(list.whole.span())));
+                    figures = f;
                 }
             }
             if let Some(t) = &d.tolerance {
@@ -242,7 +242,7 @@ impl Validator<'_> {
             }
             if let Some(n) = &d.noise_floor {
                 if let Some(b) = self.size(n, "defaults.noise-floor") {
-                    noise_floor = (Bytes(b), Some(self.loc(n.span())));
+                    noise_floor = Bytes(b);
                 }
             }
             if let Some(r) = &d.rules {
@@ -277,12 +277,10 @@ impl Validator<'_> {
         Budget {
             file: self.file.to_string(),
             tolerance,
-            noise_floor: noise_floor.0,
-            noise_floor_loc: noise_floor.1,
+            noise_floor,
             rules: rules.0,
             rules_loc: rules.1,
-            figures: figures.0,
-            figures_loc: figures.1,
+            figures,
             categories,
             targets,
             category_keys: std::mem::take(&mut self.category_keys),

@@ -3,7 +3,7 @@
 
 mod analysis_adapter;
 mod baselines;
-pub mod inputs;
+mod inputs;
 mod outputs;
 
 use std::collections::{HashMap, HashSet};
