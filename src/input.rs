@@ -35,7 +35,7 @@ pub enum Input {
 /// from the content (a JSON summary is known by its keys, in any order).
 /// Errors name the file, and say what may make a snapshot unreadable.
 pub fn read(path: &Path) -> Result<Input, LoadError> {
-    read_as(path, LoadError::as_snapshot)
+    read_as(path, LoadError::of_snapshot)
 }
 
 /// [`read`] of a file used only as a baseline: its errors get no hint that

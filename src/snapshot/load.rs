@@ -42,7 +42,7 @@ impl LoadError {
 
     /// This error of a file read as a snapshot: a permission denied gets
     /// the hint about torch_npu's file mode.
-    pub(crate) fn as_snapshot(mut self) -> LoadError {
+    pub(crate) fn of_snapshot(mut self) -> LoadError {
         if self.denied && !self.message.ends_with(NPU_MODE_HINT) {
             self.message.push_str(NPU_MODE_HINT);
         }
@@ -105,7 +105,7 @@ fn open(path: &Path) -> Result<(File, u64), LoadError> {
 }
 
 /// An I/O error in words; the role-specific hint is added by
-/// [`LoadError::as_snapshot`].
+/// [`LoadError::of_snapshot`].
 fn io_error(path: &Path, e: &std::io::Error) -> LoadError {
     let mut error = LoadError::new(
         path,
@@ -209,7 +209,7 @@ fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), Load
 }
 
 /// Read a snapshot or a memgate document, deciding which by content. The
-/// role is the caller's to say: see [`LoadError::as_snapshot`].
+/// role is the caller's to say: see [`LoadError::of_snapshot`].
 pub(crate) fn read_input(path: &Path) -> Result<Content, LoadError> {
     read(path, false).map(|(c, _)| c)
 }
@@ -217,14 +217,14 @@ pub(crate) fn read_input(path: &Path) -> Result<Content, LoadError> {
 /// [`read_input`] of a snapshot (what `summarize` reads), and the file's
 /// size and SHA-256 from the same bytes.
 pub(crate) fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), LoadError> {
-    let (content, digest) = read(path, true).map_err(LoadError::as_snapshot)?;
+    let (content, digest) = read(path, true).map_err(LoadError::of_snapshot)?;
     Ok((content, digest.expect("the digest was asked for")))
 }
 
 /// Load a pickle or JSON snapshot.
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     read_input(path)
-        .map_err(LoadError::as_snapshot)?
+        .map_err(LoadError::of_snapshot)?
         .into_snapshot(path)
 }
 
@@ -307,14 +307,14 @@ mod tests {
             e.to_string(),
             "golden/rank0.json: cannot be read: permission denied"
         );
-        let snapshot = e.as_snapshot().as_snapshot();
+        let snapshot = e.of_snapshot().of_snapshot();
         assert_eq!(
             snapshot.to_string(),
             "golden/rank0.json: cannot be read: permission denied (old torch_npu dumps are \
              written with mode 0200)"
         );
         let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let e = io_error(Path::new("x.pickle"), &missing).as_snapshot();
+        let e = io_error(Path::new("x.pickle"), &missing).of_snapshot();
         assert_eq!(e.to_string(), "x.pickle: no such file");
     }
 }
