@@ -245,7 +245,7 @@ impl RuleSet {
     }
 
     /// Category index of a stack given as (name, filename) pairs, innermost first.
-    pub fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
+    pub(crate) fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
         for (cat, rx) in &self.custom {
             if frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)) {
                 return *cat;
@@ -308,7 +308,7 @@ fn mosaic_category(frames: &[(&str, &str)]) -> Option<&'static str> {
 }
 
 /// The default table as text, for `memgate profile --print-rules`.
-pub fn print_default_rules() -> String {
+pub(crate) fn print_default_rules() -> String {
     let mut out = String::from(
         "# memgate default category rules (SPEC §4)\n\
          # Frames are scanned innermost first; for each frame the rows are tried in\n\

@@ -258,7 +258,7 @@ impl Snapshot {
         format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
     }
 
-    pub(crate) fn action_name(&self, a: Action) -> &str {
+    pub fn action_name(&self, a: Action) -> &str {
         match a {
             Action::Other(i) => &self.unknown_actions[i as usize],
             known => Action::KNOWN
