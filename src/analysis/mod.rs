@@ -17,7 +17,6 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId};
 use crate::units::counted;
 
 pub use rules::{RuleSet, RulesError};
-pub use stacks::{site_of, UNKNOWN_SITE};
 pub use timeline::{timeline, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
 

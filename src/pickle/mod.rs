@@ -10,8 +10,10 @@ mod opcodes;
 mod reader;
 mod value;
 
-pub use decoder::{decode, decode_checked, place};
-pub use value::{Arena, Interner, Obj, ObjId, StrId, Value};
+pub use decoder::{decode, decode_checked};
+pub(crate) use decoder::place;
+pub use value::{Arena, Value};
+pub(crate) use value::{Obj, ObjId, StrId};
 
 use thiserror::Error;
 
