@@ -63,7 +63,7 @@ pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summar
 }
 
 /// The summary of an already analysed snapshot whose file has `digest`.
-pub fn summarize(
+pub(crate) fn summarize(
     path: &Path,
     snap: &Snapshot,
     digest: FileDigest,
@@ -116,7 +116,10 @@ fn not_a_summary(path: &Path) -> LoadError {
 impl Summary {
     /// The summary in a memgate document read from `path`; another kind of
     /// document or another schema version is refused, naming the file.
-    pub fn from_document(path: &Path, value: serde_json::Value) -> Result<Summary, LoadError> {
+    pub(crate) fn from_document(
+        path: &Path,
+        value: serde_json::Value,
+    ) -> Result<Summary, LoadError> {
         let refuse = |message: String| Err(LoadError::new(path, message));
         match value.get("kind").and_then(|k| k.as_str()) {
             Some(SUMMARY_KIND) => {}

@@ -52,7 +52,7 @@ pub enum Error {
 
 impl Error {
     /// The process exit code this error calls for.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_)
             | Error::Input(_)

@@ -40,7 +40,7 @@ pub fn read(path: &Path) -> Result<Input, LoadError> {
 
 /// [`read`] of a file used only as a baseline: its errors get no hint that
 /// fits snapshots alone.
-pub fn read_baseline(path: &Path) -> Result<Input, LoadError> {
+pub(crate) fn read_baseline(path: &Path) -> Result<Input, LoadError> {
     read_as(path, |e| e)
 }
 
@@ -62,7 +62,10 @@ fn is_pattern(s: &str) -> bool {
 /// A literal path is kept as given (a missing file is reported when it is
 /// read); a pattern that matches nothing, a directory it cannot list and a
 /// name that is not UTF-8 are errors ([`walk`]). Each file is listed once.
-pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, Vec<InputError>> {
+pub(crate) fn expand(
+    patterns: &[String],
+    base: Option<&Path>,
+) -> Result<Vec<PathBuf>, Vec<InputError>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in patterns {
@@ -100,6 +103,6 @@ pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, 
 }
 
 /// Apply `f` to every path on the thread pool, keeping the input order.
-pub fn par_map<T: Send>(paths: &[PathBuf], f: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+pub(crate) fn par_map<T: Send>(paths: &[PathBuf], f: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     paths.par_iter().map(|p| f(p)).collect()
 }

@@ -17,23 +17,23 @@ use super::Outcome;
 
 /// One analysed snapshot (the snapshot itself already dropped).
 pub struct Analysed {
-    pub path: PathBuf,
-    pub warnings: Vec<String>,
-    pub devices: Vec<DeviceReport>,
+    pub(crate) path: PathBuf,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) devices: Vec<DeviceReport>,
     /// One per device, when timelines were asked for.
-    pub timelines: Option<Vec<Timeline>>,
+    pub(crate) timelines: Option<Vec<Timeline>>,
 }
 
 /// The files that could be analysed, and one error per file that could not.
 pub struct Batch {
-    pub done: Vec<Analysed>,
-    pub errors: Vec<Error>,
+    pub(crate) done: Vec<Analysed>,
+    pub(crate) errors: Vec<Error>,
 }
 
 impl Batch {
     /// The analysed files as document parts, in input order, and their
     /// timelines (empty where none were asked for).
-    pub fn documents(&mut self) -> (Vec<AnalysedSnapshot>, Vec<Vec<Timeline>>) {
+    pub(crate) fn documents(&mut self) -> (Vec<AnalysedSnapshot>, Vec<Vec<Timeline>>) {
         std::mem::take(&mut self.done)
             .into_iter()
             .map(|a| {
@@ -44,20 +44,20 @@ impl Batch {
     }
 
     /// The batch's errors, then `more`.
-    pub fn outcome(mut self, more: impl IntoIterator<Item = Error>) -> Outcome {
+    pub(crate) fn outcome(mut self, more: impl IntoIterator<Item = Error>) -> Outcome {
         self.errors.extend(more);
         Outcome::from_errors(self.errors)
     }
 }
 
 /// Parse `--rules`, naming the flag on error.
-pub fn rules(spec: &str) -> Result<RuleSet, Outcome> {
+pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
     RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
 }
 
 /// Load and analyse one file; with `timeline_points`, the category
 /// timeline of every device comes from the same replay pass.
-pub fn analyse_one(
+pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
     top: usize,
@@ -82,7 +82,7 @@ pub fn analyse_one(
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub fn analyse_all(
+pub(crate) fn analyse_all(
     patterns: &[String],
     rules: &RuleSet,
     top: usize,

@@ -38,7 +38,7 @@ impl Gate {
 /// printed as `error: <error>`).
 #[derive(Debug)]
 pub struct Outcome {
-    pub gate: Gate,
+    pub(crate) gate: Gate,
     pub errors: Vec<Error>,
 }
 

@@ -11,12 +11,12 @@ use crate::snapshot::{Action, Format, Snapshot};
 /// Every inspected file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InspectDocument {
-    pub schema_version: u32,
-    pub snapshots: Vec<SnapshotInventory>,
+    pub(crate) schema_version: u32,
+    pub(crate) snapshots: Vec<SnapshotInventory>,
 }
 
 impl InspectDocument {
-    pub const SCHEMA_VERSION: u32 = 1;
+    pub(crate) const SCHEMA_VERSION: u32 = 1;
 
     pub fn new(snapshots: Vec<SnapshotInventory>) -> InspectDocument {
         InspectDocument {

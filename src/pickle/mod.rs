@@ -10,8 +10,8 @@ mod opcodes;
 mod reader;
 mod value;
 
-pub use decoder::{decode, decode_checked};
 pub(crate) use decoder::place;
+pub use decoder::{decode, decode_checked};
 pub use value::{Arena, Value};
 pub(crate) use value::{Obj, ObjId, StrId};
 

@@ -10,7 +10,10 @@ pub use crate::analysis::RuleSet;
 
 /// Read and validate the budget file and compile its rule set. Problems of
 /// both come together, sorted by position, as `check --validate` lists them.
-pub fn load_budget(path: &Path, check_globs: bool) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
+pub(crate) fn load_budget(
+    path: &Path,
+    check_globs: bool,
+) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
     with_rules(budget::validate_file(path, check_globs))
 }
 

@@ -30,7 +30,10 @@ pub enum Baselines {
 impl Baselines {
     /// Resolve a baseline path: a directory of summaries (or snapshots), a
     /// glob pattern, or one file.
-    pub fn resolve(spec: Option<&str>, key: Option<&Regex>) -> Result<Baselines, BaselineError> {
+    pub(crate) fn resolve(
+        spec: Option<&str>,
+        key: Option<&Regex>,
+    ) -> Result<Baselines, BaselineError> {
         let Some(spec) = spec else {
             return Ok(Baselines::None);
         };
@@ -77,7 +80,7 @@ impl Baselines {
 
     /// The baseline of the snapshot named `name`, or where it was looked
     /// for in vain (`None` when no baseline is configured).
-    pub fn for_key(&self, name: &str) -> Result<Option<&Path>, Lookup> {
+    pub(crate) fn for_key(&self, name: &str) -> Result<Option<&Path>, Lookup> {
         match self {
             Baselines::None => Ok(None),
             Baselines::Single(p) => Ok(Some(p)),
@@ -93,7 +96,7 @@ impl Baselines {
     }
 
     /// The entries (name, file) no snapshot in `names` claimed.
-    pub fn unclaimed<'a>(&'a self, names: &[&str]) -> Vec<(&'a str, &'a Path)> {
+    pub(crate) fn unclaimed<'a>(&'a self, names: &[&str]) -> Vec<(&'a str, &'a Path)> {
         match self {
             Baselines::ByKey { entries, .. } => entries
                 .iter()

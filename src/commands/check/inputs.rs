@@ -18,11 +18,11 @@ use crate::snapshot::LoadError;
 pub use super::baselines::Baselines;
 
 /// How many allocation sites each device keeps for the site diff.
-pub const TOP_SITES: usize = 50;
+pub(crate) const TOP_SITES: usize = 50;
 
 /// A snapshot's name: the `key` regex's first capture on the file name,
 /// else the file stem.
-pub fn key_of(path: &Path, key: Option<&Regex>) -> String {
+pub(crate) fn key_of(path: &Path, key: Option<&Regex>) -> String {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
@@ -39,17 +39,17 @@ pub fn key_of(path: &Path, key: Option<&Regex>) -> String {
 
 /// One snapshot to judge, with its unique name within the target.
 pub struct Planned {
-    pub name: String,
+    pub(crate) name: String,
     /// The name baselines are matched by (`name` without a `#2` suffix).
-    pub key: String,
-    pub path: PathBuf,
-    pub baseline: Option<PathBuf>,
+    pub(crate) key: String,
+    pub(crate) path: PathBuf,
+    pub(crate) baseline: Option<PathBuf>,
     /// Where the baseline was looked for in vain.
-    pub lookup: Option<Lookup>,
+    pub(crate) lookup: Option<Lookup>,
 }
 
 /// The snapshots of a target (`cli` overrides the target's patterns).
-pub fn plan(
+pub(crate) fn plan(
     target: &Target,
     cli: &[String],
     baselines: &Baselines,
@@ -93,7 +93,7 @@ pub fn plan(
 
 /// Figures of one file: a memgate summary is read, a snapshot analysed.
 /// A file read only as a baseline gets no snapshot-only hint in its error.
-pub fn figures(
+pub(crate) fn figures(
     path: &Path,
     rules: &RuleSet,
     as_snapshot: bool,

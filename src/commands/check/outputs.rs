@@ -19,7 +19,7 @@ pub enum Dest {
 }
 
 impl Dest {
-    pub fn new(path: &Path) -> Dest {
+    pub(crate) fn new(path: &Path) -> Dest {
         if path.as_os_str() == "-" {
             Dest::Stdout
         } else {
@@ -27,7 +27,7 @@ impl Dest {
         }
     }
 
-    pub fn file(&self) -> Option<&Path> {
+    pub(crate) fn file(&self) -> Option<&Path> {
         match self {
             Dest::Stdout => None,
             Dest::File(p) => Some(p),
@@ -37,7 +37,7 @@ impl Dest {
 
 /// Every problem with the destinations: a missing directory, a
 /// directory given as a file, stdout asked for twice.
-pub fn check(dests: &[(&str, &Dest)]) -> Vec<DestinationError> {
+pub(crate) fn check(dests: &[(&str, &Dest)]) -> Vec<DestinationError> {
     let mut errors = Vec::new();
     let to_stdout = dests.iter().filter(|(_, d)| **d == Dest::Stdout).count();
     if to_stdout > 1 {
@@ -118,7 +118,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Reports that would overwrite an input (budget file, snapshot, baseline):
 /// refused before anything is written.
-pub fn clash_with_inputs(dests: &[(&str, &Dest)], inputs: &[&Path]) -> Vec<DestinationError> {
+pub(crate) fn clash_with_inputs(
+    dests: &[(&str, &Dest)],
+    inputs: &[&Path],
+) -> Vec<DestinationError> {
     let mut errors = Vec::new();
     for (flag, d) in dests {
         let Some(p) = d.file() else { continue };
@@ -136,7 +139,10 @@ pub fn clash_with_inputs(dests: &[(&str, &Dest)], inputs: &[&Path]) -> Vec<Desti
 /// The destinations a report can still go to when the gate could not judge:
 /// each one that passes [`check`] alone, is no other report's file and would
 /// overwrite none of `inputs`. A bad path never stops the good ones.
-pub fn usable<'a>(dests: &[(&'a str, &'a Dest)], inputs: &[&Path]) -> Vec<(&'a str, &'a Dest)> {
+pub(crate) fn usable<'a>(
+    dests: &[(&'a str, &'a Dest)],
+    inputs: &[&Path],
+) -> Vec<(&'a str, &'a Dest)> {
     let shared = |i: usize, d: &Dest| {
         dests.iter().enumerate().any(|(j, (_, other))| {
             j != i
@@ -160,7 +166,7 @@ pub fn usable<'a>(dests: &[(&'a str, &'a Dest)], inputs: &[&Path]) -> Vec<(&'a s
 }
 
 /// Write a whole report.
-pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), OutputError> {
+pub(crate) fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), OutputError> {
     match dest {
         Dest::Stdout => stdout
             .write_all(text.as_bytes())
@@ -175,7 +181,7 @@ pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), Outp
 }
 
 /// Append to a file GitHub Actions reads (step summary, outputs).
-pub fn append(path: &Path, text: &str) -> Result<(), OutputError> {
+pub(crate) fn append(path: &Path, text: &str) -> Result<(), OutputError> {
     OpenOptions::new()
         .create(true)
         .append(true)
