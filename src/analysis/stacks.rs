@@ -10,7 +10,7 @@ use super::rules::RuleSet;
 const UNSET: u32 = u32::MAX;
 
 /// Site of a stack without any frame to name.
-pub const UNKNOWN_SITE: &str = "<unknown>";
+pub(crate) const UNKNOWN_SITE: &str = "<unknown>";
 
 /// Lazily filled category and site of every stack of one snapshot.
 pub(crate) struct StackInfo<'a> {
@@ -94,7 +94,7 @@ impl<'a> StackInfo<'a> {
 /// `function (file)` of the innermost frame that is user Python code;
 /// else the innermost Python frame; else `<unknown>`. Names are kept as the
 /// snapshot has them: renderers escape them for their sink.
-pub fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
+pub(crate) fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
     let python = || {
         frames
             .iter()

@@ -16,7 +16,7 @@ use crate::snapshot::LoadError;
 use super::Outcome;
 
 /// One analysed snapshot (the snapshot itself already dropped).
-pub struct Analysed {
+pub(crate) struct Analysed {
     pub(crate) path: PathBuf,
     pub(crate) warnings: Vec<String>,
     pub(crate) devices: Vec<DeviceReport>,
@@ -25,7 +25,7 @@ pub struct Analysed {
 }
 
 /// The files that could be analysed, and one error per file that could not.
-pub struct Batch {
+pub(crate) struct Batch {
     pub(crate) done: Vec<Analysed>,
     pub(crate) errors: Vec<Error>,
 }

@@ -15,7 +15,7 @@ use crate::error::{Error, OutputError};
 
 /// What `check`'s gate decided; the other commands pass when they finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// 0: every check passed (warnings allowed).
     Passed,
     /// 1: a budget or baseline regression.

@@ -59,7 +59,7 @@ pub struct ProfileDocument {
 }
 
 impl ProfileDocument {
-    pub(crate) const SCHEMA_VERSION: u32 = 1;
+    pub const SCHEMA_VERSION: u32 = 1;
 
     pub fn new(snapshots: Vec<AnalysedSnapshot>) -> ProfileDocument {
         ProfileDocument {

@@ -16,7 +16,7 @@ pub struct InspectDocument {
 }
 
 impl InspectDocument {
-    pub(crate) const SCHEMA_VERSION: u32 = 1;
+    pub const SCHEMA_VERSION: u32 = 1;
 
     pub fn new(snapshots: Vec<SnapshotInventory>) -> InspectDocument {
         InspectDocument {

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 /// Index of a container in the [`Arena`].
-pub type ObjId = u32;
+pub(crate) type ObjId = u32;
 /// Index of an interned string in the [`Arena`].
-pub type StrId = u32;
+pub(crate) type StrId = u32;
 
 /// One decoded value. Small and `Copy`: containers are referenced by id.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,7 +54,7 @@ impl Obj {
 
 /// Strings interned by content: a key written a million times is stored once.
 #[derive(Debug, Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     map: HashMap<Box<str>, StrId>,
     list: Vec<Box<str>>,
     /// The id returned last.

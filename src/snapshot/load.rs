@@ -52,7 +52,7 @@ impl LoadError {
 
 /// What a file looks like from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub(crate) enum FileKind {
     Pickle,
     Json,
     Empty,
@@ -128,7 +128,7 @@ fn head(file: &mut File) -> Result<Vec<u8>, std::io::Error> {
 
 /// What an input file holds.
 #[derive(Debug)]
-pub enum Content {
+pub(crate) enum Content {
     /// Boxed: a snapshot's model is many times the size of a JSON value.
     Snapshot(Box<Snapshot>),
     /// A JSON object declaring itself a memgate document (a top-level
@@ -156,7 +156,7 @@ impl Content {
 
 /// Size and hex SHA-256 of every byte of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDigest {
+pub(crate) struct FileDigest {
     pub(crate) size: u64,
     pub(crate) sha256: String,
 }

@@ -15,7 +15,7 @@ pub(crate) const EMPTY_STACK: StackId = 0;
 
 /// One `{filename, line, name}` frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub(crate) name: u32,
     pub(crate) filename: u32,
     pub(crate) line: i64,
@@ -23,7 +23,7 @@ pub struct Frame {
 
 /// What kind of file the snapshot came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// A pickle; `None` when the stream has no `PROTO` (protocol 0 or 1).
     Pickle {
         protocol: Option<u8>,
@@ -33,7 +33,7 @@ pub enum Format {
 
 /// The top-level shape of the snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// torch ≥ 2.0: `{segments, device_traces, …}`.
     Dict,
     /// torch 1.13 and `memory_snapshot()` output: a list of segments.
@@ -132,7 +132,7 @@ impl TraceEntry {
 
 /// State of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockState {
+pub(crate) enum BlockState {
     ActiveAllocated,
     /// `active_pending_free` (docstrings call it `active_awaiting_free`).
     ActivePendingFree,
@@ -141,7 +141,7 @@ pub enum BlockState {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Block {
+pub(crate) struct Block {
     pub(crate) address: u64,
     pub(crate) size: u64,
     pub(crate) requested_size: u64,

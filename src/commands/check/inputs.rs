@@ -38,7 +38,7 @@ pub(crate) fn key_of(path: &Path, key: Option<&Regex>) -> String {
 }
 
 /// One snapshot to judge, with its unique name within the target.
-pub struct Planned {
+pub(crate) struct Planned {
     pub(crate) name: String,
     /// The name baselines are matched by (`name` without a `#2` suffix).
     pub(crate) key: String,

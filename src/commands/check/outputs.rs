@@ -13,7 +13,7 @@ use crate::files;
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dest {
+pub(crate) enum Dest {
     Stdout,
     File(PathBuf),
 }
@@ -166,7 +166,7 @@ pub(crate) fn usable<'a>(
 }
 
 /// Write a whole report.
-pub(crate) fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), OutputError> {
+pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), OutputError> {
     match dest {
         Dest::Stdout => stdout
             .write_all(text.as_bytes())
