@@ -54,15 +54,13 @@ pub(crate) fn plan(
     cli: &[String],
     baselines: &Baselines,
 ) -> Result<Vec<Planned>, Vec<Error>> {
-    let expand = |patterns| {
-        input::expand(patterns, None)
-            .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())
-    };
-    let paths = if cli.is_empty() {
-        expand(&target.snapshots)?
+    let patterns = if cli.is_empty() {
+        &target.snapshots[..]
     } else {
-        expand(cli)?
+        cli
     };
+    let paths = input::expand(patterns, None)
+        .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())?;
     let mut seen: HashMap<String, usize> = HashMap::new();
     Ok(paths
         .into_iter()
