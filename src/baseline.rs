@@ -63,7 +63,7 @@ pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summar
 }
 
 /// The summary of an already analysed snapshot whose file has `digest`.
-pub fn summarize(
+pub(crate) fn summarize(
     path: &Path,
     snap: &Snapshot,
     digest: FileDigest,
@@ -96,31 +96,36 @@ pub fn summarize(
 
 /// Read a summary JSON written by `summarize`; a snapshot, another kind of
 /// JSON or another schema version is refused with a message naming the file.
-pub fn read_summary(path: &Path) -> Result<Summary, String> {
-    match snapshot::read_input(path).map_err(|e| e.to_string())? {
+pub fn read_summary(path: &Path) -> Result<Summary, LoadError> {
+    match snapshot::read_input(path)? {
         Content::Document(value) => Summary::from_document(path, value),
         Content::Snapshot(_) => Err(not_a_summary(path)),
     }
 }
 
-fn not_a_summary(path: &Path) -> String {
-    format!(
-        "{}: not a memgate summary (no \"kind\": {SUMMARY_KIND:?}); write one with \
-         `memgate summarize`",
-        path.display()
+fn not_a_summary(path: &Path) -> LoadError {
+    LoadError::new(
+        path,
+        format!(
+            "not a memgate summary (no \"kind\": {SUMMARY_KIND:?}); write one with \
+             `memgate summarize`"
+        ),
     )
 }
 
 impl Summary {
     /// The summary in a memgate document read from `path`; another kind of
     /// document or another schema version is refused, naming the file.
-    pub fn from_document(path: &Path, value: serde_json::Value) -> Result<Summary, String> {
-        let name = path.display();
+    pub(crate) fn from_document(
+        path: &Path,
+        value: serde_json::Value,
+    ) -> Result<Summary, LoadError> {
+        let refuse = |message: String| Err(LoadError::new(path, message));
         match value.get("kind").and_then(|k| k.as_str()) {
             Some(SUMMARY_KIND) => {}
             Some(other) => {
-                return Err(format!(
-                    "{name}: a {other:?} JSON, not a memgate summary (kind {SUMMARY_KIND:?})"
+                return refuse(format!(
+                    "a {other:?} JSON, not a memgate summary (kind {SUMMARY_KIND:?})"
                 ))
             }
             None => return Err(not_a_summary(path)),
@@ -128,13 +133,13 @@ impl Summary {
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => {
-                return Err(format!(
-                    "{name}: summary schema_version {v}, this memgate reads {SCHEMA_VERSION}; \
+                return refuse(format!(
+                    "summary schema_version {v}, this memgate reads {SCHEMA_VERSION}; \
                      regenerate it with `memgate summarize`"
                 ))
             }
-            None => return Err(format!("{name}: summary without a schema_version")),
+            None => return refuse("summary without a schema_version".into()),
         }
-        serde_json::from_value(value).map_err(|e| format!("{name}: malformed summary: {e}"))
+        serde_json::from_value(value).or_else(|e| refuse(format!("malformed summary: {e}")))
     }
 }

@@ -7,10 +7,20 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use thiserror::Error;
 
 use crate::baseline::Summary;
 use crate::snapshot::{self, Content, LoadError, Snapshot};
-use crate::walk;
+use crate::walk::{self, WalkError};
+
+/// Why the input arguments could not be expanded into files.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum InputError {
+    #[error("{pattern}: the pattern matches no file")]
+    NoMatch { pattern: String },
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+}
 
 /// What an input file holds.
 #[derive(Debug)]
@@ -24,18 +34,18 @@ pub enum Input {
 /// Read a snapshot or a summary, opening the file once; which it is comes
 /// from the content (a JSON summary is known by its keys, in any order).
 /// Errors name the file, and say what may make a snapshot unreadable.
-pub fn read(path: &Path) -> Result<Input, String> {
-    read_as(path, LoadError::as_snapshot)
+pub fn read(path: &Path) -> Result<Input, LoadError> {
+    read_as(path, LoadError::of_snapshot)
 }
 
 /// [`read`] of a file used only as a baseline: its errors get no hint that
 /// fits snapshots alone.
-pub fn read_baseline(path: &Path) -> Result<Input, String> {
+pub(crate) fn read_baseline(path: &Path) -> Result<Input, LoadError> {
     read_as(path, |e| e)
 }
 
-fn read_as(path: &Path, role: impl Fn(LoadError) -> LoadError) -> Result<Input, String> {
-    match snapshot::read_input(path).map_err(|e| role(e).to_string())? {
+fn read_as(path: &Path, role: impl Fn(LoadError) -> LoadError) -> Result<Input, LoadError> {
+    match snapshot::read_input(path).map_err(role)? {
         Content::Snapshot(s) => Ok(Input::Snapshot(s)),
         Content::Document(v) => {
             Summary::from_document(path, v).map(|s| Input::Summary(Box::new(s)))
@@ -52,7 +62,10 @@ fn is_pattern(s: &str) -> bool {
 /// A literal path is kept as given (a missing file is reported when it is
 /// read); a pattern that matches nothing, a directory it cannot list and a
 /// name that is not UTF-8 are errors ([`walk`]). Each file is listed once.
-pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, Vec<String>> {
+pub(crate) fn expand(
+    patterns: &[String],
+    base: Option<&Path>,
+) -> Result<Vec<PathBuf>, Vec<InputError>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in patterns {
@@ -68,11 +81,11 @@ pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, 
         match walk::expand_pattern(&text) {
             Ok(matched) => {
                 if matched.is_empty() {
-                    errors.push(format!("{p}: the pattern matches no file"));
+                    errors.push(InputError::NoMatch { pattern: p.clone() });
                 }
                 out.extend(matched);
             }
-            Err(e) => errors.extend(e),
+            Err(e) => errors.extend(e.into_iter().map(InputError::from)),
         }
     }
     // The same file reached by two patterns (or a pattern and a literal
@@ -90,6 +103,6 @@ pub fn expand(patterns: &[String], base: Option<&Path>) -> Result<Vec<PathBuf>, 
 }
 
 /// Apply `f` to every path on the thread pool, keeping the input order.
-pub fn par_map<T: Send>(paths: &[PathBuf], f: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+pub(crate) fn par_map<T: Send>(paths: &[PathBuf], f: impl Fn(&Path) -> T + Sync) -> Vec<T> {
     paths.par_iter().map(|p| f(p)).collect()
 }

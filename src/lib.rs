@@ -6,16 +6,17 @@
 
 pub mod analysis;
 pub mod baseline;
-pub mod budget;
+pub(crate) mod budget;
 pub mod commands;
-pub mod compare;
+pub(crate) mod compare;
 pub mod document;
-pub mod files;
+pub mod error;
+pub(crate) mod files;
 pub mod input;
 pub mod pickle;
-pub mod prefault;
+pub(crate) mod prefault;
 pub mod report;
 pub mod snapshot;
-pub mod units;
-pub mod vocab;
-pub mod walk;
+pub(crate) mod units;
+pub(crate) mod vocab;
+pub(crate) mod walk;

@@ -34,7 +34,11 @@ fn main() -> ExitCode {
     let mut err = stderr.lock();
     for e in &outcome.errors {
         // One line each, whatever a file name or message holds.
-        let _ = writeln!(err, "error: {}", memgate::report::escape::terminal(e));
+        let _ = writeln!(
+            err,
+            "error: {}",
+            memgate::report::escape::terminal(&e.to_string())
+        );
     }
-    ExitCode::from(outcome.status.code())
+    ExitCode::from(outcome.exit_code())
 }

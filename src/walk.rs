@@ -10,6 +10,24 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use glob::{MatchOptions, Pattern};
+use thiserror::Error;
+
+/// Why a pattern could not be expanded; each names the pattern.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum WalkError {
+    #[error("{pattern}: not valid UTF-8")]
+    NotUtf8Pattern { pattern: String },
+    #[error("{pattern}: not a valid pattern: {message}")]
+    BadPattern { pattern: String, message: String },
+    #[error("{pattern}: cannot list {dir} while expanding it: {message}")]
+    CannotList {
+        pattern: String,
+        dir: String,
+        message: String,
+    },
+    #[error("{pattern}: {name} is not a UTF-8 name; rename it or name it without a pattern")]
+    NotUtf8Name { pattern: String, name: String },
+}
 
 /// One component of a pattern.
 enum Part {
@@ -31,22 +49,24 @@ const OPTIONS: MatchOptions = MatchOptions {
 };
 
 /// Split a pattern into the directory it starts from and its parts.
-fn parse(pattern: &str) -> Result<(PathBuf, Vec<Part>), String> {
+fn parse(pattern: &str) -> Result<(PathBuf, Vec<Part>), WalkError> {
     let mut root = PathBuf::new();
     let mut parts = Vec::new();
     for c in Path::new(pattern).components() {
         match c {
             Component::Normal(os) => {
-                let s = os
-                    .to_str()
-                    .ok_or_else(|| format!("{pattern}: not valid UTF-8"))?;
+                let s = os.to_str().ok_or_else(|| WalkError::NotUtf8Pattern {
+                    pattern: pattern.into(),
+                })?;
                 if parts.is_empty() && !is_pattern(s) {
                     root.push(s);
                 } else if s == "**" {
                     parts.push(Part::AnyDirs);
                 } else if is_pattern(s) {
-                    let p = Pattern::new(s)
-                        .map_err(|e| format!("{pattern}: not a valid pattern: {e}"))?;
+                    let p = Pattern::new(s).map_err(|e| WalkError::BadPattern {
+                        pattern: pattern.into(),
+                        message: e.to_string(),
+                    })?;
                     parts.push(Part::Glob(p));
                 } else {
                     parts.push(Part::Name(s.to_string()));
@@ -67,10 +87,18 @@ struct Walk<'a> {
     /// Files listed so far, by (device, inode).
     seen_files: HashSet<(u64, u64)>,
     found: Vec<PathBuf>,
-    errors: Vec<String>,
+    errors: Vec<WalkError>,
 }
 
 impl Walk<'_> {
+    fn cannot_list(&self, dir: &Path, e: &std::io::Error) -> WalkError {
+        WalkError::CannotList {
+            pattern: self.pattern.into(),
+            dir: dir.display().to_string(),
+            message: e.to_string(),
+        }
+    }
+
     /// Names in `dir`, sorted; an unlistable directory or a non-UTF-8 name
     /// is an error.
     fn list(&mut self, dir: &Path) -> Vec<(String, PathBuf)> {
@@ -84,11 +112,7 @@ impl Walk<'_> {
             // A directory that is not there holds no match (like a shell).
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => {
-                self.errors.push(format!(
-                    "{}: cannot list {} while expanding it: {e}",
-                    self.pattern,
-                    shown.display()
-                ));
+                self.errors.push(self.cannot_list(shown, &e));
                 return Vec::new();
             }
         };
@@ -97,17 +121,15 @@ impl Walk<'_> {
             match entry {
                 Ok(e) => match e.file_name().into_string() {
                     Ok(name) => out.push((name, e.path())),
-                    Err(os) => self.errors.push(format!(
-                        "{}: {} is not a UTF-8 name; rename it or name it without a pattern",
-                        self.pattern,
-                        dir.join(os).display()
-                    )),
+                    Err(os) => self.errors.push(WalkError::NotUtf8Name {
+                        pattern: self.pattern.into(),
+                        name: dir.join(os).display().to_string(),
+                    }),
                 },
-                Err(e) => self.errors.push(format!(
-                    "{}: cannot list {} while expanding it: {e}",
-                    self.pattern,
-                    shown.display()
-                )),
+                Err(e) => {
+                    let e = self.cannot_list(shown, &e);
+                    self.errors.push(e)
+                }
             }
         }
         out.sort();
@@ -179,7 +201,7 @@ impl Walk<'_> {
 
 /// The files one pattern matches, sorted by path, each file once; the
 /// errors name every directory or name that could not be read.
-pub fn expand_pattern(pattern: &str) -> Result<Vec<PathBuf>, Vec<String>> {
+pub fn expand_pattern(pattern: &str) -> Result<Vec<PathBuf>, Vec<WalkError>> {
     let (root, parts) = parse(pattern).map_err(|e| vec![e])?;
     let mut w = Walk {
         pattern,
@@ -252,8 +274,14 @@ mod tests {
         std::fs::write(&bad, b"x").unwrap();
         let errors = expand_pattern(&format!("{}/*.pickle", d.path().display())).unwrap_err();
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].contains("rank\u{fffd}.pickle"), "{errors:?}");
-        assert!(errors[0].contains("not a UTF-8 name"), "{errors:?}");
+        assert!(
+            errors[0].to_string().contains("rank\u{fffd}.pickle"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[0].to_string().contains("not a UTF-8 name"),
+            "{errors:?}"
+        );
     }
 
     #[test]
@@ -272,7 +300,11 @@ mod tests {
         touch(&file);
         assert!(w.list(&file).is_empty());
         assert_eq!(w.errors.len(), 1);
-        assert!(w.errors[0].contains("cannot list"), "{:?}", w.errors);
+        assert!(
+            w.errors[0].to_string().contains("cannot list"),
+            "{:?}",
+            w.errors
+        );
         assert!(w.list(&d.path().join("gone")).is_empty());
         assert_eq!(
             w.errors.len(),

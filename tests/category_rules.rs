@@ -372,7 +372,9 @@ fn rules_from_spec_accept_default_mosaic_and_refuse_a_missing_file() {
         RuleSet::from_spec("mosaic").unwrap().categories()[0],
         "FSDP"
     );
-    let e = RuleSet::from_spec("/no/such/rules.toml").unwrap_err();
+    let e = RuleSet::from_spec("/no/such/rules.toml")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("cannot read"), "{e}");
 }
 

@@ -294,7 +294,9 @@ fn read_summary_refuses_other_json_and_other_schema_versions() {
         r#"{"schema_version": 1, "kind": "memgate-verdict"}"#,
     )
     .unwrap();
-    let e = memgate::baseline::read_summary(&other).unwrap_err();
+    let e = memgate::baseline::read_summary(&other)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a memgate summary"), "{e}");
     let future = dir.path().join("future.json");
     std::fs::write(
@@ -302,7 +304,9 @@ fn read_summary_refuses_other_json_and_other_schema_versions() {
         r#"{"schema_version": 9, "kind": "memgate-summary"}"#,
     )
     .unwrap();
-    let e = memgate::baseline::read_summary(&future).unwrap_err();
+    let e = memgate::baseline::read_summary(&future)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("schema_version 9"), "{e}");
     let snapshot = dir.path().join("snap.json");
     std::fs::write(&snapshot, r#"{"segments": [], "device_traces": []}"#).unwrap();

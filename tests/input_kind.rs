@@ -142,7 +142,7 @@ fn an_input_that_is_neither_names_the_file_in_its_error() {
         (dir.path().join("missing.json"), "no such file"),
     ];
     for (path, what) in cases {
-        let e = input::read(&path).unwrap_err();
+        let e = input::read(&path).unwrap_err().to_string();
         let name = path.display().to_string();
         assert!(e.starts_with(&format!("{name}: ")), "{e}");
         assert!(e.contains(what), "{e}");

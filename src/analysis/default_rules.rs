@@ -25,9 +25,9 @@ pub(crate) const DEFAULT_CATEGORIES: [&str; 7] = [
 /// (case-insensitive regexes, unanchored unless they say so).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DefaultRow {
-    pub category: &'static str,
-    pub name: Option<&'static str>,
-    pub file: Option<&'static str>,
+    pub(crate) category: &'static str,
+    pub(crate) name: Option<&'static str>,
+    pub(crate) file: Option<&'static str>,
 }
 
 const fn name(category: &'static str, pattern: &'static str) -> DefaultRow {

@@ -12,12 +12,12 @@ use super::types::{DeviceReport, Figure};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Delta {
-    pub id: String,
-    pub base: u64,
-    pub new: u64,
-    pub delta: i128,
+    pub(crate) id: String,
+    pub(crate) base: u64,
+    pub(crate) new: u64,
+    pub(crate) delta: i128,
     /// `None` when the base is 0.
-    pub percent: Option<f64>,
+    pub(crate) percent: Option<f64>,
 }
 
 impl Delta {
@@ -44,7 +44,7 @@ pub enum SiteChangeKind {
 }
 
 impl SiteChangeKind {
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             SiteChangeKind::Grew => "grew",
             SiteChangeKind::Shrank => "shrank",
@@ -78,7 +78,7 @@ pub struct DeviceDiff {
 }
 
 /// Compare two analyses device by device (by ordinal).
-pub fn diff_reports(base: &[DeviceReport], new: &[DeviceReport]) -> Vec<DeviceDiff> {
+pub(crate) fn diff_reports(base: &[DeviceReport], new: &[DeviceReport]) -> Vec<DeviceDiff> {
     let mut ids: Vec<u32> = base.iter().chain(new).map(|d| d.device).collect();
     ids.sort_unstable();
     ids.dedup();

@@ -6,9 +6,9 @@ pub mod diff;
 mod replay;
 #[cfg(test)]
 mod replay_tests;
-pub mod rules;
+pub(crate) mod rules;
 mod stacks;
-pub mod timeline;
+pub(crate) mod timeline;
 mod types;
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,8 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::snapshot::{Device, Segment, Snapshot, StackId};
 use crate::units::counted;
 
-pub use rules::RuleSet;
-pub use stacks::{site_of, UNKNOWN_SITE};
+pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
 

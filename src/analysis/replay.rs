@@ -22,17 +22,17 @@ use super::types::{Figures, PeakEntry};
 /// (`freed_at`) or still an `active_allocated` block at the end (`None`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PreLive {
-    pub freed_at: Option<usize>,
-    pub size: u64,
-    pub stack: StackId,
+    pub(crate) freed_at: Option<usize>,
+    pub(crate) size: u64,
+    pub(crate) stack: StackId,
 }
 
 /// A live allocation: the latest `alloc` at its address.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Live {
-    pub size: u64,
-    pub stack: StackId,
-    pub index: usize,
+    pub(crate) size: u64,
+    pub(crate) stack: StackId,
+    pub(crate) index: usize,
 }
 
 /// Entries from an `alloc` up to the one that ended it: the `free_completed`
@@ -59,26 +59,26 @@ struct Open {
 /// Everything the replay of one device finds.
 #[derive(Debug, Clone)]
 pub(crate) struct DeviceReplay {
-    pub figures: Figures,
-    pub peak_entry: PeakEntry,
+    pub(crate) figures: Figures,
+    pub(crate) peak_entry: PeakEntry,
     /// Whether the allocated peak is the state before the first entry.
-    pub allocated_peak_at_start: bool,
-    pub complete: bool,
-    pub pre: Vec<PreLive>,
-    pub cats_at_allocated: Vec<u64>,
-    pub cats_at_dynamic: Vec<u64>,
-    pub cat_peaks: Vec<u64>,
+    pub(crate) allocated_peak_at_start: bool,
+    pub(crate) complete: bool,
+    pub(crate) pre: Vec<PreLive>,
+    pub(crate) cats_at_allocated: Vec<u64>,
+    pub(crate) cats_at_dynamic: Vec<u64>,
+    pub(crate) cat_peaks: Vec<u64>,
     /// How many times `time_us` goes down from one timed entry to the next.
-    pub time_backwards: usize,
+    pub(crate) time_backwards: usize,
     /// The downsampled category timeline, when the replay was asked for one.
-    pub timeline: Option<Vec<TimelinePoint>>,
+    pub(crate) timeline: Option<Vec<TimelinePoint>>,
     lifetimes: Vec<Lifetime>,
 }
 
 impl DeviceReplay {
     /// The allocations live after entry `upto` (none when `None`): each
     /// address holds its latest `alloc` until a `free_completed` removes it.
-    pub fn live_after<'a>(
+    pub(crate) fn live_after<'a>(
         &'a self,
         trace: &'a [TraceEntry],
         upto: Option<usize>,

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use regex::{Regex, RegexBuilder};
+use thiserror::Error;
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
 use crate::files;
@@ -35,6 +36,12 @@ struct CompiledRow {
     name: Option<Regex>,
     file: Option<Regex>,
 }
+
+/// Why a rules file could not be read or compiled: every problem, one a
+/// line, each naming the file (and where it can, the line and column).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{0}")]
+pub struct RulesError(String);
 
 /// A set of category rules; classify a call stack with [`RuleSet::classify`].
 #[derive(Debug, Clone)]
@@ -154,17 +161,17 @@ impl RuleSet {
 
     /// `"default"`, `"mosaic"`, or a TOML file whose `[categories]` table
     /// (`name = "regex"`, file order) adds custom rules over the default set.
-    pub fn from_spec(spec: &str) -> Result<RuleSet, String> {
+    pub fn from_spec(spec: &str) -> Result<RuleSet, RulesError> {
         let Ok(rules) = spec.parse::<Rules>();
         RuleSet::load(&rules)
     }
 
     /// The rule set `rules` names; a file is read and compiled.
-    pub fn load(rules: &Rules) -> Result<RuleSet, String> {
+    pub fn load(rules: &Rules) -> Result<RuleSet, RulesError> {
         match rules {
             Rules::Default => Ok(RuleSet::builtin_default()),
             Rules::Mosaic => Ok(RuleSet::mosaic()),
-            Rules::File(path) => RuleSet::from_file(path),
+            Rules::File(path) => RuleSet::from_file(path).map_err(RulesError),
         }
     }
 
@@ -238,7 +245,7 @@ impl RuleSet {
     }
 
     /// Category index of a stack given as (name, filename) pairs, innermost first.
-    pub fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
+    pub(crate) fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
         for (cat, rx) in &self.custom {
             if frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)) {
                 return *cat;
@@ -301,7 +308,7 @@ fn mosaic_category(frames: &[(&str, &str)]) -> Option<&'static str> {
 }
 
 /// The default table as text, for `memgate profile --print-rules`.
-pub fn print_default_rules() -> String {
+pub(crate) fn print_default_rules() -> String {
     let mut out = String::from(
         "# memgate default category rules (SPEC §4)\n\
          # Frames are scanned innermost first; for each frame the rows are tried in\n\

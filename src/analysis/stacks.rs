@@ -10,7 +10,7 @@ use super::rules::RuleSet;
 const UNSET: u32 = u32::MAX;
 
 /// Site of a stack without any frame to name.
-pub const UNKNOWN_SITE: &str = "<unknown>";
+pub(crate) const UNKNOWN_SITE: &str = "<unknown>";
 
 /// Lazily filled category and site of every stack of one snapshot.
 pub(crate) struct StackInfo<'a> {
@@ -35,7 +35,7 @@ fn in_torch(file: &str) -> bool {
 }
 
 impl<'a> StackInfo<'a> {
-    pub fn new(snap: &'a Snapshot, rules: &'a RuleSet) -> StackInfo<'a> {
+    pub(crate) fn new(snap: &'a Snapshot, rules: &'a RuleSet) -> StackInfo<'a> {
         let n = snap.stack_count();
         StackInfo {
             snap,
@@ -47,16 +47,16 @@ impl<'a> StackInfo<'a> {
         }
     }
 
-    pub fn rules_categories(&self) -> &[String] {
+    pub(crate) fn rules_categories(&self) -> &[String] {
         self.rules.categories()
     }
 
-    pub fn rules_source(&self) -> &str {
+    pub(crate) fn rules_source(&self) -> &str {
         self.rules.source()
     }
 
     /// Category index (into `rules.categories()`) of a stack.
-    pub fn category(&mut self, stack: StackId) -> usize {
+    pub(crate) fn category(&mut self, stack: StackId) -> usize {
         let slot = &mut self.category[stack as usize];
         if *slot == UNSET {
             let snap = self.snap;
@@ -71,7 +71,7 @@ impl<'a> StackInfo<'a> {
     }
 
     /// Site id of a stack; its name is [`StackInfo::site_name`].
-    pub fn site(&mut self, stack: StackId) -> u32 {
+    pub(crate) fn site(&mut self, stack: StackId) -> u32 {
         let cached = self.site[stack as usize];
         if cached != UNSET {
             return cached;
@@ -86,7 +86,7 @@ impl<'a> StackInfo<'a> {
         id
     }
 
-    pub fn site_name(&self, id: u32) -> &str {
+    pub(crate) fn site_name(&self, id: u32) -> &str {
         &self.site_names[id as usize]
     }
 }
@@ -94,7 +94,7 @@ impl<'a> StackInfo<'a> {
 /// `function (file)` of the innermost frame that is user Python code;
 /// else the innermost Python frame; else `<unknown>`. Names are kept as the
 /// snapshot has them: renderers escape them for their sink.
-pub fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
+pub(crate) fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
     let python = || {
         frames
             .iter()

@@ -42,7 +42,7 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    pub fn new(trace_len: usize, max_points: usize, ncat: usize) -> Sampler {
+    pub(crate) fn new(trace_len: usize, max_points: usize, ncat: usize) -> Sampler {
         Sampler {
             bucket: trace_len.div_ceil(max_points.max(1)).max(1),
             len: trace_len,
@@ -54,7 +54,7 @@ impl Sampler {
 
     /// The state after entry `i`: `total` allocated bytes, split by category
     /// in `cats`.
-    pub fn see(&mut self, i: usize, time_us: Option<i64>, total: i128, cats: &[i64]) {
+    pub(crate) fn see(&mut self, i: usize, time_us: Option<i64>, total: i128, cats: &[i64]) {
         if self.best.is_none_or(|(t, _, _)| total > t) {
             self.best = Some((total, i, time_us));
             self.at_best.copy_from_slice(cats);
@@ -72,7 +72,7 @@ impl Sampler {
 
     /// The samples, the state before the first entry first, with `start`
     /// (bytes per category live before recording) added.
-    pub fn finish(self, start: &[i64]) -> Vec<TimelinePoint> {
+    pub(crate) fn finish(self, start: &[i64]) -> Vec<TimelinePoint> {
         let point = |entry: Option<usize>, time_us, relative: &[i64]| TimelinePoint {
             entry: entry.map(|i| i as u64),
             time_us,

@@ -33,11 +33,13 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::units::{Bytes, Percent};
-use crate::vocab::{Figure, Unit};
+use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
-pub use validate::{load, parse, validate, validate_file, ConfigError, Validated};
+#[cfg(test)]
+pub(crate) use validate::{parse, validate};
+pub use validate::{validate_file, ConfigError, Validated};
 pub(crate) use values::last_line;
 
 /// Tolerance when neither `[defaults]` nor the target sets one.
@@ -81,13 +83,6 @@ pub enum Amount {
 }
 
 impl Amount {
-    pub fn unit(self) -> Unit {
-        match self {
-            Amount::Bytes(_) => Unit::Bytes,
-            Amount::Count(_) => Unit::Count,
-        }
-    }
-
     /// The number in the amount's own unit, as figures are measured.
     pub fn raw(self) -> u64 {
         match self {
@@ -152,7 +147,6 @@ pub struct Budget {
     pub file: String,
     pub tolerance: Tolerance,
     pub noise_floor: Bytes,
-    pub noise_floor_loc: Option<Loc>,
     /// `defaults.rules`, a file's path resolved; compiled by `check`.
     pub rules: Rules,
     /// Where `defaults.rules` is written; `None` for the default.
@@ -160,8 +154,6 @@ pub struct Budget {
     /// `defaults.figures`: the figures judged when a target neither budgets
     /// nor tolerates them, in report order.
     pub figures: Vec<Figure>,
-    /// Where `defaults.figures` is written; `None` for the default.
-    pub figures_loc: Option<Loc>,
     /// Custom category rules in file order: name, regex.
     pub categories: Vec<(String, Regex)>,
     pub targets: Vec<Target>,

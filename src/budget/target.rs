@@ -160,7 +160,7 @@ impl Validator<'_> {
                     ),
                     Err(e) => {
                         for e in e {
-                            let msg = e.replace(&full, &p);
+                            let msg = e.to_string().replace(&full, &p);
                             self.err(
                                 leaf.span(),
                                 "target.snapshots",

@@ -32,6 +32,8 @@ impl fmt::Display for ConfigError {
     }
 }
 
+impl std::error::Error for ConfigError {}
+
 /// A budget file validated as far as it goes: the budget built from what
 /// was valid, and every problem (sorted by position once validation ran).
 /// No budget when the file could not be read or parsed, or a table has
@@ -49,33 +51,27 @@ impl Validated {
             errors,
         }
     }
-
-    pub fn into_result(self) -> Result<Budget, Vec<ConfigError>> {
-        match self.budget {
-            Some(b) if self.errors.is_empty() => Ok(b),
-            _ => Err(self.errors),
-        }
-    }
 }
 
-/// Read and validate a budget file. `check_globs`: also require every
-/// target's snapshot pattern to match a file (off when the command line
-/// names the snapshots).
-pub fn load(path: &Path, check_globs: bool) -> Result<Budget, Vec<ConfigError>> {
-    validate_file(path, check_globs).into_result()
-}
-
-/// Validate budget text; `dir` is what relative paths are relative to.
-pub fn parse(
+/// Validate budget text into a budget or every problem; the unit tests'
+/// way in (`dir` is what relative paths are relative to).
+#[cfg(test)]
+pub(crate) fn parse(
     text: &str,
     file: &str,
     dir: &Path,
     check_globs: bool,
 ) -> Result<Budget, Vec<ConfigError>> {
-    validate(text, file, dir, check_globs).into_result()
+    let Validated { budget, errors } = validate(text, file, dir, check_globs);
+    match budget {
+        Some(b) if errors.is_empty() => Ok(b),
+        _ => Err(errors),
+    }
 }
 
-/// [`load`], keeping what was valid beside the errors. The file is read
+/// Read and validate a budget file, keeping what was valid beside the
+/// errors. `check_globs`: also require every target's snapshot pattern to
+/// match a file (off when the command line names the snapshots). The file is read
 /// under [`files::TEXT_CAP`], and anything but a regular file (a FIFO,
 /// a device) is refused before a byte is read.
 pub fn validate_file(path: &Path, check_globs: bool) -> Validated {
@@ -230,13 +226,13 @@ impl Validator<'_> {
             level: Level::Fail,
             loc: None,
         };
-        let mut noise_floor = (DEFAULT_NOISE_FLOOR, None);
+        let mut noise_floor = DEFAULT_NOISE_FLOOR;
         let mut rules = (Rules::Default, None);
-        let mut figures = (Budget::default_figures(), None);
+        let mut figures = Budget::default_figures();
         if let Some(d) = &raw.defaults {
             if let Some(list) = &d.figures {
                 if let Some(f) = self.figure_list(list, "defaults.figures") {
-                    figures = (f, Some(self.loc(list.whole.span())));
+                    figures = f;
                 }
             }
             if let Some(t) = &d.tolerance {
@@ -246,7 +242,7 @@ impl Validator<'_> {
             }
             if let Some(n) = &d.noise_floor {
                 if let Some(b) = self.size(n, "defaults.noise-floor") {
-                    noise_floor = (Bytes(b), Some(self.loc(n.span())));
+                    noise_floor = Bytes(b);
                 }
             }
             if let Some(r) = &d.rules {
@@ -281,12 +277,10 @@ impl Validator<'_> {
         Budget {
             file: self.file.to_string(),
             tolerance,
-            noise_floor: noise_floor.0,
-            noise_floor_loc: noise_floor.1,
+            noise_floor,
             rules: rules.0,
             rules_loc: rules.1,
-            figures: figures.0,
-            figures_loc: figures.1,
+            figures,
             categories,
             targets,
             category_keys: std::mem::take(&mut self.category_keys),

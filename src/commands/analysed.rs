@@ -10,27 +10,30 @@ use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
 
-use super::{Outcome, Status};
+use crate::error::{Error, UsageError};
+use crate::snapshot::LoadError;
+
+use super::Outcome;
 
 /// One analysed snapshot (the snapshot itself already dropped).
-pub struct Analysed {
-    pub path: PathBuf,
-    pub warnings: Vec<String>,
-    pub devices: Vec<DeviceReport>,
+pub(crate) struct Analysed {
+    pub(crate) path: PathBuf,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) devices: Vec<DeviceReport>,
     /// One per device, when timelines were asked for.
-    pub timelines: Option<Vec<Timeline>>,
+    pub(crate) timelines: Option<Vec<Timeline>>,
 }
 
-/// The files that could be analysed, and one error line per file that could not.
-pub struct Batch {
-    pub done: Vec<Analysed>,
-    pub errors: Vec<String>,
+/// The files that could be analysed, and one error per file that could not.
+pub(crate) struct Batch {
+    pub(crate) done: Vec<Analysed>,
+    pub(crate) errors: Vec<Error>,
 }
 
 impl Batch {
     /// The analysed files as document parts, in input order, and their
     /// timelines (empty where none were asked for).
-    pub fn documents(&mut self) -> (Vec<AnalysedSnapshot>, Vec<Vec<Timeline>>) {
+    pub(crate) fn documents(&mut self) -> (Vec<AnalysedSnapshot>, Vec<Vec<Timeline>>) {
         std::mem::take(&mut self.done)
             .into_iter()
             .map(|a| {
@@ -40,34 +43,27 @@ impl Batch {
             .unzip()
     }
 
-    /// Ok when every file was read, could-not-judge otherwise.
-    pub fn outcome(mut self, mut more: Vec<String>) -> Outcome {
-        self.errors.append(&mut more);
-        Outcome {
-            status: if self.errors.is_empty() {
-                Status::Ok
-            } else {
-                Status::CouldNotJudge
-            },
-            errors: self.errors,
-        }
+    /// The batch's errors, then `more`.
+    pub(crate) fn outcome(mut self, more: impl IntoIterator<Item = Error>) -> Outcome {
+        self.errors.extend(more);
+        Outcome::from_errors(self.errors)
     }
 }
 
 /// Parse `--rules`, naming the flag on error.
-pub fn rules(spec: &str) -> Result<RuleSet, Outcome> {
-    RuleSet::from_spec(spec).map_err(|e| Outcome::errors(vec![format!("--rules: {e}")]))
+pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
+    RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
 }
 
 /// Load and analyse one file; with `timeline_points`, the category
 /// timeline of every device comes from the same replay pass.
-pub fn analyse_one(
+pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
     top: usize,
     timeline_points: Option<usize>,
-) -> Result<Analysed, String> {
-    let snap = snapshot::load(path).map_err(|e| e.to_string())?;
+) -> Result<Analysed, LoadError> {
+    let snap = snapshot::load(path)?;
     let (devices, timelines) = match timeline_points {
         None => (analyze(&snap, rules, top), None),
         Some(n) => {
@@ -86,7 +82,7 @@ pub fn analyse_one(
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub fn analyse_all(
+pub(crate) fn analyse_all(
     patterns: &[String],
     rules: &RuleSet,
     top: usize,
@@ -97,7 +93,7 @@ pub fn analyse_all(
         Err(errors) => {
             return Batch {
                 done: Vec::new(),
-                errors,
+                errors: errors.into_iter().map(Error::from).collect(),
             }
         }
     };
@@ -108,7 +104,7 @@ pub fn analyse_all(
     for r in input::par_map(&paths, |p| analyse_one(p, rules, top, timeline_points)) {
         match r {
             Ok(a) => batch.done.push(a),
-            Err(e) => batch.errors.push(e),
+            Err(e) => batch.errors.push(e.into()),
         }
     }
     batch

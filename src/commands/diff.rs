@@ -10,6 +10,8 @@ use crate::document::DiffDocument;
 use crate::input::{self, Input};
 use crate::report::{diff, document_json};
 
+use crate::snapshot::LoadError;
+
 use super::analysed::rules;
 use super::{Outcome, OutputFormat};
 
@@ -23,7 +25,7 @@ pub struct DiffOptions {
 
 /// Device reports of a summary JSON or a snapshot (all sites kept), the
 /// file read once; `true` when it was a summary.
-fn reports(path: &Path, rules: &RuleSet) -> Result<(Vec<DeviceReport>, bool), String> {
+fn reports(path: &Path, rules: &RuleSet) -> Result<(Vec<DeviceReport>, bool), LoadError> {
     match input::read(path)? {
         Input::Summary(s) => Ok((s.devices, true)),
         Input::Snapshot(snap) => Ok((analyze(&snap, rules, usize::MAX), false)),
@@ -42,7 +44,8 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
     let ((mut base, base_is_summary), (mut new, new_is_summary)) = match (base, new) {
         (Ok(b), Ok(n)) => (b, n),
         (b, n) => {
-            return Outcome::errors(b.err().into_iter().chain(n.err()).collect());
+            let errors = b.err().into_iter().chain(n.err());
+            return Outcome::from_errors(errors.map(Into::into).collect());
         }
     };
     // A summary keeps only its top sites; cut a snapshot's list to the same
@@ -65,6 +68,6 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
     };
     match written {
         Ok(()) => Outcome::ok(),
-        Err(e) => Outcome::from_errors(super::write_error(&e)),
+        Err(e) => Outcome::from_errors(super::write_error(e).into_iter().collect()),
     }
 }

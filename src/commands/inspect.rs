@@ -16,7 +16,7 @@ pub struct InspectOptions {
 pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
     let paths = match input::expand(&opts.snapshots, None) {
         Ok(p) => p,
-        Err(errors) => return Outcome::errors(errors),
+        Err(errors) => return Outcome::from_errors(errors.into_iter().map(Into::into).collect()),
     };
     let results = input::par_map(&paths, |p| {
         snapshot::load(p).map(|s| SnapshotInventory::of(p, &s))
@@ -26,7 +26,7 @@ pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
     for r in results {
         match r {
             Ok(v) => inventories.push(v),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e.into()),
         }
     }
     let doc = InspectDocument::new(inventories);
@@ -35,7 +35,7 @@ pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
         OutputFormat::Text => inspect::text(out, &doc),
     };
     if let Err(e) = written {
-        errors.extend(super::write_error(&e));
+        errors.extend(super::write_error(e));
     }
     Outcome::from_errors(errors)
 }

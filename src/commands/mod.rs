@@ -11,77 +11,67 @@ pub mod peak;
 pub mod profile;
 pub mod summarize;
 
-/// How a command ended, mapped to the process exit code in `main`.
+use crate::error::{Error, OutputError};
+
+/// What `check`'s gate decided; the other commands pass when they finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// 0: done; for `check`, every check passed (warnings allowed).
-    Ok,
-    /// 1: the gate failed (a budget or baseline regression).
-    GateFailed,
-    /// 2: could not judge (bad input, bad config, unreadable file).
-    CouldNotJudge,
+pub(crate) enum Gate {
+    /// 0: every check passed (warnings allowed).
+    Passed,
+    /// 1: a budget or baseline regression.
+    Failed,
+    /// 2: a check could not be judged (the verdict says why).
+    NotJudged,
 }
 
-impl Status {
-    pub fn code(self) -> u8 {
+impl Gate {
+    fn exit_code(self) -> u8 {
         match self {
-            Status::Ok => 0,
-            Status::GateFailed => 1,
-            Status::CouldNotJudge => 2,
-        }
-    }
-
-    /// The worse of two statuses (could-not-judge beats failed beats ok).
-    pub fn worst(self, other: Status) -> Status {
-        if self.code() >= other.code() {
-            self
-        } else {
-            other
+            Gate::Passed => 0,
+            Gate::Failed => 1,
+            Gate::NotJudged => 2,
         }
     }
 }
 
-/// A command's result: its status and the error lines for stderr
-/// (each becomes `error: <line>`).
+/// A command's result: what its gate decided and every error (each
+/// printed as `error: <error>`).
 #[derive(Debug)]
 pub struct Outcome {
-    pub status: Status,
-    pub errors: Vec<String>,
+    pub(crate) gate: Gate,
+    pub errors: Vec<Error>,
 }
 
 impl Outcome {
-    pub fn ok() -> Outcome {
-        Outcome {
-            status: Status::Ok,
-            errors: Vec::new(),
-        }
+    pub(crate) fn ok() -> Outcome {
+        Outcome::from_errors(Vec::new())
     }
 
-    pub fn errors(errors: Vec<String>) -> Outcome {
+    /// The command did its job unless something went wrong.
+    pub(crate) fn from_errors(errors: Vec<Error>) -> Outcome {
         Outcome {
-            status: Status::CouldNotJudge,
+            gate: Gate::Passed,
             errors,
         }
     }
 
-    /// Ok when nothing went wrong, could-not-judge otherwise.
-    pub fn from_errors(errors: Vec<String>) -> Outcome {
-        if errors.is_empty() {
-            Outcome::ok()
-        } else {
-            Outcome::errors(errors)
-        }
+    pub(crate) fn error(error: impl Into<Error>) -> Outcome {
+        Outcome::from_errors(vec![error.into()])
+    }
+
+    /// The process exit code: the gate's, or the errors' when worse.
+    pub fn exit_code(&self) -> u8 {
+        self.errors
+            .iter()
+            .map(Error::exit_code)
+            .fold(self.gate.exit_code(), u8::max)
     }
 }
 
-/// The error line for a failed write of a command's output. A closed pipe
+/// The error for a failed write of a command's output. A closed pipe
 /// (`memgate peak … | head`) is not an error: the reader has what it wanted.
-pub fn write_error(e: &std::io::Error) -> Vec<String> {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Vec::new()
-    } else {
-        vec![format!("cannot write output: {e}")]
-    }
+pub(crate) fn write_error(e: std::io::Error) -> Option<Error> {
+    (e.kind() != std::io::ErrorKind::BrokenPipe).then(|| OutputError::Stdout(e).into())
 }
 
 /// Output format of the analysis commands.
@@ -90,4 +80,31 @@ pub enum OutputFormat {
     #[default]
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::UsageError;
+
+    #[test]
+    fn the_exit_code_is_the_gates_unless_an_error_calls_for_a_worse_one() {
+        let code = |gate, errors| Outcome { gate, errors }.exit_code();
+        assert_eq!(code(Gate::Passed, vec![]), 0);
+        assert_eq!(code(Gate::Failed, vec![]), 1);
+        assert_eq!(code(Gate::NotJudged, vec![]), 2);
+        assert_eq!(code(Gate::Failed, vec![UsageError::NoSnapshot.into()]), 2);
+        assert_eq!(code(Gate::Passed, vec![UsageError::NoSnapshot.into()]), 2);
+    }
+
+    #[test]
+    fn a_closed_pipe_is_not_a_write_error() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(write_error(pipe).is_none());
+        let full = std::io::Error::other("disk full");
+        assert_eq!(
+            write_error(full).map(|e| e.to_string()).as_deref(),
+            Some("cannot write output: disk full")
+        );
+    }
 }

@@ -27,9 +27,5 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         OutputFormat::Json => document_json::write(out, &doc),
         OutputFormat::Text => peak::text(out, &doc),
     };
-    let more = written
-        .err()
-        .map(|e| super::write_error(&e))
-        .unwrap_or_default();
-    batch.outcome(more)
+    batch.outcome(written.err().and_then(super::write_error))
 }

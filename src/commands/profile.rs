@@ -8,6 +8,8 @@ use crate::analysis::rules::print_default_rules;
 use crate::document::ProfileDocument;
 use crate::report::{document_json, html, profile};
 
+use crate::error::{OutputError, UsageError};
+
 use super::analysed::{analyse_all, rules};
 use super::{Outcome, OutputFormat};
 
@@ -24,13 +26,11 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     if opts.print_rules {
         return match out.write_all(print_default_rules().as_bytes()) {
             Ok(()) => Outcome::ok(),
-            Err(e) => Outcome::from_errors(super::write_error(&e)),
+            Err(e) => Outcome::from_errors(super::write_error(e).into_iter().collect()),
         };
     }
     if opts.snapshots.is_empty() {
-        return Outcome::errors(vec![
-            "no snapshot given (memgate profile SNAPSHOT…, or --print-rules)".into(),
-        ]);
+        return Outcome::error(UsageError::NoSnapshot);
     }
     let rules = match rules(&opts.rules) {
         Ok(r) => r,
@@ -46,15 +46,19 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         OutputFormat::Text => profile::text(out, &doc),
     };
     if let Err(e) = written {
-        more.extend(super::write_error(&e));
+        more.extend(super::write_error(e));
     }
     if let Some(path) = &opts.html {
-        if let Err(e) = crate::files::write_atomic(path, html::render(&doc, &timelines).as_bytes())
+        if let Err(error) =
+            crate::files::write_atomic(path, html::render(&doc, &timelines).as_bytes())
         {
-            more.push(format!(
-                "{}: cannot write the HTML page: {e}",
-                path.display()
-            ));
+            more.push(
+                OutputError::Html {
+                    path: path.clone(),
+                    error,
+                }
+                .into(),
+            );
         }
     }
     batch.outcome(more)

@@ -10,6 +10,9 @@ use crate::baseline::{summarize_file, Summary};
 use crate::input;
 use crate::report::escape::terminal;
 
+use crate::error::{Error, OutputError, UsageError};
+use crate::files::FileError;
+
 use super::analysed::rules;
 use super::Outcome;
 
@@ -26,16 +29,20 @@ fn stem(path: &Path) -> String {
         .unwrap_or_else(|| "snapshot".into())
 }
 
-fn write_summary(path: &Path, s: &Summary) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
+    let error = |error| OutputError::Summary {
+        path: path.to_path_buf(),
+        error,
+    };
+    let mut text = serde_json::to_string_pretty(s)
+        .map_err(|e| error(FileError::Write(std::io::Error::other(e))))?;
     text.push('\n');
     // A golden is replaced whole or not at all (a full disk, a kill).
-    crate::files::write_atomic(path, text.as_bytes())
-        .map_err(|e| format!("{}: the summary {e}", path.display()))
+    crate::files::write_atomic(path, text.as_bytes()).map_err(error)
 }
 
-fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, String> {
-    let summary = summarize_file(path, rules, top).map_err(|e| e.to_string())?;
+fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, Error> {
+    let summary = summarize_file(path, rules, top)?;
     let target = dir.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
     Ok(target)
@@ -48,18 +55,20 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     };
     let paths = match input::expand(&opts.snapshots, None) {
         Ok(p) => p,
-        Err(errors) => return Outcome::errors(errors),
+        Err(errors) => return Outcome::from_errors(errors.into_iter().map(Into::into).collect()),
     };
-    let mut errors = Vec::new();
+    let mut errors: Vec<Error> = Vec::new();
     let mut seen: HashMap<String, &Path> = HashMap::new();
     for p in &paths {
         if let Some(first) = seen.insert(stem(p), p) {
-            errors.push(format!(
-                "{} and {} would both be written to {}.json; summarize them into different directories",
-                first.display(),
-                p.display(),
-                stem(p)
-            ));
+            errors.push(
+                UsageError::SameSummary {
+                    first: first.to_path_buf(),
+                    second: p.clone(),
+                    stem: stem(p),
+                }
+                .into(),
+            );
         }
     }
     // A summary written over one of the inputs would lose it.
@@ -70,21 +79,23 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     for p in &paths {
         let target = opts.output.join(format!("{}.json", stem(p)));
         if let Some(input) = paths.iter().find(|q| same(&target, q)) {
-            errors.push(format!(
-                "{} would overwrite the input {}; summarize into another directory",
-                target.display(),
-                input.display()
-            ));
+            errors.push(
+                UsageError::SummaryOverInput {
+                    target: target.clone(),
+                    input: input.clone(),
+                }
+                .into(),
+            );
         }
     }
     if !errors.is_empty() {
-        return Outcome::errors(errors);
+        return Outcome::from_errors(errors);
     }
-    if let Err(e) = std::fs::create_dir_all(&opts.output) {
-        return Outcome::errors(vec![format!(
-            "{}: cannot create the output directory: {e}",
-            opts.output.display()
-        )]);
+    if let Err(error) = std::fs::create_dir_all(&opts.output) {
+        return Outcome::error(OutputError::Directory {
+            path: opts.output.clone(),
+            error,
+        });
     }
     for r in input::par_map(&paths, |p| one(p, &rules, opts.top, &opts.output)) {
         match r {

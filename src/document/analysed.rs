@@ -20,7 +20,11 @@ pub struct AnalysedSnapshot {
 }
 
 impl AnalysedSnapshot {
-    pub fn new(path: &Path, devices: Vec<DeviceReport>, warnings: Vec<String>) -> AnalysedSnapshot {
+    pub(crate) fn new(
+        path: &Path,
+        devices: Vec<DeviceReport>,
+        warnings: Vec<String>,
+    ) -> AnalysedSnapshot {
         AnalysedSnapshot {
             path: path.display().to_string(),
             devices,
@@ -32,8 +36,8 @@ impl AnalysedSnapshot {
 /// `memgate peak`: Mosaic's figures and the stacks live at the peak.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeakDocument {
-    pub schema_version: u32,
-    pub snapshots: Vec<AnalysedSnapshot>,
+    pub(crate) schema_version: u32,
+    pub(crate) snapshots: Vec<AnalysedSnapshot>,
 }
 
 impl PeakDocument {
@@ -50,8 +54,8 @@ impl PeakDocument {
 /// `memgate profile`: bytes per category and allocation site.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProfileDocument {
-    pub schema_version: u32,
-    pub snapshots: Vec<AnalysedSnapshot>,
+    pub(crate) schema_version: u32,
+    pub(crate) snapshots: Vec<AnalysedSnapshot>,
 }
 
 impl ProfileDocument {

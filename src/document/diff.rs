@@ -8,11 +8,11 @@ use crate::analysis::diff::DeviceDiff;
 /// The differences between BASE and NEW.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiffDocument {
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// The arguments as given.
-    pub base: String,
-    pub new: String,
-    pub devices: Vec<DiffDevice>,
+    pub(crate) base: String,
+    pub(crate) new: String,
+    pub(crate) devices: Vec<DiffDevice>,
 }
 
 impl DiffDocument {
@@ -41,10 +41,10 @@ impl DiffDocument {
 /// One device's differences, its site list cut at `--top`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiffDevice {
-    pub diff: DeviceDiff,
+    pub(crate) diff: DeviceDiff,
     /// Changed sites beyond the cut: the text says how many, the JSON
     /// (schema 1) does not.
-    pub more_sites: usize,
+    pub(crate) more_sites: usize,
 }
 
 impl Serialize for DiffDevice {

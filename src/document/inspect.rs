@@ -11,8 +11,8 @@ use crate::snapshot::{Action, Format, Snapshot};
 /// Every inspected file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InspectDocument {
-    pub schema_version: u32,
-    pub snapshots: Vec<SnapshotInventory>,
+    pub(crate) schema_version: u32,
+    pub(crate) snapshots: Vec<SnapshotInventory>,
 }
 
 impl InspectDocument {

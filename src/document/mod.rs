@@ -7,9 +7,9 @@
 //! Field order is the JSON key order (serde_json keeps insertion order), so
 //! `schema_version` comes first where the document has it first.
 
-pub mod analysed;
-pub mod diff;
-pub mod inspect;
+pub(crate) mod analysed;
+pub(crate) mod diff;
+pub(crate) mod inspect;
 
 pub use analysed::{AnalysedSnapshot, PeakDocument, ProfileDocument};
 pub use diff::{DiffDevice, DiffDocument};

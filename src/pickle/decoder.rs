@@ -720,7 +720,7 @@ impl flat::Env for FlatEnv<'_> {
 
 /// Store a value into a container slot, letting the folder compact it; a
 /// container folded once stays folded for every later (memo) reference.
-pub fn place<F: Folder + ?Sized>(
+pub(crate) fn place<F: Folder + ?Sized>(
     arena: &mut Arena,
     folder: &mut F,
     v: Value,

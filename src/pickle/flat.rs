@@ -30,13 +30,13 @@ pub(crate) trait Env {
 #[derive(Debug, Default)]
 pub(crate) struct FlatDict {
     /// The memo index the dict itself is stored under, if any.
-    pub dict_memo: Option<u32>,
+    pub(crate) dict_memo: Option<u32>,
     /// The items, memo reads resolved.
-    pub items: Vec<(Value, Value)>,
+    pub(crate) items: Vec<(Value, Value)>,
     /// Memo stores of the run's strings, in stream order.
-    pub stores: Vec<(u32, Value)>,
+    pub(crate) stores: Vec<(u32, Value)>,
     /// Bytes consumed after `EMPTY_DICT`, up to and including `SETITEMS`.
-    pub len: usize,
+    pub(crate) len: usize,
 }
 
 #[inline(always)]

@@ -59,7 +59,7 @@ fn pack_inline(v: Value) -> Option<u64> {
 
 impl Memo {
     /// Room for `slots` dense slots (pages are touched only as they fill).
-    pub fn with_capacity(slots: usize) -> Memo {
+    pub(crate) fn with_capacity(slots: usize) -> Memo {
         Memo {
             dense: Vec::with_capacity(slots),
             ..Memo::default()
@@ -68,7 +68,7 @@ impl Memo {
 
     /// Filled slots so far.
     #[inline]
-    pub fn len(&self) -> u32 {
+    pub(crate) fn len(&self) -> u32 {
         self.len
     }
 
@@ -76,13 +76,13 @@ impl Memo {
     /// the time): one compare, so the common case never goes through the
     /// jump over every kind in [`Memo::get`].
     #[inline(always)]
-    pub fn get_str(&self, index: u32) -> Option<u32> {
+    pub(crate) fn get_str(&self, index: u32) -> Option<u32> {
         let p = *self.dense.get(index as usize)?;
         (p & 0xff == STR).then_some((p >> 32) as u32)
     }
 
     #[inline(always)]
-    pub fn get(&self, index: u32) -> Option<Value> {
+    pub(crate) fn get(&self, index: u32) -> Option<Value> {
         match self.dense.get(index as usize) {
             Some(&p) => unpack(p, &self.wide),
             _ if self.sparse.is_empty() => None,
@@ -99,7 +99,7 @@ impl Memo {
 
     /// Store `v` in slot `index`.
     #[inline]
-    pub fn put(&mut self, index: u32, v: Value) {
+    pub(crate) fn put(&mut self, index: u32, v: Value) {
         // The usual case: the next slot, a string or a container.
         if index as usize == self.dense.len() && self.sparse.is_empty() {
             if let Some(p) = pack_inline(v) {
@@ -137,7 +137,7 @@ impl Memo {
     }
 
     /// Every filled slot, by index (for tests comparing decodes).
-    pub fn dump(&self) -> Vec<(u32, Value)> {
+    pub(crate) fn dump(&self) -> Vec<(u32, Value)> {
         let mut out: Vec<(u32, Value)> = (0..self.dense.len() as u32)
             .filter_map(|i| Some((i, self.get(i)?)))
             .collect();
@@ -147,7 +147,7 @@ impl Memo {
     }
 
     /// Slot `index` now holds `new` where it held `old`.
-    pub fn patch(&mut self, index: u32, old: Value, new: Value) {
+    pub(crate) fn patch(&mut self, index: u32, old: Value, new: Value) {
         if self.get(index) == Some(old) {
             self.put(index, new);
         }

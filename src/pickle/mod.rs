@@ -10,8 +10,10 @@ mod opcodes;
 mod reader;
 mod value;
 
-pub use decoder::{decode, decode_checked, place};
-pub use value::{Arena, Interner, Obj, ObjId, StrId, Value};
+pub(crate) use decoder::place;
+pub use decoder::{decode, decode_checked};
+pub use value::{Arena, Value};
+pub(crate) use value::{Obj, ObjId, StrId};
 
 use thiserror::Error;
 
@@ -21,11 +23,11 @@ pub struct Decoded {
     pub root: Value,
     pub arena: Arena,
     /// The `PROTO` version, `None` for protocol 0/1 streams (they have none).
-    pub protocol: Option<u8>,
+    pub(crate) protocol: Option<u8>,
     /// Byte offset just after the top-level `STOP`.
     pub stop_offset: u64,
     /// Bytes after `STOP` (legal: old torch_npu dumps, HTML padding).
-    pub trailing_bytes: u64,
+    pub(crate) trailing_bytes: u64,
 }
 
 /// Where a container is being stored, so a folder can decide what it is.

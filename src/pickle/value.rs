@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 /// Index of a container in the [`Arena`].
-pub type ObjId = u32;
+pub(crate) type ObjId = u32;
 /// Index of an interned string in the [`Arena`].
-pub type StrId = u32;
+pub(crate) type StrId = u32;
 
 /// One decoded value. Small and `Copy`: containers are referenced by id.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,7 +54,7 @@ impl Obj {
 
 /// Strings interned by content: a key written a million times is stored once.
 #[derive(Debug, Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     map: HashMap<Box<str>, StrId>,
     list: Vec<Box<str>>,
     /// The id returned last.
@@ -62,7 +62,7 @@ pub struct Interner {
 }
 
 impl Interner {
-    pub fn intern(&mut self, s: &str) -> StrId {
+    pub(crate) fn intern(&mut self, s: &str) -> StrId {
         // Equal strings written again back to back (an empty or placeholder
         // value in every trace entry) skip the hash.
         if let Some(last) = self.list.get(self.last as usize) {
@@ -86,25 +86,17 @@ impl Interner {
     /// before any UTF-8 validation or hashing: a placeholder written in
     /// every trace entry costs one short compare).
     #[inline]
-    pub fn last_if(&self, bytes: &[u8]) -> Option<StrId> {
+    pub(crate) fn last_if(&self, bytes: &[u8]) -> Option<StrId> {
         let last = self.list.get(self.last as usize)?;
         (last.as_bytes() == bytes).then_some(self.last)
     }
 
-    pub fn resolve(&self, id: StrId) -> &str {
+    pub(crate) fn resolve(&self, id: StrId) -> &str {
         &self.list[id as usize]
     }
 
-    pub fn len(&self) -> usize {
-        self.list.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
     /// Give up the lookup table, keep the strings (the model only resolves).
-    pub fn into_strings(self) -> Vec<Box<str>> {
+    pub(crate) fn into_strings(self) -> Vec<Box<str>> {
         self.list
     }
 }
@@ -136,13 +128,13 @@ pub struct Arena {
     free: Vec<ObjId>,
     /// Emptied dict storage, reused so a million small dicts cost no mallocs.
     spare_items: Vec<Vec<(Value, Value)>>,
-    pub strings: Interner,
-    pub bigs: Vec<i128>,
-    pub bytes: Vec<Box<[u8]>>,
+    pub(crate) strings: Interner,
+    pub(crate) bigs: Vec<i128>,
+    pub(crate) bytes: Vec<Box<[u8]>>,
 }
 
 impl Arena {
-    pub fn alloc(&mut self, obj: Obj) -> ObjId {
+    pub(crate) fn alloc(&mut self, obj: Obj) -> ObjId {
         if let Some(id) = self.free.pop() {
             self.objs[id as usize] = obj;
             self.meta[id as usize] = Meta::NEW;
@@ -159,7 +151,7 @@ impl Arena {
     }
 
     /// Give back a consumed dict's storage for reuse.
-    pub fn recycle_items(&mut self, mut items: Vec<(Value, Value)>) {
+    pub(crate) fn recycle_items(&mut self, mut items: Vec<(Value, Value)>) {
         if self.spare_items.len() < 4096 && items.capacity() <= 64 {
             items.clear();
             self.spare_items.push(items);
@@ -198,11 +190,11 @@ impl Arena {
         m.memo
     }
 
-    pub fn obj(&self, id: ObjId) -> &Obj {
+    pub(crate) fn obj(&self, id: ObjId) -> &Obj {
         &self.objs[id as usize]
     }
 
-    pub fn obj_mut(&mut self, id: ObjId) -> &mut Obj {
+    pub(crate) fn obj_mut(&mut self, id: ObjId) -> &mut Obj {
         &mut self.objs[id as usize]
     }
 
@@ -211,7 +203,7 @@ impl Arena {
     }
 
     /// Follow a folded container to its folded value.
-    pub fn resolve(&self, v: Value) -> Value {
+    pub(crate) fn resolve(&self, v: Value) -> Value {
         if let Value::Obj(id) = v {
             if let Obj::Folded(f) = self.obj(id) {
                 return *f;

@@ -22,7 +22,7 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
 }
 
 /// Text for Markdown prose or a table cell.
-pub fn markdown(s: &str) -> Cow<'_, str> {
+pub(crate) fn markdown(s: &str) -> Cow<'_, str> {
     escape_where(
         s,
         |c| c.is_control() || is_markdown_markup(c),
@@ -42,7 +42,7 @@ pub fn markdown(s: &str) -> Cow<'_, str> {
 /// Text for an XML writer: what XML 1.0 cannot hold (control characters
 /// other than tab, newline and carriage return; U+FFFE, U+FFFF) escaped as
 /// on the terminal, so a JUnit file stays well-formed and still names it.
-pub fn xml(s: &str) -> Cow<'_, str> {
+pub(crate) fn xml(s: &str) -> Cow<'_, str> {
     escape_where(
         s,
         |c| {
@@ -54,7 +54,7 @@ pub fn xml(s: &str) -> Cow<'_, str> {
 }
 
 /// Text for an HTML page (element content or a quoted attribute).
-pub fn html(s: &str) -> Cow<'_, str> {
+pub(crate) fn html(s: &str) -> Cow<'_, str> {
     escape_where(
         s,
         |c| c.is_control() || matches!(c, '&' | '<' | '>' | '"' | '\''),

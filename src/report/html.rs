@@ -10,7 +10,7 @@ use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
 /// Most samples drawn per device; keeps a 2M-entry trace's page small.
-pub const MAX_POINTS: usize = 800;
+pub(crate) const MAX_POINTS: usize = 800;
 
 const COLORS: [&str; 12] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",

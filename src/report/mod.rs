@@ -5,29 +5,29 @@
 pub mod diff;
 pub mod document_json;
 pub mod escape;
-pub mod finding;
-pub mod github;
+pub(crate) mod finding;
+pub(crate) mod github;
 pub mod html;
 pub mod inspect;
-pub mod json;
-pub mod junit;
-pub mod markdown;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod markdown;
 pub mod peak;
 pub mod profile;
-pub mod terminal;
+pub(crate) mod terminal;
 
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};
 use crate::units::{ByteDelta, Bytes};
 use escape::terminal;
 
 /// `rank0 dev0`: how a (snapshot, device) pair is named in every report.
-pub fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
+pub(crate) fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
     format!("{} dev{}", s.name, d.device)
 }
 
 /// The sites that grew most, one line each, for failure bodies; a site name
 /// is escaped as on a terminal, so it stays on its line.
-pub fn top_growth(d: &DeviceVerdict, n: usize) -> Vec<String> {
+pub(crate) fn top_growth(d: &DeviceVerdict, n: usize) -> Vec<String> {
     d.sites
         .iter()
         .filter(|s| s.growth() > 0)
@@ -38,7 +38,7 @@ pub fn top_growth(d: &DeviceVerdict, n: usize) -> Vec<String> {
 
 /// The top-sites listing one side of the site diff is made of, one site a
 /// line whatever its name holds.
-pub fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -> String {
+pub(crate) fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -> String {
     let mut rows: Vec<(&str, u64)> = sites
         .iter()
         .filter_map(|s| side(s).map(|b| (s.site.as_str(), b)))

@@ -21,18 +21,18 @@ use super::model::{Format, Snapshot};
 #[derive(Debug, Error, Clone, PartialEq)]
 #[error("{path}: {message}")]
 pub struct LoadError {
-    pub path: String,
-    pub message: String,
+    pub(crate) path: String,
+    pub(crate) message: String,
     /// The file's mode forbade reading it: a snapshot then gets the
     /// torch_npu hint, a baseline or summary does not.
-    pub denied: bool,
+    pub(crate) denied: bool,
 }
 
 /// Why a snapshot may be unreadable to its owner: torch_npu's dumps are.
 const NPU_MODE_HINT: &str = " (old torch_npu dumps are written with mode 0200)";
 
 impl LoadError {
-    pub fn new(path: &Path, message: impl Into<String>) -> LoadError {
+    pub(crate) fn new(path: &Path, message: impl Into<String>) -> LoadError {
         LoadError {
             path: path.display().to_string(),
             message: message.into(),
@@ -42,7 +42,7 @@ impl LoadError {
 
     /// This error of a file read as a snapshot: a permission denied gets
     /// the hint about torch_npu's file mode.
-    pub fn as_snapshot(mut self) -> LoadError {
+    pub(crate) fn of_snapshot(mut self) -> LoadError {
         if self.denied && !self.message.ends_with(NPU_MODE_HINT) {
             self.message.push_str(NPU_MODE_HINT);
         }
@@ -52,7 +52,7 @@ impl LoadError {
 
 /// What a file looks like from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub(crate) enum FileKind {
     Pickle,
     Json,
     Empty,
@@ -66,7 +66,7 @@ pub enum FileKind {
 const PROTOCOL0_STARTS: &[u8] = b"(}])NIJKLMFGSTUVXdl";
 
 /// Classify content by its first bytes.
-pub fn detect_bytes(head: &[u8]) -> FileKind {
+pub(crate) fn detect_bytes(head: &[u8]) -> FileKind {
     let first_non_ws = head.iter().find(|b| !b.is_ascii_whitespace());
     match head {
         [] => FileKind::Empty,
@@ -105,7 +105,7 @@ fn open(path: &Path) -> Result<(File, u64), LoadError> {
 }
 
 /// An I/O error in words; the role-specific hint is added by
-/// [`LoadError::as_snapshot`].
+/// [`LoadError::of_snapshot`].
 fn io_error(path: &Path, e: &std::io::Error) -> LoadError {
     let mut error = LoadError::new(
         path,
@@ -128,7 +128,7 @@ fn head(file: &mut File) -> Result<Vec<u8>, std::io::Error> {
 
 /// What an input file holds.
 #[derive(Debug)]
-pub enum Content {
+pub(crate) enum Content {
     /// Boxed: a snapshot's model is many times the size of a JSON value.
     Snapshot(Box<Snapshot>),
     /// A JSON object declaring itself a memgate document (a top-level
@@ -138,11 +138,11 @@ pub enum Content {
 }
 
 /// Top-level keys that make a JSON object a memgate document.
-pub const DOCUMENT_KEYS: [&str; 2] = ["schema_version", "kind"];
+pub(crate) const DOCUMENT_KEYS: [&str; 2] = ["schema_version", "kind"];
 
 impl Content {
     /// The snapshot, refusing a memgate document with a message naming `path`.
-    pub fn into_snapshot(self, path: &Path) -> Result<Snapshot, LoadError> {
+    pub(crate) fn into_snapshot(self, path: &Path) -> Result<Snapshot, LoadError> {
         match self {
             Content::Snapshot(s) => Ok(*s),
             Content::Document(_) => Err(LoadError::new(
@@ -156,9 +156,9 @@ impl Content {
 
 /// Size and hex SHA-256 of every byte of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDigest {
-    pub size: u64,
-    pub sha256: String,
+pub(crate) struct FileDigest {
+    pub(crate) size: u64,
+    pub(crate) sha256: String,
 }
 
 /// A reader that hashes what passes through it, when asked to.
@@ -209,22 +209,22 @@ fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), Load
 }
 
 /// Read a snapshot or a memgate document, deciding which by content. The
-/// role is the caller's to say: see [`LoadError::as_snapshot`].
-pub fn read_input(path: &Path) -> Result<Content, LoadError> {
+/// role is the caller's to say: see [`LoadError::of_snapshot`].
+pub(crate) fn read_input(path: &Path) -> Result<Content, LoadError> {
     read(path, false).map(|(c, _)| c)
 }
 
 /// [`read_input`] of a snapshot (what `summarize` reads), and the file's
 /// size and SHA-256 from the same bytes.
-pub fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), LoadError> {
-    let (content, digest) = read(path, true).map_err(LoadError::as_snapshot)?;
+pub(crate) fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), LoadError> {
+    let (content, digest) = read(path, true).map_err(LoadError::of_snapshot)?;
     Ok((content, digest.expect("the digest was asked for")))
 }
 
 /// Load a pickle or JSON snapshot.
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     read_input(path)
-        .map_err(LoadError::as_snapshot)?
+        .map_err(LoadError::of_snapshot)?
         .into_snapshot(path)
 }
 
@@ -307,14 +307,14 @@ mod tests {
             e.to_string(),
             "golden/rank0.json: cannot be read: permission denied"
         );
-        let snapshot = e.as_snapshot().as_snapshot();
+        let snapshot = e.of_snapshot().of_snapshot();
         assert_eq!(
             snapshot.to_string(),
             "golden/rank0.json: cannot be read: permission denied (old torch_npu dumps are \
              written with mode 0200)"
         );
         let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let e = io_error(Path::new("x.pickle"), &missing).as_snapshot();
+        let e = io_error(Path::new("x.pickle"), &missing).of_snapshot();
         assert_eq!(e.to_string(), "x.pickle: no such file");
     }
 }

@@ -8,14 +8,12 @@ mod json;
 mod load;
 mod model;
 
-pub use load::{
-    detect_bytes, load, load_bytes, read_input, read_input_hashed, Content, FileDigest, FileKind,
-    LoadError, DOCUMENT_KEYS,
-};
-pub use model::{
-    Action, Block, BlockState, Device, Format, Frame, FrameId, Segment, Shape, Snapshot, StackId,
-    TraceEntry, EMPTY_STACK, NO_TIME,
-};
+pub use load::{load, load_bytes, LoadError};
+pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
+pub use model::Snapshot;
+pub(crate) use model::{Action, BlockState, Device, Format, FrameId, Segment, StackId, TraceEntry};
+#[cfg(test)]
+pub(crate) use model::{Block, NO_TIME};
 
 #[cfg(test)]
 mod tests;

@@ -4,26 +4,26 @@
 use std::ops::Range;
 
 /// Index of an interned frame.
-pub type FrameId = u32;
+pub(crate) type FrameId = u32;
 /// Index of an interned stack (a frame sequence, innermost first).
-pub type StackId = u32;
+pub(crate) type StackId = u32;
 /// A device ordinal.
-pub type Device = u32;
+pub(crate) type Device = u32;
 
 /// The stack id of the empty stack (always interned first).
-pub const EMPTY_STACK: StackId = 0;
+pub(crate) const EMPTY_STACK: StackId = 0;
 
 /// One `{filename, line, name}` frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Frame {
-    pub name: u32,
-    pub filename: u32,
-    pub line: i64,
+pub(crate) struct Frame {
+    pub(crate) name: u32,
+    pub(crate) filename: u32,
+    pub(crate) line: i64,
 }
 
 /// What kind of file the snapshot came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// A pickle; `None` when the stream has no `PROTO` (protocol 0 or 1).
     Pickle {
         protocol: Option<u8>,
@@ -33,7 +33,7 @@ pub enum Format {
 
 /// The top-level shape of the snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// torch ≥ 2.0: `{segments, device_traces, …}`.
     Dict,
     /// torch 1.13 and `memory_snapshot()` output: a list of segments.
@@ -41,7 +41,7 @@ pub enum Shape {
 }
 
 impl Shape {
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             Shape::Dict => "dict",
             Shape::List => "list",
@@ -68,7 +68,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const KNOWN: [(Action, &'static str); 11] = [
+    pub(crate) const KNOWN: [(Action, &'static str); 11] = [
         (Action::Alloc, "alloc"),
         (Action::FreeRequested, "free_requested"),
         (Action::FreeCompleted, "free_completed"),
@@ -82,7 +82,7 @@ impl Action {
         (Action::WorkspaceSnapshot, "workspace_snapshot"),
     ];
 
-    pub fn from_known(name: &str) -> Option<Action> {
+    pub(crate) fn from_known(name: &str) -> Option<Action> {
         Self::KNOWN
             .iter()
             .find(|(_, n)| *n == name)
@@ -90,7 +90,7 @@ impl Action {
     }
 
     /// Index in [`Action::KNOWN`], `None` for an unknown action.
-    pub fn known_index(self) -> Option<usize> {
+    pub(crate) fn known_index(self) -> Option<usize> {
         Some(match self {
             Action::Alloc => 0,
             Action::FreeRequested => 1,
@@ -109,7 +109,7 @@ impl Action {
 }
 
 /// Sentinel for "no `time_us`" (NPU, torch ≤ 2.1).
-pub const NO_TIME: i64 = i64::MIN;
+pub(crate) const NO_TIME: i64 = i64::MIN;
 
 /// One trace entry, compact: a 2M-entry trace is ~100 MB of these.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,7 +117,7 @@ pub struct TraceEntry {
     /// `addr`; for `oom` entries the `device_free` value.
     pub addr: u64,
     pub size: u64,
-    pub stream: i64,
+    pub(crate) stream: i64,
     /// µs since the epoch, or [`NO_TIME`].
     pub time_us: i64,
     pub stack: StackId,
@@ -125,14 +125,14 @@ pub struct TraceEntry {
 }
 
 impl TraceEntry {
-    pub fn time(&self) -> Option<i64> {
+    pub(crate) fn time(&self) -> Option<i64> {
         (self.time_us != NO_TIME).then_some(self.time_us)
     }
 }
 
 /// State of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockState {
+pub(crate) enum BlockState {
     ActiveAllocated,
     /// `active_pending_free` (docstrings call it `active_awaiting_free`).
     ActivePendingFree,
@@ -141,36 +141,36 @@ pub enum BlockState {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Block {
-    pub address: u64,
-    pub size: u64,
-    pub requested_size: u64,
-    pub state: BlockState,
-    pub stack: StackId,
+pub(crate) struct Block {
+    pub(crate) address: u64,
+    pub(crate) size: u64,
+    pub(crate) requested_size: u64,
+    pub(crate) state: BlockState,
+    pub(crate) stack: StackId,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
-    pub device: Device,
-    pub address: u64,
-    pub total_size: u64,
-    pub allocated_size: u64,
-    pub active_size: u64,
-    pub requested_size: Option<u64>,
-    pub stream: i64,
+    pub(crate) device: Device,
+    pub(crate) address: u64,
+    pub(crate) total_size: u64,
+    pub(crate) allocated_size: u64,
+    pub(crate) active_size: u64,
+    pub(crate) requested_size: Option<u64>,
+    pub(crate) stream: i64,
     /// `"large"`, `"small"`, or whatever the file said.
-    pub segment_type: String,
-    pub pool_id: Option<(u64, u64)>,
-    pub is_expandable: bool,
-    pub stack: StackId,
-    pub blocks: Vec<Block>,
+    pub(crate) segment_type: String,
+    pub(crate) pool_id: Option<(u64, u64)>,
+    pub(crate) is_expandable: bool,
+    pub(crate) stack: StackId,
+    pub(crate) blocks: Vec<Block>,
 }
 
 /// A loaded snapshot.
 #[derive(Debug)]
 pub struct Snapshot {
-    pub format: Format,
-    pub shape: Shape,
+    pub(crate) format: Format,
+    pub(crate) shape: Shape,
     pub segments: Vec<Segment>,
     /// Per device ordinal (index of `device_traces`), a range into `entries`.
     pub(crate) traces: Vec<Range<usize>>,
@@ -180,17 +180,17 @@ pub struct Snapshot {
     /// Stack `i` is `stack_frames[stack_spans[i]]`.
     pub(crate) stack_frames: Vec<FrameId>,
     pub(crate) stack_spans: Vec<Range<u32>>,
-    pub unknown_actions: Vec<String>,
+    pub(crate) unknown_actions: Vec<String>,
     /// `allocator_settings` (torch ≥ 2.3) as JSON, bounded in size.
-    pub allocator_settings: Option<serde_json::Value>,
+    pub(crate) allocator_settings: Option<serde_json::Value>,
     /// Number of `external_annotations` (torch ≥ 2.5).
-    pub external_annotations: usize,
+    pub(crate) external_annotations: usize,
     /// Which torch generation the layout looks like, e.g. `"2.3+"`.
-    pub generation: String,
+    pub(crate) generation: String,
     /// Bytes after the top-level `STOP`.
-    pub trailing_bytes: u64,
+    pub(crate) trailing_bytes: u64,
     /// Things that look wrong but do not stop analysis.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Snapshot {
@@ -218,11 +218,11 @@ impl Snapshot {
     }
 
     /// Number of `device_traces` lists in the file.
-    pub fn trace_lists(&self) -> usize {
+    pub(crate) fn trace_lists(&self) -> usize {
         self.traces.len()
     }
 
-    pub fn segments_of(&self, device: Device) -> impl Iterator<Item = &Segment> {
+    pub(crate) fn segments_of(&self, device: Device) -> impl Iterator<Item = &Segment> {
         self.segments.iter().filter(move |s| s.device == device)
     }
 
@@ -231,27 +231,23 @@ impl Snapshot {
         &self.stack_frames[r.start as usize..r.end as usize]
     }
 
-    pub fn stack_count(&self) -> usize {
+    pub(crate) fn stack_count(&self) -> usize {
         self.stack_spans.len()
     }
 
-    pub fn frame(&self, id: FrameId) -> &Frame {
+    pub(crate) fn frame(&self, id: FrameId) -> &Frame {
         &self.frames[id as usize]
     }
 
-    pub fn frame_count(&self) -> usize {
-        self.frames.len()
-    }
-
-    pub fn str(&self, id: u32) -> &str {
+    pub(crate) fn str(&self, id: u32) -> &str {
         &self.strings[id as usize]
     }
 
-    pub fn frame_name(&self, id: FrameId) -> &str {
+    pub(crate) fn frame_name(&self, id: FrameId) -> &str {
         self.str(self.frame(id).name)
     }
 
-    pub fn frame_file(&self, id: FrameId) -> &str {
+    pub(crate) fn frame_file(&self, id: FrameId) -> &str {
         self.str(self.frame(id).filename)
     }
 
@@ -274,7 +270,7 @@ impl Snapshot {
     }
 
     /// Whether any entry of any device carries `time_us`.
-    pub fn has_time(&self) -> bool {
+    pub(crate) fn has_time(&self) -> bool {
         self.entries.iter().any(|e| e.time_us != NO_TIME)
     }
 

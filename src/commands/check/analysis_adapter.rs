@@ -1,18 +1,19 @@
 //! The seam between `check` and the analysis: the budget file and the rule
 //! set it names, read and compiled once, with every category the budget
-//! names checked against that rule set; and the figures of one snapshot.
+//! names checked against that rule set.
 
 use std::path::Path;
 
-use crate::analysis::{self, DeviceReport};
 use crate::budget::{self, Budget, ConfigError, Validated};
-use crate::snapshot::Snapshot;
 
 pub use crate::analysis::RuleSet;
 
 /// Read and validate the budget file and compile its rule set. Problems of
 /// both come together, sorted by position, as `check --validate` lists them.
-pub fn load_budget(path: &Path, check_globs: bool) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
+pub(crate) fn load_budget(
+    path: &Path,
+    check_globs: bool,
+) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
     with_rules(budget::validate_file(path, check_globs))
 }
 
@@ -39,7 +40,7 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
             errors.push(ConfigError {
                 loc: loc.clone(),
                 key: "defaults.rules".into(),
-                message: budget::last_line(&m),
+                message: budget::last_line(&m.to_string()),
             });
         }
         RuleSet::builtin_default()
@@ -61,10 +62,6 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
     }
-}
-
-pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Result<Vec<DeviceReport>, String> {
-    Ok(analysis::analyze(snap, rules, top))
 }
 
 #[cfg(test)]

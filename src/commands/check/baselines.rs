@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 
 use crate::compare::Lookup;
+use crate::error::BaselineError;
 use crate::input;
 
 /// At most this many near names are offered when a baseline is not found.
@@ -28,7 +29,10 @@ pub enum Baselines {
 impl Baselines {
     /// Resolve a baseline path: a directory of summaries (or snapshots), a
     /// glob pattern, or one file.
-    pub fn resolve(spec: Option<&str>, key: Option<&Regex>) -> Result<Baselines, String> {
+    pub(crate) fn resolve(
+        spec: Option<&str>,
+        key: Option<&Regex>,
+    ) -> Result<Baselines, BaselineError> {
         let Some(spec) = spec else {
             return Ok(Baselines::None);
         };
@@ -36,14 +40,13 @@ impl Baselines {
         let files: Vec<PathBuf> = if path.is_dir() {
             list_dir(spec)?
         } else if spec.contains(['*', '?', '[']) {
-            input::expand(&[spec.to_string()], None)
-                .map_err(|e| format!("baseline {}", e.join("; ")))?
+            input::expand(&[spec.to_string()], None).map_err(BaselineError::Pattern)?
         } else if path.exists() {
             // Not only regular files: a FIFO or device is refused when read,
             // with an error that says what it is.
             return Ok(Baselines::Single(path.to_path_buf()));
         } else {
-            return Err(format!("baseline {spec}: no such file or directory"));
+            return Err(BaselineError::Missing { spec: spec.into() });
         };
         let mut by_key: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
         for f in files {
@@ -64,7 +67,7 @@ impl Baselines {
             })
             .collect();
         if !clashes.is_empty() {
-            return Err(clashes.join("\n"));
+            return Err(BaselineError::SharedName(clashes));
         }
         let entries = by_key
             .into_iter()
@@ -78,7 +81,7 @@ impl Baselines {
 
     /// The baseline of the snapshot named `name`, or where it was looked
     /// for in vain (`None` when no baseline is configured).
-    pub fn for_key(&self, name: &str) -> Result<Option<&Path>, Lookup> {
+    pub(crate) fn for_key(&self, name: &str) -> Result<Option<&Path>, Lookup> {
         match self {
             Baselines::None => Ok(None),
             Baselines::Single(p) => Ok(Some(p)),
@@ -94,7 +97,7 @@ impl Baselines {
     }
 
     /// The entries (name, file) no snapshot in `names` claimed.
-    pub fn unclaimed<'a>(&'a self, names: &[&str]) -> Vec<(&'a str, &'a Path)> {
+    pub(crate) fn unclaimed<'a>(&'a self, names: &[&str]) -> Vec<(&'a str, &'a Path)> {
         match self {
             Baselines::ByKey { entries, .. } => entries
                 .iter()
@@ -108,8 +111,11 @@ impl Baselines {
 
 /// The files of a baseline directory, sorted; hidden files (`.gitkeep`)
 /// are not baselines. An entry that cannot be listed is an error.
-fn list_dir(spec: &str) -> Result<Vec<PathBuf>, String> {
-    let cannot = |e: std::io::Error| format!("baseline {spec}: cannot be read: {e}");
+fn list_dir(spec: &str) -> Result<Vec<PathBuf>, BaselineError> {
+    let cannot = |error| BaselineError::Unreadable {
+        spec: spec.into(),
+        error,
+    };
     let mut files = Vec::new();
     for entry in std::fs::read_dir(spec).map_err(cannot)? {
         let path = entry.map_err(cannot)?.path();
@@ -219,6 +225,7 @@ mod tests {
         let Err(e) = Baselines::resolve(Some(&spec), Some(&key)) else {
             panic!("a key shared by two files was accepted");
         };
+        let e = e.to_string();
         assert!(
             e.contains("rank0.json,") && e.contains("rank0.json.bak"),
             "{e}"

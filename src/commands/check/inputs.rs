@@ -5,39 +5,43 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::analysis_adapter::{analyze, RuleSet};
-use crate::analysis::DeviceReport;
+use super::analysis_adapter::RuleSet;
+use crate::analysis::{analyze, DeviceReport};
 use crate::budget::Target;
 use crate::compare::Lookup;
+use crate::error::Error;
 use crate::input::{self, Input};
+use crate::snapshot::LoadError;
 
 pub use super::baselines::{key_of, Baselines};
 
 /// How many allocation sites each device keeps for the site diff.
-pub const TOP_SITES: usize = 50;
+pub(crate) const TOP_SITES: usize = 50;
 
 /// One snapshot to judge, with its unique name within the target.
-pub struct Planned {
-    pub name: String,
+pub(crate) struct Planned {
+    pub(crate) name: String,
     /// The name baselines are matched by (`name` without a `#2` suffix).
-    pub key: String,
-    pub path: PathBuf,
-    pub baseline: Option<PathBuf>,
+    pub(crate) key: String,
+    pub(crate) path: PathBuf,
+    pub(crate) baseline: Option<PathBuf>,
     /// Where the baseline was looked for in vain.
-    pub lookup: Option<Lookup>,
+    pub(crate) lookup: Option<Lookup>,
 }
 
 /// The snapshots of a target (`cli` overrides the target's patterns).
-pub fn plan(
+pub(crate) fn plan(
     target: &Target,
     cli: &[String],
     baselines: &Baselines,
-) -> Result<Vec<Planned>, Vec<String>> {
-    let paths = if cli.is_empty() {
-        input::expand(&target.snapshots, None)?
+) -> Result<Vec<Planned>, Vec<Error>> {
+    let patterns = if cli.is_empty() {
+        &target.snapshots[..]
     } else {
-        input::expand(cli, None)?
+        cli
     };
+    let paths = input::expand(patterns, None)
+        .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())?;
     let mut seen: HashMap<String, usize> = HashMap::new();
     Ok(paths
         .into_iter()
@@ -68,11 +72,11 @@ pub fn plan(
 
 /// Figures of one file: a memgate summary is read, a snapshot analysed.
 /// A file read only as a baseline gets no snapshot-only hint in its error.
-pub fn figures(
+pub(crate) fn figures(
     path: &Path,
     rules: &RuleSet,
     as_snapshot: bool,
-) -> Result<Vec<DeviceReport>, String> {
+) -> Result<Vec<DeviceReport>, LoadError> {
     let read = if as_snapshot {
         input::read(path)
     } else {
@@ -80,8 +84,6 @@ pub fn figures(
     };
     match read? {
         Input::Summary(s) => Ok(s.devices),
-        Input::Snapshot(snap) => {
-            analyze(&snap, rules, TOP_SITES).map_err(|e| format!("{}: {e}", path.display()))
-        }
+        Input::Snapshot(snap) => Ok(analyze(&snap, rules, TOP_SITES)),
     }
 }

@@ -3,7 +3,7 @@
 
 mod analysis_adapter;
 mod baselines;
-pub mod inputs;
+mod inputs;
 mod outputs;
 
 use std::collections::{HashMap, HashSet};
@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use crate::analysis::DeviceReport;
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
+use crate::error::{Error, UsageError};
 use crate::input;
 use crate::report::{github, json, junit, markdown, terminal};
 
-use super::{Outcome, Status};
+use super::{Gate, Outcome};
 use inputs::{Baselines, Planned};
 use outputs::Dest;
 
@@ -58,7 +59,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     let (budget, rules) = match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
         Ok(b) => b,
         Err(errors) => {
-            let errors = errors.iter().map(ToString::to_string).collect();
+            let errors = errors.into_iter().map(Error::from).collect();
             return could_not_judge(opts, errors, &[&config], out);
         }
     };
@@ -82,7 +83,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     .into_iter()
     .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
     .collect();
-    let errors = outputs::check(&named);
+    let errors = usage(outputs::check(&named));
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &[&config], out);
     }
@@ -90,11 +91,11 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     let mut plans: Vec<Vec<Planned>> = Vec::new();
     // Per target, the baseline entries no snapshot is named after.
     let mut unclaimed: Vec<Vec<(String, PathBuf)>> = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors: Vec<Error> = Vec::new();
     for t in &budget.targets {
         let spec = opts.baseline.as_deref().or(t.baseline.as_deref());
         let planned = Baselines::resolve(spec, t.key.as_ref())
-            .map_err(|e| vec![e])
+            .map_err(|e| vec![e.into()])
             .and_then(|b| {
                 let p = inputs::plan(t, &opts.snapshots, &b)?;
                 let claimed: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
@@ -106,16 +107,12 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 Ok((p, left))
             });
         match planned {
-            Ok((p, _)) if p.is_empty() => errors.push(format!(
-                "target {}: no snapshot to judge: `snapshots` lists no pattern; a target \
-                 that judges nothing cannot pass",
-                t.name
-            )),
+            Ok((p, _)) if p.is_empty() => errors.push(Error::NothingToJudge.in_target(&t.name)),
             Ok((p, left)) => {
                 plans.push(p);
                 unclaimed.push(left);
             }
-            Err(e) => errors.extend(e.into_iter().map(|e| format!("target {}: {e}", t.name))),
+            Err(e) => errors.extend(e.into_iter().map(|e| e.in_target(&t.name))),
         }
     }
     let inputs: Vec<&Path> = std::iter::once(config.as_path())
@@ -130,7 +127,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &inputs, out);
     }
-    let errors = outputs::clash_with_inputs(&named, &inputs);
+    let errors = usage(outputs::clash_with_inputs(&named, &inputs));
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &inputs, out);
     }
@@ -146,7 +143,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     files.sort();
     files.dedup();
     let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
-    let figures: HashMap<PathBuf, Result<_, String>> = files
+    let figures: HashMap<PathBuf, Result<_, _>> = files
         .iter()
         .cloned()
         .zip(input::par_map(&files, |p| {
@@ -167,7 +164,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                     let base = p.baseline.as_ref().map(|b| &figures[b]);
                     match (&figures[&p.path], base) {
                         (Err(e), _) => {
-                            compare::unreadable(p.name.clone(), path, base_name, e.clone())
+                            compare::unreadable(p.name.clone(), path, base_name, e.to_string())
                         }
                         (_, Some(Err(e))) => compare::unreadable(
                             p.name.clone(),
@@ -251,6 +248,13 @@ fn nothing_to_judge(t: &budget::Target, devices: &[DeviceReport]) -> Option<Stri
     }
 }
 
+fn usage(errors: Vec<crate::error::DestinationError>) -> Vec<Error> {
+    errors
+        .into_iter()
+        .map(|e| UsageError::from(e).into())
+        .collect()
+}
+
 fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -265,11 +269,11 @@ fn now() -> i64 {
 /// `inputs`, is left alone. The exit status stays "could not judge".
 fn could_not_judge(
     opts: &CheckOptions,
-    mut errors: Vec<String>,
+    mut errors: Vec<Error>,
     inputs: &[&Path],
     out: &mut dyn Write,
 ) -> Outcome {
-    let reasons = errors.clone();
+    let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
     let dest = |p: &Option<PathBuf>| p.as_deref().map(Dest::new);
     let (junit_to, markdown_to, json_to) =
         (dest(&opts.junit), dest(&opts.markdown), dest(&opts.json));
@@ -295,7 +299,7 @@ fn could_not_judge(
             line.clone()
         };
         if let Err(e) = outputs::write(d, &text, out) {
-            errors.push(e);
+            errors.push(e.into());
         }
     }
     if opts.github.annotate {
@@ -308,7 +312,7 @@ fn could_not_judge(
     }
     if let Some(p) = &opts.github.step_summary {
         if let Err(e) = outputs::append(p, &line) {
-            errors.push(e);
+            errors.push(e.into());
         }
     }
     if let Some(p) = &opts.github.output {
@@ -318,10 +322,10 @@ fn could_not_judge(
             .find_map(|(_, d)| d.file())
             .map(|p| p.display().to_string());
         if let Err(e) = outputs::append(p, &github::error_outputs(report.as_deref())) {
-            errors.push(e);
+            errors.push(e.into());
         }
     }
-    Outcome::errors(errors)
+    Outcome::from_errors(errors)
 }
 
 /// Write every report, then map the verdict to the exit status.
@@ -331,7 +335,7 @@ fn report(
     [junit_to, markdown_to, json_to]: [Option<Dest>; 3],
     out: &mut dyn Write,
 ) -> Outcome {
-    let mut errors = Vec::new();
+    let mut errors: Vec<Error> = Vec::new();
     let limit = if opts.comment_size {
         markdown::COMMENT_LIMIT
     } else {
@@ -340,7 +344,7 @@ fn report(
     let mut written = |dest: &Option<Dest>, render: &dyn Fn() -> String| {
         if let Some(d) = dest {
             if let Err(e) = outputs::write(d, &render(), out) {
-                errors.push(e);
+                errors.push(e.into());
             }
         }
     };
@@ -360,7 +364,7 @@ fn report(
     }
     if let Some(p) = &opts.github.step_summary {
         if let Err(e) = outputs::append(p, &markdown::render(v, markdown::STEP_SUMMARY_LIMIT)) {
-            errors.push(e);
+            errors.push(e.into());
         }
     }
     if let Some(p) = &opts.github.output {
@@ -371,7 +375,7 @@ fn report(
             .map(Path::display);
         let report = report.map(|r| r.to_string());
         if let Err(e) = outputs::append(p, &github::outputs(v, report.as_deref())) {
-            errors.push(e);
+            errors.push(e.into());
         }
     }
     for (t, s) in v
@@ -380,15 +384,13 @@ fn report(
         .flat_map(|t| t.snapshots.iter().map(move |s| (t, s)))
     {
         if let Some(e) = &s.error {
-            errors.push(format!("target {}: {e}", t.name));
+            errors.push(Error::NotJudged(e.clone()).in_target(&t.name));
         }
     }
-    let status = if !errors.is_empty() || v.verdict == CheckStatus::Error {
-        Status::CouldNotJudge
-    } else if v.verdict == CheckStatus::Fail && !opts.warn_only {
-        Status::GateFailed
-    } else {
-        Status::Ok
+    let gate = match v.verdict {
+        CheckStatus::Error => Gate::NotJudged,
+        CheckStatus::Fail if !opts.warn_only => Gate::Failed,
+        _ => Gate::Passed,
     };
-    Outcome { status, errors }
+    Outcome { gate, errors }
 }

@@ -8,17 +8,18 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::error::{DestinationError, OutputError};
 use crate::files;
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dest {
+pub(crate) enum Dest {
     Stdout,
     File(PathBuf),
 }
 
 impl Dest {
-    pub fn new(path: &Path) -> Dest {
+    pub(crate) fn new(path: &Path) -> Dest {
         if path.as_os_str() == "-" {
             Dest::Stdout
         } else {
@@ -26,7 +27,7 @@ impl Dest {
         }
     }
 
-    pub fn file(&self) -> Option<&Path> {
+    pub(crate) fn file(&self) -> Option<&Path> {
         match self {
             Dest::Stdout => None,
             Dest::File(p) => Some(p),
@@ -36,17 +37,14 @@ impl Dest {
 
 /// Every problem with the destinations: a missing directory, a
 /// directory given as a file, stdout asked for twice.
-pub fn check(dests: &[(&str, &Dest)]) -> Vec<String> {
+pub(crate) fn check(dests: &[(&str, &Dest)]) -> Vec<DestinationError> {
     let mut errors = Vec::new();
     let to_stdout = dests.iter().filter(|(_, d)| **d == Dest::Stdout).count();
     if to_stdout > 1 {
-        errors.push("only one report can go to stdout (`-`)".into());
+        errors.push(DestinationError::StdoutTwice);
     }
     if to_stdout > 0 && stdout_discards() {
-        errors.push(
-            "a report goes to stdout (`-`), but stdout is closed (or /dev/null): it would be lost"
-                .into(),
-        );
+        errors.push(DestinationError::StdoutDiscards);
     }
     let files: Vec<(&str, &Path)> = dests
         .iter()
@@ -54,10 +52,11 @@ pub fn check(dests: &[(&str, &Dest)]) -> Vec<String> {
         .collect();
     for (i, (flag, p)) in files.iter().enumerate() {
         if let Some((other, _)) = files[..i].iter().find(|(_, q)| same_file(p, q)) {
-            errors.push(format!(
-                "{flag} {} is also the {other} file; give each report its own path",
-                p.display()
-            ));
+            errors.push(DestinationError::SameFile {
+                flag: flag.to_string(),
+                path: p.to_path_buf(),
+                other: other.to_string(),
+            });
         }
     }
     for (flag, d) in dests {
@@ -66,20 +65,18 @@ pub fn check(dests: &[(&str, &Dest)]) -> Vec<String> {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
+        let (flag, path) = (flag.to_string(), p.to_path_buf());
         if p.is_dir() {
-            errors.push(format!("{flag} {}: is a directory", p.display()));
+            errors.push(DestinationError::Directory { flag, path });
         } else if !parent.is_dir() {
-            errors.push(format!(
-                "{flag} {}: the directory {} does not exist",
-                p.display(),
-                parent.display()
-            ));
+            let parent = parent.to_path_buf();
+            errors.push(DestinationError::NoDirectory { flag, path, parent });
         } else if p.exists()
             && std::fs::metadata(p)
                 .map(|m| m.permissions().readonly())
                 .unwrap_or(false)
         {
-            errors.push(format!("{flag} {}: is read-only", p.display()));
+            errors.push(DestinationError::ReadOnly { flag, path });
         }
     }
     errors
@@ -121,16 +118,19 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Reports that would overwrite an input (budget file, snapshot, baseline):
 /// refused before anything is written.
-pub fn clash_with_inputs(dests: &[(&str, &Dest)], inputs: &[&Path]) -> Vec<String> {
+pub(crate) fn clash_with_inputs(
+    dests: &[(&str, &Dest)],
+    inputs: &[&Path],
+) -> Vec<DestinationError> {
     let mut errors = Vec::new();
     for (flag, d) in dests {
         let Some(p) = d.file() else { continue };
         if let Some(input) = inputs.iter().find(|i| same_file(p, i)) {
-            errors.push(format!(
-                "{flag} {} would overwrite the input {}; write reports elsewhere",
-                p.display(),
-                input.display()
-            ));
+            errors.push(DestinationError::OverwritesInput {
+                flag: flag.to_string(),
+                path: p.to_path_buf(),
+                input: input.to_path_buf(),
+            });
         }
     }
     errors
@@ -139,7 +139,10 @@ pub fn clash_with_inputs(dests: &[(&str, &Dest)], inputs: &[&Path]) -> Vec<Strin
 /// The destinations a report can still go to when the gate could not judge:
 /// each one that passes [`check`] alone, is no other report's file and would
 /// overwrite none of `inputs`. A bad path never stops the good ones.
-pub fn usable<'a>(dests: &[(&'a str, &'a Dest)], inputs: &[&Path]) -> Vec<(&'a str, &'a Dest)> {
+pub(crate) fn usable<'a>(
+    dests: &[(&'a str, &'a Dest)],
+    inputs: &[&Path],
+) -> Vec<(&'a str, &'a Dest)> {
     let shared = |i: usize, d: &Dest| {
         dests.iter().enumerate().any(|(j, (_, other))| {
             j != i
@@ -163,22 +166,29 @@ pub fn usable<'a>(dests: &[(&'a str, &'a Dest)], inputs: &[&Path]) -> Vec<(&'a s
 }
 
 /// Write a whole report.
-pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
+pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), OutputError> {
     match dest {
         Dest::Stdout => stdout
             .write_all(text.as_bytes())
-            .map_err(|e| format!("cannot write to stdout: {e}")),
-        Dest::File(p) => files::write_atomic(p, text.as_bytes())
-            .map_err(|e| format!("{}: the report {e}", p.display())),
+            .map_err(OutputError::ReportToStdout),
+        Dest::File(p) => {
+            files::write_atomic(p, text.as_bytes()).map_err(|error| OutputError::Report {
+                path: p.clone(),
+                error,
+            })
+        }
     }
 }
 
 /// Append to a file GitHub Actions reads (step summary, outputs).
-pub fn append(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn append(path: &Path, text: &str) -> Result<(), OutputError> {
     OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| format!("cannot append to {}: {e}", path.display()))
+        .map_err(|error| OutputError::Append {
+            path: path.to_path_buf(),
+            error,
+        })
 }

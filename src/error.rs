@@ -1,0 +1,244 @@
+//! Why a command could not judge, one variant per kind, each a typed error
+//! of its layer. The kind decides the exit code ([`Error::exit_code`]); the
+//! text is what `main` prints after `error: `.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::analysis::RulesError;
+use crate::budget::ConfigError;
+use crate::files::FileError;
+use crate::input::InputError;
+use crate::snapshot::LoadError;
+
+/// SPEC §8: 1 is the gate failing, which is a verdict, never an error.
+const COULD_NOT_JUDGE: u8 = 2;
+
+/// One reason a command could not do its job.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A command-line value memgate checks itself (clap checks the rest).
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// An input pattern that matches nothing or cannot be expanded.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A snapshot or summary that cannot be read.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// One problem of the budget file.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// An output that cannot be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// `check`: a target's baselines that cannot be resolved.
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+    /// `check`: a target with no snapshot to judge.
+    #[error(
+        "no snapshot to judge: `snapshots` lists no pattern; a target that judges nothing \
+         cannot pass"
+    )]
+    NothingToJudge,
+    /// `check`: a snapshot the verdict records as not judged, and why.
+    #[error("{0}")]
+    NotJudged(String),
+    /// Any of the above, about one target of the budget.
+    #[error("target {target}: {error}")]
+    Target { target: String, error: Box<Error> },
+}
+
+impl Error {
+    /// The process exit code this error calls for.
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_)
+            | Error::Input(_)
+            | Error::Load(_)
+            | Error::Config(_)
+            | Error::Output(_)
+            | Error::Baseline(_)
+            | Error::NothingToJudge
+            | Error::NotJudged(_) => COULD_NOT_JUDGE,
+            Error::Target { error, .. } => error.exit_code(),
+        }
+    }
+
+    /// This error, about target `name`.
+    pub(crate) fn in_target(self, name: &str) -> Error {
+        Error::Target {
+            target: name.to_string(),
+            error: Box::new(self),
+        }
+    }
+}
+
+/// A command-line value that cannot be used.
+#[derive(Debug, Error)]
+pub enum UsageError {
+    #[error("--rules: {0}")]
+    Rules(RulesError),
+    #[error("no snapshot given (memgate profile SNAPSHOT…, or --print-rules)")]
+    NoSnapshot,
+    #[error(
+        "{} and {} would both be written to {stem}.json; summarize them into different \
+         directories",
+        first.display(),
+        second.display()
+    )]
+    SameSummary {
+        first: PathBuf,
+        second: PathBuf,
+        stem: String,
+    },
+    #[error(
+        "{} would overwrite the input {}; summarize into another directory",
+        target.display(),
+        input.display()
+    )]
+    SummaryOverInput { target: PathBuf, input: PathBuf },
+    /// A report destination `check` refuses before reading anything.
+    #[error(transparent)]
+    Destination(#[from] DestinationError),
+}
+
+/// A report path `check` refuses; `flag` is the option that gave it.
+#[derive(Debug, Error)]
+pub enum DestinationError {
+    #[error("only one report can go to stdout (`-`)")]
+    StdoutTwice,
+    #[error(
+        "a report goes to stdout (`-`), but stdout is closed (or /dev/null): it would be lost"
+    )]
+    StdoutDiscards,
+    #[error("{flag} {} is also the {other} file; give each report its own path", path.display())]
+    SameFile {
+        flag: String,
+        path: PathBuf,
+        other: String,
+    },
+    #[error("{flag} {}: is a directory", path.display())]
+    Directory { flag: String, path: PathBuf },
+    #[error("{flag} {}: the directory {} does not exist", path.display(), parent.display())]
+    NoDirectory {
+        flag: String,
+        path: PathBuf,
+        parent: PathBuf,
+    },
+    #[error("{flag} {}: is read-only", path.display())]
+    ReadOnly { flag: String, path: PathBuf },
+    #[error(
+        "{flag} {} would overwrite the input {}; write reports elsewhere",
+        path.display(),
+        input.display()
+    )]
+    OverwritesInput {
+        flag: String,
+        path: PathBuf,
+        input: PathBuf,
+    },
+}
+
+/// An output that could not be written.
+#[derive(Debug, Error)]
+pub enum OutputError {
+    /// An analysis command's stdout (a closed pipe is not an error).
+    #[error("cannot write output: {0}")]
+    Stdout(std::io::Error),
+    /// A `check` report sent to stdout.
+    #[error("cannot write to stdout: {0}")]
+    ReportToStdout(std::io::Error),
+    #[error("{}: the report {error}", path.display())]
+    Report { path: PathBuf, error: FileError },
+    #[error("{}: cannot write the HTML page: {error}", path.display())]
+    Html { path: PathBuf, error: FileError },
+    #[error("{}: the summary {error}", path.display())]
+    Summary { path: PathBuf, error: FileError },
+    #[error("{}: cannot create the output directory: {error}", path.display())]
+    Directory {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// A file GitHub Actions reads (step summary, outputs).
+    #[error("cannot append to {}: {error}", path.display())]
+    Append {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// Why a target's baselines could not be resolved.
+#[derive(Debug, Error)]
+pub enum BaselineError {
+    #[error("baseline {}", join(.0, "; "))]
+    Pattern(Vec<InputError>),
+    #[error("baseline {spec}: no such file or directory")]
+    Missing { spec: String },
+    #[error("baseline {spec}: cannot be read: {error}")]
+    Unreadable { spec: String, error: std::io::Error },
+    /// Files that name one baseline, one line each.
+    #[error("{}", .0.join("\n"))]
+    SharedName(Vec<String>),
+}
+
+fn join(errors: &[InputError], sep: &str) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Loc;
+
+    fn io() -> std::io::Error {
+        std::io::Error::other("disk full")
+    }
+
+    #[test]
+    fn every_kind_of_error_means_could_not_judge() {
+        let path = PathBuf::from("r.md");
+        let all: Vec<Error> = vec![
+            UsageError::NoSnapshot.into(),
+            InputError::NoMatch {
+                pattern: "*.pickle".into(),
+            }
+            .into(),
+            LoadError::new(&path, "truncated").into(),
+            ConfigError {
+                loc: Loc {
+                    file: "memgate.toml".into(),
+                    line: 1,
+                    col: 1,
+                },
+                key: String::new(),
+                message: "bad".into(),
+            }
+            .into(),
+            OutputError::Stdout(io()).into(),
+            BaselineError::Missing { spec: "g".into() }.into(),
+            Error::NothingToJudge,
+            Error::NotJudged("no device".into()),
+            Error::NothingToJudge.in_target("train"),
+        ];
+        for e in &all {
+            assert_eq!(e.exit_code(), 2, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_target_error_is_prefixed_with_the_target_and_keeps_the_inner_exit_code() {
+        let e = BaselineError::Missing { spec: "g".into() };
+        let e = Error::from(e).in_target("train");
+        assert_eq!(
+            e.to_string(),
+            "target train: baseline g: no such file or directory"
+        );
+        assert_eq!(e.exit_code(), 2);
+    }
+}
