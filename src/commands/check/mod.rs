@@ -72,17 +72,8 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         );
         return Outcome::ok();
     }
-    let dest = |p: &Option<PathBuf>| p.as_deref().map(Dest::new);
-    let (junit_to, markdown_to, json_to) =
-        (dest(&opts.junit), dest(&opts.markdown), dest(&opts.json));
-    let named: Vec<(&str, &Dest)> = [
-        ("--junit", &junit_to),
-        ("--markdown", &markdown_to),
-        ("--json", &json_to),
-    ]
-    .into_iter()
-    .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
-    .collect();
+    let [junit_to, markdown_to, json_to] = destinations(opts);
+    let named = by_flag([&junit_to, &markdown_to, &json_to]);
     let errors = usage(outputs::check(&named));
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &[&config], out);
@@ -261,6 +252,20 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// Where `--junit`, `--markdown` and `--json` send their reports.
+fn destinations(opts: &CheckOptions) -> [Option<Dest>; 3] {
+    [&opts.junit, &opts.markdown, &opts.json].map(|p| p.as_deref().map(Dest::new))
+}
+
+/// The given destinations, each with the flag that named it.
+fn by_flag(dests: [&Option<Dest>; 3]) -> Vec<(&'static str, &Dest)> {
+    ["--junit", "--markdown", "--json"]
+        .into_iter()
+        .zip(dests)
+        .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
+        .collect()
+}
+
 /// The gate could not judge at all (bad budget file, nothing to judge, an
 /// unusable report path): write what still can be written, so CI shows why
 /// the job is red: a one-case JUnit `<error>`, a one-line Markdown report
@@ -274,18 +279,9 @@ fn could_not_judge(
     out: &mut dyn Write,
 ) -> Outcome {
     let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    let dest = |p: &Option<PathBuf>| p.as_deref().map(Dest::new);
-    let (junit_to, markdown_to, json_to) =
-        (dest(&opts.junit), dest(&opts.markdown), dest(&opts.json));
+    let [junit_to, markdown_to, json_to] = destinations(opts);
     // --json takes part in the clash checks though it gets nothing to write.
-    let named: Vec<(&str, &Dest)> = [
-        ("--junit", &junit_to),
-        ("--markdown", &markdown_to),
-        ("--json", &json_to),
-    ]
-    .into_iter()
-    .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
-    .collect();
+    let named = by_flag([&junit_to, &markdown_to, &json_to]);
     let usable: Vec<(&str, &Dest)> = outputs::usable(&named, inputs)
         .into_iter()
         .filter(|(flag, _)| *flag != "--json")
