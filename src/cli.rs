@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
-    diff::DiffOptions, inspect::InspectOptions, peak::PeakOptions, profile::ProfileOptions,
-    summarize::SummarizeOptions, OutputFormat,
+    diff::DiffOptions, inspect::InspectOptions, peak::PeakOptions, phases::PhasesOptions,
+    profile::ProfileOptions, summarize::SummarizeOptions, OutputFormat,
 };
 
 /// Exit codes of `check` (and of memgate as a whole).
@@ -65,6 +65,11 @@ pub enum Command {
     /// Bytes per category at the peaks and each category's own peak.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Profile(ProfileArgs),
+    /// When memory grew: every annotation event (record_function START/END)
+    /// with Mosaic's key and the dynamic usage at it, the phase spans, the
+    /// iterations, the steady-state peak and the leak per iteration.
+    #[command(after_help = EXIT_CODES_NO_GATE)]
+    Phases(PhasesArgs),
     /// Figure, category and allocation-site deltas between two snapshots.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Diff(DiffArgs),
@@ -118,6 +123,34 @@ pub struct PeakArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
+}
+
+#[derive(Debug, Args)]
+pub struct PhasesArgs {
+    /// Snapshot files or quoted glob patterns.
+    #[arg(required = true)]
+    pub snapshots: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// List only annotation events whose name contains SUBSTR (repeatable).
+    #[arg(long, value_name = "SUBSTR")]
+    pub annotation: Vec<String>,
+    /// Iterations start at the START of annotations whose name begins with
+    /// PREFIX [default: ProfilerStep#, else Optimizer.zero_grad, else
+    /// Optimizer.step].
+    #[arg(long, value_name = "PREFIX")]
+    pub iteration_boundary: Option<String>,
+}
+
+impl PhasesArgs {
+    pub fn options(&self) -> PhasesOptions {
+        PhasesOptions {
+            snapshots: self.snapshots.clone(),
+            format: self.format.into(),
+            annotation: self.annotation.clone(),
+            iteration_boundary: self.iteration_boundary.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Args)]

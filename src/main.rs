@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     let outcome: Outcome = match &cli.command {
         Command::Inspect(a) => commands::inspect::run(&a.options(), &mut out),
         Command::Peak(a) => commands::peak::run(&a.options(), &mut out),
+        Command::Phases(a) => commands::phases::run(&a.options(), &mut out),
         Command::Profile(a) => commands::profile::run(&a.options(), &mut out),
         Command::Diff(a) => commands::diff::run(&a.options(), &mut out),
         Command::Summarize(a) => commands::summarize::run(&a.options(), &mut out),

@@ -3,6 +3,7 @@
 mod addr;
 mod default_rules;
 pub mod diff;
+pub(crate) mod phases;
 mod replay;
 #[cfg(test)]
 mod replay_tests;
@@ -16,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::snapshot::{Device, Segment, Snapshot, StackId};
 use crate::units::counted;
 
+pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
@@ -72,7 +74,10 @@ fn device_analysis(
         &segments,
         ncat,
         &mut |s| info.category(s),
-        timeline_points,
+        replay::Extras {
+            timeline_points,
+            curves: false,
+        },
     );
     let names = info.rules_categories().to_vec();
     let named = |v: &[u64]| -> BTreeMap<String, u64> {
@@ -228,11 +233,45 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
         &segments,
         rules.categories().len(),
         &mut |s| info.category(s),
-        Some(max_points),
+        replay::Extras {
+            timeline_points: Some(max_points),
+            curves: false,
+        },
     );
     Timeline {
         device,
         categories: rules.categories().to_vec(),
         points: r.timeline.unwrap_or_default(),
     }
+}
+
+/// The time structure of every device (SPEC §11): annotation events with
+/// the memory at each, phase spans, iterations and the leak fit, from one
+/// replay of each trace. `substrings`, when given, keep only the annotation
+/// events whose name contains one of them.
+/// Devices are those with a trace or a segment, and those an annotation
+/// names.
+pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Vec<DevicePhases> {
+    let mut devices = snap.devices();
+    devices.extend(snap.annotations.iter().filter_map(|a| a.device));
+    devices.sort_unstable();
+    devices.dedup();
+    devices
+        .into_iter()
+        .map(|d| {
+            let segments: Vec<&Segment> = snap.segments_of(d).collect();
+            let r = replay::replay(
+                snap.trace(d),
+                &segments,
+                1,
+                &mut |_| 0,
+                replay::Extras {
+                    timeline_points: None,
+                    curves: true,
+                },
+            );
+            let curves = r.curves.unwrap_or_default();
+            phases::device_phases(snap, d, &curves, boundary, substrings)
+        })
+        .collect()
 }

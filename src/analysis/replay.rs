@@ -72,6 +72,8 @@ pub(crate) struct DeviceReplay {
     pub(crate) time_backwards: usize,
     /// The downsampled category timeline, when the replay was asked for one.
     pub(crate) timeline: Option<Vec<TimelinePoint>>,
+    /// The state after every entry, when the replay was asked for it.
+    pub(crate) curves: Option<Curves>,
     lifetimes: Vec<Lifetime>,
 }
 
@@ -96,6 +98,39 @@ impl DeviceReplay {
                     index: l.alloc as usize,
                 }
             })
+    }
+}
+
+/// What a replay produces besides the figures, on request.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Extras {
+    /// The category timeline at about this many samples.
+    pub(crate) timeline_points: Option<usize>,
+    /// The allocated and dynamic bytes after every entry ([`Curves`]).
+    pub(crate) curves: bool,
+}
+
+/// The allocated (MemoryViz) and dynamic (Mosaic) bytes after each entry:
+/// 16 bytes per entry, kept only for the time-structure views (phases,
+/// iterations), which take maxima over spans of entries.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Curves {
+    /// Allocated bytes before the first entry (live before recording).
+    pub(crate) allocated_start: i64,
+    pub(crate) allocated: Vec<i64>,
+    pub(crate) dynamic: Vec<i64>,
+}
+
+impl Curves {
+    /// Allocated bytes once the first `p` entries are applied.
+    pub(crate) fn allocated_after(&self, p: usize) -> i64 {
+        p.checked_sub(1)
+            .map_or(self.allocated_start, |i| self.allocated[i])
+    }
+
+    /// Dynamic bytes once the first `p` entries are applied.
+    pub(crate) fn dynamic_after(&self, p: usize) -> i64 {
+        p.checked_sub(1).map_or(0, |i| self.dynamic[i])
     }
 }
 
@@ -124,6 +159,10 @@ impl Peak {
     }
 }
 
+fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 fn to_u64(v: i128) -> u64 {
     v.clamp(0, u64::MAX as i128) as u64
 }
@@ -144,7 +183,7 @@ pub(crate) fn replay(
     segments: &[&Segment],
     ncat: usize,
     cat: &mut dyn FnMut(StackId) -> usize,
-    timeline_points: Option<usize>,
+    extras: Extras,
 ) -> DeviceReplay {
     assert!(trace.len() < OPEN as usize, "trace too long to replay");
     let n = trace.len();
@@ -177,7 +216,12 @@ pub(crate) fn replay(
     let mut cats_at_dynamic = vec![0i64; ncat];
     let mut cats_at_allocated = vec![0i64; ncat];
     let mut cat_peaks = vec![0i64; ncat];
-    let mut sampler = timeline_points.map(|p| Sampler::new(n, p, ncat));
+    let mut sampler = extras.timeline_points.map(|p| Sampler::new(n, p, ncat));
+    let mut curves = extras.curves.then(|| Curves {
+        allocated_start: 0,
+        allocated: Vec::with_capacity(n),
+        dynamic: Vec::with_capacity(n),
+    });
     let (mut last_time, mut time_backwards) = (i64::MIN, 0usize);
     for (i, e) in trace.iter().enumerate() {
         let time = e.time();
@@ -266,6 +310,10 @@ pub(crate) fn replay(
         if let Some(s) = &mut sampler {
             s.see(i, time, allocated, &alloc_cats);
         }
+        if let Some(c) = &mut curves {
+            c.allocated.push(clamp_i64(allocated));
+            c.dynamic.push(clamp_i64(dynamic));
+        }
     }
     let complete = pre.is_empty();
     let mut static_memory = 0u64;
@@ -297,6 +345,13 @@ pub(crate) fn replay(
     let initial: i128 = pre.iter().map(|p| i128::from(p.size)).sum();
     let end_reserved: i128 = segments.iter().map(|s| i128::from(s.total_size)).sum();
     let start_reserved = end_reserved - reserved;
+    if let Some(c) = &mut curves {
+        let start = clamp_i64(initial);
+        c.allocated_start = start;
+        for a in &mut c.allocated {
+            *a = a.saturating_add(start);
+        }
+    }
     let figures = Figures {
         dynamic_peak: to_u64(dyn_peak.value),
         static_memory,
@@ -322,6 +377,7 @@ pub(crate) fn replay(
         cat_peaks: shifted(&pre_cats, &cat_peaks),
         time_backwards,
         timeline: sampler.map(|s| s.finish(&pre_cats)),
+        curves,
         lifetimes,
     }
 }

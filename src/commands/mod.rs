@@ -8,6 +8,7 @@ pub mod check;
 pub mod diff;
 pub mod inspect;
 pub mod peak;
+pub mod phases;
 pub mod profile;
 pub mod summarize;
 

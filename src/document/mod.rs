@@ -10,7 +10,9 @@
 pub(crate) mod analysed;
 pub(crate) mod diff;
 pub(crate) mod inspect;
+pub(crate) mod phases;
 
 pub use analysed::{AnalysedSnapshot, PeakDocument, ProfileDocument};
 pub use diff::{DiffDevice, DiffDocument};
 pub use inspect::{DeviceInventory, FileFormat, InspectDocument, SnapshotInventory};
+pub use phases::{PhasedSnapshot, PhasesDocument};

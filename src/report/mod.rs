@@ -13,6 +13,7 @@ pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;
 pub mod peak;
+pub mod phases;
 pub mod profile;
 pub(crate) mod terminal;
 

@@ -10,7 +10,8 @@ use crate::pickle::{Arena, Obj, ObjId, Value};
 use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK};
 use super::generation::Hints;
 use super::model::{
-    Block, BlockState, Device, Format, Segment, Shape, Snapshot, TraceEntry, EMPTY_STACK,
+    Annotation, Block, BlockState, Device, Format, Segment, Shape, Snapshot, Stage, TraceEntry,
+    EMPTY_STACK, NO_TIME,
 };
 
 /// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous
@@ -356,6 +357,97 @@ impl Builder<'_> {
         Ok(TraceList::Items(out))
     }
 
+    /// `external_annotations`: the events with a str `name` and `stage`
+    /// and an integer `time_us`; the others are counted in one warning.
+    /// Each distinct dict is read once, however often the list repeats it.
+    fn annotations(&mut self, v: Value) -> Result<Vec<Annotation>, String> {
+        let what = "`external_annotations`";
+        let items = match self.list(v, what) {
+            Ok(items) => items,
+            Err(e) => {
+                self.warnings.push(format!("{e}; it was ignored"));
+                return Ok(Vec::new());
+            }
+        };
+        self.hints.annotation_list |= !items.is_empty();
+        let keys = ["name", "stage", "device", "time_us"].map(|k| self.key(k));
+        let [start, end] = ["START", "END"].map(|k| self.key(k));
+        let mut read: HashMap<ObjId, Option<Annotation>> = HashMap::new();
+        let mut out = Vec::new();
+        let mut skipped = 0usize;
+        for item in items {
+            let a = match self.arena.resolve(item) {
+                Value::Obj(id) => match read.get(&id) {
+                    Some(a) => *a,
+                    None => {
+                        let a = self
+                            .arena
+                            .dict(item)
+                            .and_then(|fields| self.annotation(fields, keys, [start, end]));
+                        read.insert(id, a);
+                        a
+                    }
+                },
+                _ => None,
+            };
+            match a {
+                Some(a) => out.push(a),
+                None => skipped += 1,
+            }
+        }
+        if skipped > 0 {
+            self.warnings.push(format!(
+                "{skipped} of {} `external_annotations` are not dicts with a str `name` and \
+                 `stage` and an integer `time_us`, and were ignored",
+                skipped + out.len()
+            ));
+        }
+        Ok(out)
+    }
+
+    /// One annotation dict, its keys found in one pass (the last of a
+    /// repeated key wins, as in Python).
+    fn annotation(
+        &self,
+        fields: &[(Value, Value)],
+        [kname, kstage, kdevice, ktime]: [u32; 4],
+        [start, end]: [u32; 2],
+    ) -> Option<Annotation> {
+        let mut found = [None; 4];
+        for &(k, v) in fields {
+            if let Value::Str(k) = self.arena.resolve(k) {
+                if let Some(j) = [kname, kstage, kdevice, ktime].iter().position(|&x| x == k) {
+                    found[j] = Some(self.arena.resolve(v));
+                }
+            }
+        }
+        let (Some(Value::Str(name)), Some(Value::Str(stage_name))) = (found[0], found[1]) else {
+            return None;
+        };
+        let time_us = match found[3] {
+            Some(t) => self.arena.int(t).and_then(|t| i64::try_from(t).ok())?,
+            None => return None,
+        };
+        if time_us == NO_TIME {
+            return None;
+        }
+        let device = found[2]
+            .and_then(|d| self.arena.int(d))
+            .and_then(|d| Device::try_from(d).ok());
+        let stage = match stage_name {
+            s if s == start => Stage::Start,
+            s if s == end => Stage::End,
+            _ => Stage::Other,
+        };
+        Some(Annotation {
+            name,
+            stage_name,
+            stage,
+            device,
+            time_us,
+        })
+    }
+
     fn settings(&self, v: Value) -> Option<serde_json::Value> {
         let mut budget = SETTINGS_NODE_BUDGET;
         to_json(self.arena, v, &mut budget, 0)
@@ -553,9 +645,9 @@ pub(crate) fn build(
         Some(v) => b.settings(v),
         None => None,
     };
-    let external_annotations = match b.field(&top, "external_annotations") {
-        Some(v) => b.arena.seq(v).map_or(0, |s| s.len()),
-        None => 0,
+    let annotations = match b.field(&top, "external_annotations") {
+        Some(v) => b.annotations(v)?,
+        None => Vec::new(),
     };
     b.hints.host =
         b.field(&top, "host_segments").is_some() || b.field(&top, "host_traces").is_some();
@@ -584,7 +676,7 @@ pub(crate) fn build(
         stack_spans: c.stack_spans,
         unknown_actions: c.unknown_actions,
         allocator_settings,
-        external_annotations,
+        annotations,
         generation: String::new(),
         trailing_bytes,
         warnings,
@@ -602,9 +694,9 @@ mod tests {
         TraceEntry {
             addr: 0,
             size,
-            stream: 0,
             time_us: 0,
             stack: 0,
+            context: crate::snapshot::model::NO_CONTEXT,
             action: Action::Alloc,
         }
     }

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
 
-use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_TIME};
+use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_TIME};
 
 pub(crate) const TAG_FRAME: u8 = 1;
 pub(crate) const TAG_STACK: u8 = 2;
@@ -25,8 +25,9 @@ const FIELD_NAMES: [&str; FIELDS] = [
     "filename",
     "name",
     "line",
+    "compile_context",
 ];
-const FIELDS: usize = 10;
+const FIELDS: usize = 11;
 const F_ACTION: usize = 0;
 const F_ADDR: usize = 1;
 const F_DEVICE_FREE: usize = 2;
@@ -37,6 +38,7 @@ const F_FRAMES: usize = 6;
 const F_FILENAME: usize = 7;
 const F_NAME: usize = 8;
 const F_LINE: usize = 9;
+const F_CONTEXT: usize = 10;
 
 /// The PyTorch key names, interned once per decode.
 pub(crate) struct Keys {
@@ -349,10 +351,16 @@ impl Collector {
             Some(v) => unsigned(arena, v, "trace entry `size`")?,
             None => return Err("trace entry has no `size`".into()),
         };
-        let stream = match f.get(F_STREAM) {
-            Some(Value::Int(i)) => i,
-            Some(v) => signed_bits(arena, v, "trace entry `stream`")?,
-            None => 0,
+        match f.get(F_STREAM) {
+            Some(Value::Int(_)) | None => {}
+            Some(v) => {
+                signed_bits(arena, v, "trace entry `stream`")?;
+            }
+        }
+        let context = match f.get(F_CONTEXT).map(|v| arena.resolve(v)) {
+            Some(Value::Str(s)) => s,
+            // torch writes a str; anything else is treated as no context.
+            _ => NO_CONTEXT,
         };
         let time_us = match f.get(F_TIME) {
             Some(Value::Int(t)) if t != NO_TIME => t,
@@ -373,9 +381,9 @@ impl Collector {
         Ok(TraceEntry {
             addr,
             size,
-            stream,
             time_us,
             stack,
+            context,
             action,
         })
     }

@@ -14,6 +14,8 @@ pub(crate) struct Hints {
     pub history: bool,
     pub block_address: bool,
     pub segment_pool_id: bool,
+    /// `external_annotations` is a non-empty list.
+    pub annotation_list: bool,
 }
 
 pub(crate) fn detect(snap: &Snapshot, hints: Hints) -> String {
@@ -24,7 +26,7 @@ pub(crate) fn detect(snap: &Snapshot, hints: Hints) -> String {
     let (npu, annotate, timed) = (hints.workspace_snapshot, hints.annotate, hints.timed);
     let version = if hints.host || annotate {
         "torch 2.14+"
-    } else if snap.external_annotations > 0 {
+    } else if !snap.annotations.is_empty() || hints.annotation_list {
         "torch 2.5+"
     } else if snap.allocator_settings.is_some() {
         "torch 2.3+"

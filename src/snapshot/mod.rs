@@ -11,9 +11,11 @@ mod model;
 pub use load::{load, load_bytes, LoadError};
 pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
 pub use model::Snapshot;
-pub(crate) use model::{Action, BlockState, Device, Format, FrameId, Segment, StackId, TraceEntry};
+pub(crate) use model::{
+    Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,
+};
 #[cfg(test)]
-pub(crate) use model::{Block, NO_TIME};
+pub(crate) use model::{Block, NO_CONTEXT, NO_TIME};
 
 #[cfg(test)]
 mod tests;

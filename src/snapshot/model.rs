@@ -117,11 +117,40 @@ pub struct TraceEntry {
     /// `addr`; for `oom` entries the `device_free` value.
     pub addr: u64,
     pub size: u64,
-    pub(crate) stream: i64,
     /// µs since the epoch, or [`NO_TIME`].
     pub time_us: i64,
     pub stack: StackId,
+    /// `compile_context` (torch ≥ 2.8) as a string id, or [`NO_CONTEXT`].
+    /// (`stream` is checked while loading but not kept: no figure reads
+    /// it, and its 8 bytes are what this field fits in.)
+    pub(crate) context: u32,
     pub action: Action,
+}
+
+/// Sentinel for "no `compile_context` key".
+pub(crate) const NO_CONTEXT: u32 = u32::MAX;
+
+/// The stage of an `external_annotations` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Start,
+    End,
+    /// Any other string: kept for its key, ignored for attribution.
+    Other,
+}
+
+/// One `external_annotations` event (torch ≥ 2.5): a record_function
+/// START or END.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Annotation {
+    /// String id of `name`.
+    pub(crate) name: u32,
+    /// String id of `stage`, verbatim (for Mosaic's `NAME_STAGE` keys).
+    pub(crate) stage_name: u32,
+    pub(crate) stage: Stage,
+    /// `device`; `None` when absent (then it applies to every device).
+    pub(crate) device: Option<Device>,
+    pub(crate) time_us: i64,
 }
 
 impl TraceEntry {
@@ -183,8 +212,9 @@ pub struct Snapshot {
     pub(crate) unknown_actions: Vec<String>,
     /// `allocator_settings` (torch ≥ 2.3) as JSON, bounded in size.
     pub(crate) allocator_settings: Option<serde_json::Value>,
-    /// Number of `external_annotations` (torch ≥ 2.5).
-    pub(crate) external_annotations: usize,
+    /// `external_annotations` (torch ≥ 2.5) with a name, a stage and a
+    /// `time_us`, in list order.
+    pub(crate) annotations: Vec<Annotation>,
     /// Which torch generation the layout looks like, e.g. `"2.3+"`.
     pub(crate) generation: String,
     /// Bytes after the top-level `STOP`.
@@ -220,6 +250,20 @@ impl Snapshot {
     /// Number of `device_traces` lists in the file.
     pub(crate) fn trace_lists(&self) -> usize {
         self.traces.len()
+    }
+
+    /// The annotation events of `device` (and those naming no device), in
+    /// list order.
+    pub(crate) fn annotations_of(&self, device: Device) -> impl Iterator<Item = &Annotation> {
+        self.annotations
+            .iter()
+            .filter(move |a| a.device.is_none_or(|d| d == device))
+    }
+
+    /// An entry's `compile_context`, if it has the key.
+    #[allow(dead_code)] // TEMP: read by `profile --group-by compile-context` (being written)
+    pub(crate) fn context(&self, e: &TraceEntry) -> Option<&str> {
+        (e.context != NO_CONTEXT).then(|| self.str(e.context))
     }
 
     pub(crate) fn segments_of(&self, device: Device) -> impl Iterator<Item = &Segment> {
