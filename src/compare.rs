@@ -227,8 +227,11 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         if !t.judges(f, a.budget) {
             continue;
         }
-        let current = f.of(&cur.figures);
-        let baseline = base.map(|b| f.of(&b.figures));
+        let Some(current) = f.value(cur) else {
+            checks.push(not_measured(f, cur, t));
+            continue;
+        };
+        let baseline = base.and_then(|b| f.value(b));
         let mut check = if f == Figure::OomEvents {
             oom_check(current, baseline, t.budget.get(&f), t)
         } else {
@@ -288,6 +291,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         checks.push(check);
     }
+    for p in &t.phase_budget {
+        checks.push(phase_check(p, cur, base, a));
+    }
     // A figure skipped for want of a baseline says which one was missing.
     if let Some(why) = missing {
         for c in checks.iter_mut().skip(1) {
@@ -304,6 +310,77 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
     }
+}
+
+/// A time-structure figure the device lacks: the target asked for it, so
+/// the gate cannot judge (never green on nothing).
+fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
+    let iterations = cur.time.as_ref().map_or(0, |x| x.iterations);
+    // A steady state needs a second iteration; a leak fit three after the first.
+    let needed = match f {
+        Figure::LeakPerIteration => crate::analysis::phases::MIN_LEAK_POINTS as u64 + 1,
+        _ => 2,
+    };
+    Check {
+        id: f.id().to_string(),
+        status: Status::Error,
+        unit: f.unit(),
+        current: 0,
+        baseline: None,
+        budget: t.budget.get(&f).map(|l| l.value.raw()),
+        tolerance: None,
+        findings: vec![Finding::NotMeasured { iterations, needed }],
+        config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
+    }
+}
+
+/// `[target.budget.phase."NAME"]`: the figure over the phase's spans (the
+/// maximum over its occurrences), against its limit and the baseline's.
+fn phase_check(
+    p: &crate::budget::PhaseLimit,
+    cur: &DeviceReport,
+    base: Option<&DeviceReport>,
+    a: &Against,
+) -> Check {
+    let id = format!("phase.{}.{}", p.phase, p.figure.id());
+    let of = |d: &DeviceReport| {
+        d.time
+            .as_ref()
+            .and_then(|t| t.phases.get(&p.phase))
+            .and_then(|x| x.value(p.figure))
+    };
+    let Some(current) = of(cur) else {
+        let phases = cur
+            .time
+            .as_ref()
+            .map(|t| t.phases.keys().cloned().collect())
+            .unwrap_or_default();
+        return Check {
+            id,
+            status: Status::Error,
+            unit: Unit::Bytes,
+            current: 0,
+            baseline: None,
+            budget: Some(p.limit.value.raw()),
+            tolerance: None,
+            findings: vec![Finding::NoSuchPhase {
+                phase: p.phase.clone(),
+                phases,
+            }],
+            config_line: Some(p.limit.loc.clone()),
+        };
+    };
+    let tol = a.target.tolerance_of(p.figure, a.budget);
+    judge_value(
+        &id,
+        Unit::Bytes,
+        current,
+        base.and_then(of),
+        Some(&p.limit),
+        &tol,
+        a.budget.noise_floor.0,
+        a.target,
+    )
 }
 
 /// A trace-based check of a device without a trace: a failure at the

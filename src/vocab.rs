@@ -39,6 +39,11 @@ pub enum Figure {
     OomEvents,
     AllocEvents,
     TraceEntries,
+    /// The highest allocated peak of the iterations after the first.
+    SteadyStatePeak,
+    /// Growth of the live bytes per iteration (least squares; 0 when
+    /// shrinking).
+    LeakPerIteration,
 }
 
 impl Figure {
@@ -70,7 +75,9 @@ impl Figure {
             | Figure::StaticMemory
             | Figure::OverallPeak
             | Figure::AllocatedPeak
-            | Figure::ReservedPeak => Unit::Bytes,
+            | Figure::ReservedPeak
+            | Figure::SteadyStatePeak
+            | Figure::LeakPerIteration => Unit::Bytes,
             Figure::OomEvents | Figure::AllocEvents | Figure::TraceEntries => Unit::Count,
         }
     }
@@ -92,9 +99,22 @@ impl Figure {
             | Figure::AllocatedPeak
             | Figure::ReservedPeak
             | Figure::OomEvents => true,
-            Figure::AllocEvents | Figure::TraceEntries => false,
+            Figure::AllocEvents
+            | Figure::TraceEntries
+            | Figure::SteadyStatePeak
+            | Figure::LeakPerIteration => false,
         }
     }
+
+    /// Whether the figure is measured over iterations (SPEC §11): only
+    /// snapshots whose annotations mark iterations have it.
+    pub fn needs_iterations(self) -> bool {
+        matches!(self, Figure::SteadyStatePeak | Figure::LeakPerIteration)
+    }
+
+    /// The figures a phase budget (`[target.budget.phase."NAME"]`) may
+    /// name: those measured per phase span.
+    pub const PER_PHASE: [Figure; 2] = [Figure::AllocatedPeak, Figure::DynamicPeak];
 
     /// Whether the figure is read from the allocation trace: with an empty
     /// trace (history recording off, or cleared) it is only the state at
@@ -107,7 +127,9 @@ impl Figure {
             | Figure::AllocatedPeak
             | Figure::OomEvents
             | Figure::AllocEvents
-            | Figure::TraceEntries => true,
+            | Figure::TraceEntries
+            | Figure::SteadyStatePeak
+            | Figure::LeakPerIteration => true,
             Figure::StaticMemory | Figure::ReservedPeak => false,
         }
     }

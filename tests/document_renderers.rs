@@ -103,6 +103,7 @@ fn device_report() -> DeviceReport {
                 count: 7,
             },
         ],
+        time: None,
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
     }
 }

@@ -92,14 +92,13 @@ pub(crate) fn diff_reports(base: &[DeviceReport], new: &[DeviceReport]) -> Vec<D
 }
 
 fn device_diff(device: u32, b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> DeviceDiff {
+    // A time-structure figure neither side has is left out.
     let figures = Figure::ALL
         .iter()
-        .map(|f| {
-            Delta::new(
-                f.id(),
-                b.map_or(0, |d| f.of(&d.figures)),
-                n.map_or(0, |d| f.of(&d.figures)),
-            )
+        .filter_map(|f| {
+            let (x, y) = (b.and_then(|d| f.value(d)), n.and_then(|d| f.value(d)));
+            (x.is_some() || y.is_some() || !f.needs_iterations())
+                .then(|| Delta::new(f.id(), x.unwrap_or(0), y.unwrap_or(0)))
         })
         .collect();
     let mut cats: BTreeMap<&str, (u64, u64)> = BTreeMap::new();

@@ -20,7 +20,10 @@ use crate::units::counted;
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
-pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
+pub use types::{
+    Categories, DeviceReport, Figure, Figures, PeakEntry, PhaseFigures, SiteBytes, StackGroup,
+    TimeFigures,
+};
 
 use replay::{DeviceReplay, Live};
 use stacks::StackInfo;
@@ -69,6 +72,7 @@ fn device_analysis(
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
     let ncat = info.rules_categories().len();
+    let annotated = snap.annotations_of(device).next().is_some();
     let mut r = replay::replay(
         trace,
         &segments,
@@ -76,9 +80,18 @@ fn device_analysis(
         &mut |s| info.category(s),
         replay::Extras {
             timeline_points,
-            curves: false,
+            curves: annotated,
         },
     );
+    let time = r.curves.take().map(|c| {
+        time_figures(&phases::device_phases(
+            snap,
+            device,
+            &c,
+            &Boundary::Default,
+            &[],
+        ))
+    });
     let names = info.rules_categories().to_vec();
     let named = |v: &[u64]| -> BTreeMap<String, u64> {
         names.iter().cloned().zip(v.iter().copied()).collect()
@@ -116,9 +129,29 @@ fn device_analysis(
         trace_complete: r.complete,
         stacks_at_peak,
         sites_at_peak,
+        time,
         warnings: warnings(&segments, &r),
     };
     (report, r.timeline.take())
+}
+
+/// The figures budgets judge from a device's time structure.
+fn time_figures(p: &DevicePhases) -> TimeFigures {
+    let mut phases: BTreeMap<String, PhaseFigures> = BTreeMap::new();
+    for s in &p.phases {
+        let f = phases.entry(s.name.clone()).or_default();
+        f.allocated_peak = f.allocated_peak.max(s.allocated_peak);
+        f.dynamic_peak = f.dynamic_peak.max(s.dynamic_peak);
+    }
+    let it = p.iterations.as_ref();
+    TimeFigures {
+        iterations: it.map_or(0, |i| i.items.len() as u64),
+        steady_state_peak: it.and_then(|i| i.steady_state_peak),
+        leak_per_iteration: it
+            .and_then(|i| i.leak.as_ref())
+            .map(|l| l.bytes_per_iteration),
+        phases,
+    }
 }
 
 /// Live allocations at the dynamic peak grouped by full stack (Mosaic's

@@ -8,7 +8,21 @@ use serde::{Deserialize, Serialize};
 pub use crate::vocab::Figure;
 
 impl Figure {
-    /// The figure's value in `f`.
+    /// The figure's value for a device; `None` for a time-structure figure
+    /// the device does not have (no iterations, too few for a leak fit).
+    pub fn value(self, d: &DeviceReport) -> Option<u64> {
+        let time = d.time.as_ref();
+        match self {
+            Figure::SteadyStatePeak => time.and_then(|t| t.steady_state_peak),
+            Figure::LeakPerIteration => time
+                .and_then(|t| t.leak_per_iteration)
+                .map(|l| l.max(0) as u64),
+            f => Some(f.of(&d.figures)),
+        }
+    }
+
+    /// The figure's value in `f` (0 for the time-structure figures, which
+    /// `Figures` does not hold: see [`Figure::value`]).
     pub fn of(self, f: &Figures) -> u64 {
         match self {
             Figure::DynamicPeak => f.dynamic_peak,
@@ -19,6 +33,7 @@ impl Figure {
             Figure::OomEvents => f.oom_events,
             Figure::AllocEvents => f.alloc_events,
             Figure::TraceEntries => f.trace_entries,
+            Figure::SteadyStatePeak | Figure::LeakPerIteration => 0,
         }
     }
 }
@@ -93,7 +108,46 @@ pub struct DeviceReport {
     pub trace_complete: bool,
     pub stacks_at_peak: Vec<StackGroup>,
     pub sites_at_peak: Vec<SiteBytes>,
+    /// Iterations and phases (SPEC §11), when the trace has annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<TimeFigures>,
     /// Inconsistencies found while analysing (the figures are still given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// The figures of a device's time structure that budgets and baselines
+/// judge (`memgate phases` lists the detail).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct TimeFigures {
+    /// How many iterations the boundary annotations mark.
+    pub iterations: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state_peak: Option<u64>,
+    /// Bytes per iteration (negative: shrinking), when fitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak_per_iteration: Option<i64>,
+    /// Per annotation name, the maximum over its spans.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phases: BTreeMap<String, PhaseFigures>,
+}
+
+/// A phase's figures: the maximum over its spans.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PhaseFigures {
+    pub allocated_peak: u64,
+    pub dynamic_peak: u64,
+}
+
+impl PhaseFigures {
+    /// The value of a [`Figure::PER_PHASE`] figure.
+    pub fn value(&self, f: Figure) -> Option<u64> {
+        match f {
+            Figure::AllocatedPeak => Some(self.allocated_peak),
+            Figure::DynamicPeak => Some(self.dynamic_peak),
+            _ => None,
+        }
+    }
 }

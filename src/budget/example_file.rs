@@ -16,8 +16,14 @@ fn keys_by_table() -> Vec<(String, String)> {
         let l = line.trim();
         if l.starts_with('[') {
             table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-            let (parent, last) = table.rsplit_once('.').unwrap_or(("", &table));
-            out.push((parent.to_string(), last.to_string()));
+            // `[a.b.c]` sets c in a.b, and b in a (the example's table
+            // names hold no quoted dots).
+            let mut path = table.as_str();
+            while let Some((parent, last)) = path.rsplit_once('.') {
+                out.push((parent.to_string(), last.to_string()));
+                path = parent;
+            }
+            out.push((String::new(), path.to_string()));
             continue;
         }
         let l = l.trim_start_matches('#').trim_start();

@@ -137,7 +137,19 @@ pub struct Target {
     pub require_trace_loc: Option<Loc>,
     pub budget: BTreeMap<Figure, Limit>,
     pub category_budget: BTreeMap<String, Limit>,
+    /// `[target.budget.phase."NAME"]`, in file order.
+    pub phase_budget: Vec<PhaseLimit>,
     pub tolerance: BTreeMap<Figure, Tolerance>,
+}
+
+/// A limit on a figure over one annotation's spans (SPEC §11).
+#[derive(Debug, Clone)]
+pub struct PhaseLimit {
+    /// The annotation name, as `memgate phases` lists it.
+    pub phase: String,
+    /// One of [`Figure::PER_PHASE`].
+    pub figure: Figure,
+    pub limit: Limit,
 }
 
 /// The validated budget file.

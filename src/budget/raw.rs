@@ -26,10 +26,21 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
 ];
 /// `[target.budget]` holds its category table besides the figure ids.
 const CATEGORY: &str = "category";
+/// ... and its table of phase tables.
+const PHASE: &str = "phase";
 
-/// `[target.budget]` keys: the category table, then every figure id.
+/// `[target.budget]` keys: the category and phase tables, then every
+/// figure id.
 pub(crate) fn budget_keys() -> Vec<&'static str> {
-    std::iter::once(CATEGORY).chain(tolerance_keys()).collect()
+    [CATEGORY, PHASE]
+        .into_iter()
+        .chain(tolerance_keys())
+        .collect()
+}
+
+/// `[target.budget.phase."NAME"]` keys: the figures measured per phase.
+fn phase_keys() -> Vec<&'static str> {
+    Figure::PER_PHASE.iter().map(|f| f.id()).collect()
 }
 
 /// `[target.tolerance]` keys: every figure id.
@@ -109,6 +120,8 @@ pub struct RawTarget {
 #[derive(Debug, Default)]
 pub struct RawBudget {
     pub category: Option<OpenTable>,
+    /// `[target.budget.phase."NAME"]` tables, in file order.
+    pub phase: Vec<(Key, PerFigure)>,
     pub figures: PerFigure,
 }
 
@@ -253,11 +266,34 @@ impl Reader {
         for (key, at, item) in self.entries(table, known, name) {
             if key == CATEGORY {
                 b.category = self.open_table(item, &at);
+            } else if key == PHASE {
+                b.phase = self.phase_tables(item, &at);
             } else if let Some(f) = Figure::from_id(key) {
                 b.figures.insert(f, self.leaf(item, &at));
             }
         }
         b
+    }
+
+    /// `[target.budget.phase]`: a table of figure ids per annotation name.
+    fn phase_tables(&mut self, item: &Item, at: &Range<usize>) -> Vec<(Key, PerFigure)> {
+        let Some(table) = self.table_of(item, at, "a table of phase names") else {
+            return Vec::new();
+        };
+        let keys = phase_keys();
+        let mut out: Vec<(Key, PerFigure)> = Vec::new();
+        for (name, item) in table.iter() {
+            let span = key_span(table, name).unwrap_or(at.clone());
+            let Some(sub) = self.table(item, &span) else {
+                continue;
+            };
+            let where_ = format!("[target.budget.phase.{name:?}]");
+            let figures = self.per_figure(sub, &keys, &where_).figures;
+            let name = name.to_string();
+            out.push((Key { name, span }, figures));
+        }
+        out.sort_by_key(|(k, _)| k.span.start);
+        out
     }
 
     fn open_table(&mut self, item: &Item, at: &Range<usize>) -> Option<OpenTable> {
@@ -396,7 +432,8 @@ mod tests {
     fn per_figure_tables_have_exactly_the_figure_ids_as_keys() {
         let ids: Vec<&str> = Figure::ALL.iter().map(|f| f.id()).collect();
         assert_eq!(tolerance_keys(), ids);
-        assert_eq!(&budget_keys()[1..], ids.as_slice());
+        assert_eq!(&budget_keys()[..2], &[CATEGORY, PHASE]);
+        assert_eq!(&budget_keys()[2..], ids.as_slice());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use toml::Value;
 use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
 use super::values::last_line;
-use super::{CategoryKey, Rules, Target};
+use super::{CategoryKey, PhaseLimit, Rules, Target};
 use crate::input;
 use crate::vocab::Figure;
 use crate::vocab::Unit;
@@ -64,6 +64,7 @@ impl Validator<'_> {
         });
         let mut budget = BTreeMap::new();
         let mut category_budget = BTreeMap::new();
+        let mut phase_budget = Vec::new();
         let mut tolerance = BTreeMap::new();
         if let Some(b) = &t.budget {
             for f in Figure::ALL {
@@ -83,6 +84,18 @@ impl Validator<'_> {
                 });
                 if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
                     category_budget.insert(k.name.clone(), l);
+                }
+            }
+            for (k, figures) in &b.phase {
+                for (f, leaf) in figures {
+                    let key = format!("target.budget.phase.{:?}.{}", k.name, f.id());
+                    if let Some(limit) = self.limit(leaf, &key, f.unit()) {
+                        phase_budget.push(PhaseLimit {
+                            phase: k.name.clone(),
+                            figure: *f,
+                            limit,
+                        });
+                    }
                 }
             }
         }
@@ -105,6 +118,7 @@ impl Validator<'_> {
             require_trace_loc: require_trace.map(|(_, loc)| loc),
             budget,
             category_budget,
+            phase_budget,
             tolerance,
         })
     }

@@ -81,6 +81,12 @@ pub enum Finding {
     /// target's `require-trace = false` had it judged on that state anyway;
     /// otherwise the check fails without being compared.
     NoTrace { judged: bool },
+    /// A time-structure figure the snapshot does not have: `iterations`
+    /// were found (the boundary annotations mark them), `needed` are needed.
+    NotMeasured { iterations: u64, needed: u64 },
+    /// A phase budget names an annotation the device has no span of; it
+    /// has spans of `phases`.
+    NoSuchPhase { phase: String, phases: Vec<String> },
 }
 
 /// Where a snapshot's baseline was looked for in vain.

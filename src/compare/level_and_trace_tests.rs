@@ -34,6 +34,7 @@ fn dev(peak: u64, entries: u64) -> DeviceReport {
         trace_complete: true,
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
+        time: None,
         warnings: Vec::new(),
     }
 }

@@ -29,6 +29,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         trace_complete: true,
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
+        time: None,
         warnings: Vec::new(),
     }
 }

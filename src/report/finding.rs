@@ -88,6 +88,20 @@ fn clause(unit: Unit, f: &Finding) -> String {
              {current:?}: category bytes cannot be compared (summarize the baseline with the \
              run's rules)"
         ),
+        Finding::NotMeasured { iterations, needed } => format!(
+            "not measured: the trace has {} ({needed} needed; iterations start at \
+             ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step annotations: \
+             see `memgate phases`)",
+            crate::units::counted(*iterations, "iteration", "iterations")
+        ),
+        Finding::NoSuchPhase { phase, phases } => {
+            let held = if phases.is_empty() {
+                "it has no annotation spans".to_string()
+            } else {
+                format!("it has {}", phases.join(", "))
+            };
+            format!("no phase {phase:?} on this device ({held})")
+        }
         Finding::OverBudget {
             limit,
             current,

@@ -53,6 +53,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
                 count: 1,
             })
             .collect(),
+        time: None,
         warnings: Vec::new(),
     }
 }

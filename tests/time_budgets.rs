@@ -1,0 +1,236 @@
+//! Budgets on the time structure (SPEC §11): `steady-state-peak`,
+//! `leak-per-iteration` and `[target.budget.phase."NAME"]`, against limits
+//! and against a baseline summary, on a loop whose figures are worked out
+//! by hand.
+
+mod common;
+
+use common::Workdir;
+use serde_json::{json, Value};
+
+const MIB: u64 = 1 << 20;
+
+/// Four `ProfilerStep#k` iterations, each keeping `leak` bytes and making
+/// a `temp` allocation inside a `forward` annotation that it frees again.
+/// Live at the start of iteration k: k·leak; its peak: (k+1)·leak + temp;
+/// the forward spans peak at the same; the leak fit is `leak`.
+fn loop_snapshot(leak: u64, temp: u64) -> Value {
+    let mut trace = Vec::new();
+    let mut anns = Vec::new();
+    let ann = |name: &str, stage: &str, t: u64| json!({"name": name, "stage": stage, "device": 0, "time_us": t});
+    for k in 0..4u64 {
+        let t = 100 * k;
+        let step = format!("ProfilerStep#{k}");
+        anns.push(ann(&step, "START", t));
+        anns.push(ann("forward", "START", t + 15));
+        anns.push(ann("forward", "END", t + 35));
+        anns.push(ann(&step, "END", t + 90));
+        trace.push(json!({"action": "alloc", "addr": 0x1000 + 0x100 * k, "size": leak, "time_us": t + 10, "frames": []}));
+        trace.push(json!({"action": "alloc", "addr": 0x9000, "size": temp, "time_us": t + 20, "frames": []}));
+        trace.push(json!({"action": "free_completed", "addr": 0x9000, "size": temp, "time_us": t + 30, "frames": []}));
+    }
+    json!({"segments": [], "device_traces": [trace], "external_annotations": anns})
+}
+
+/// One target over `snaps/*.json`, with `golden/` as its baseline when
+/// `baseline`, judging only what `budget` names.
+fn config(baseline: bool, budget: &str) -> String {
+    let golden = if baseline {
+        "baseline = \"golden/\""
+    } else {
+        ""
+    };
+    format!(
+        r#"[defaults]
+tolerance = "5%"
+noise-floor = "0 B"
+figures = []
+
+[[target]]
+name = "loop"
+snapshots = "snaps/*.json"
+{golden}
+
+{budget}
+"#
+    )
+}
+
+fn write(w: &Workdir, rel: &str, v: &Value) {
+    std::fs::write(w.path(rel), serde_json::to_vec(v).unwrap()).unwrap();
+}
+
+fn checks(w: &Workdir) -> Vec<(String, String, u64)> {
+    let v: Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    v["targets"][0]["snapshots"][0]["devices"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+                c["current"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn steady_state_leak_and_phase_budgets_are_judged_like_other_figures() {
+    let w = Workdir::new(&config(
+        false,
+        r#"[target.budget]
+steady-state-peak = "7 MiB"
+leak-per-iteration = "512 KiB"
+
+[target.budget.phase.forward]
+allocated-peak = "16 MiB"
+dynamic-peak = "7 MiB"
+"#,
+    ));
+    write(&w, "snaps/rank0.json", &loop_snapshot(MIB, 4 * MIB));
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Steady state: iteration 3 peaks at 4 + 4 MiB; the forward spans peak
+    // at the same (allocated and dynamic agree: nothing predates the trace).
+    assert_eq!(
+        checks(&w),
+        [
+            ("steady-state-peak".into(), "fail".into(), 8 * MIB),
+            ("leak-per-iteration".into(), "fail".into(), MIB),
+            // Per phase, in figure order.
+            ("phase.forward.dynamic-peak".into(), "fail".into(), 8 * MIB),
+            (
+                "phase.forward.allocated-peak".into(),
+                "pass".into(),
+                8 * MIB
+            ),
+        ]
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("phase.forward.dynamic-peak"), "{text}");
+}
+
+#[test]
+fn a_leak_that_appears_against_the_baseline_fails_its_growth_check() {
+    let w = Workdir::new(&config(
+        true,
+        r#"[target.tolerance]
+leak-per-iteration = "0%"
+steady-state-peak = "5%"
+"#,
+    ));
+    write(&w, "base.json", &loop_snapshot(0, 4 * MIB));
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_memgate"))
+        .current_dir(w.tmp.path())
+        .args(["summarize", "base.json", "--output", "golden"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    std::fs::rename(w.path("golden/base.json"), w.path("golden/rank0.json")).unwrap();
+    let golden: Value = serde_json::from_str(&w.read("golden/rank0.json")).unwrap();
+    assert_eq!(
+        golden["devices"][0]["time"],
+        json!({"iterations": 4, "steady-state-peak": 4 * MIB, "leak-per-iteration": 0,
+               "phases": {
+                   "ProfilerStep#0": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
+                   "ProfilerStep#1": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
+                   "ProfilerStep#2": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
+                   "ProfilerStep#3": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
+                   "forward": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB}}})
+    );
+    write(&w, "snaps/rank0.json", &loop_snapshot(MIB, 4 * MIB));
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        checks(&w),
+        [
+            ("steady-state-peak".into(), "fail".into(), 8 * MIB),
+            ("leak-per-iteration".into(), "fail".into(), MIB),
+        ]
+    );
+}
+
+#[test]
+fn a_missing_phase_or_too_few_iterations_cannot_be_judged() {
+    let w = Workdir::new(&config(
+        false,
+        r#"[target.budget]
+leak-per-iteration = "1 MiB"
+
+[target.budget.phase."Optimizer.step"]
+allocated-peak = "1 GiB"
+"#,
+    ));
+    // No annotations at all (an NPU-shaped trace).
+    write(
+        &w,
+        "snaps/rank0.json",
+        &json!({"segments": [], "device_traces": [[
+            {"action": "alloc", "addr": 16, "size": 512, "frames": []}]]}),
+    );
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    let c = checks(&w);
+    assert_eq!(c[0].0, "leak-per-iteration");
+    assert_eq!(c[0].1, "error");
+    assert_eq!(c[1].0, "phase.Optimizer.step.allocated-peak");
+    assert_eq!(c[1].1, "error");
+    assert!(
+        text.contains("not measured: the trace has 0 iterations (4 needed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no phase \"Optimizer.step\" on this device (it has no annotation spans)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_key_in_a_phase_table_is_an_error_at_its_line() {
+    let w = Workdir::new(&config(
+        false,
+        r#"[target.budget.phase.forward]
+reserved-peak = "1 GiB"
+"#,
+    ));
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--validate"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("memgate.toml:12:1: unknown key `reserved-peak` in [target.budget.phase.\"forward\"]; expected one of: allocated-peak, dynamic-peak"),
+        "{err}"
+    );
+}
