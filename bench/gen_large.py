@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """Write a large, realistic allocator snapshot for benchmarking memgate.
 
-    python3 bench/gen_large.py [OUT] [--entries N]     (default /tmp/memgate-large.pickle, 2,000,000)
+    python3 bench/gen_large.py [OUT] [--entries N] [--annotations]
+                                   (default /tmp/memgate-large.pickle, 2,000,000)
+
+``--annotations`` adds record_function annotations (``external_annotations``,
+torch >= 2.5): 200 iterations, each a ``ProfilerStep#k`` span holding
+``## forward ##``, ``## backward ##`` and ``Optimizer.step#AdamW.step`` spans
+(40% / 40% / 20% of its entries), for the time-structure benchmarks.
 
 Shape: torch 2.11 style (time_us, compile_context, user_metadata,
 allocator_settings), one device, C++ + Python stacks.  The trace is a run of
@@ -360,11 +366,14 @@ class Writer:
 def main(argv):
     out = "/tmp/memgate-large.pickle"
     n = N_DEFAULT
+    annotate = False
     args = list(argv[1:])
     while args:
         a = args.pop(0)
         if a == "--entries":
             n = int(args.pop(0))
+        elif a == "--annotations":
+            annotate = True
         else:
             out = a
     t0 = time.time()
@@ -446,8 +455,24 @@ def main(argv):
             w.buf += kb
 
         total = len(act)
+        # Annotation boundaries: entry index -> events placed just before it
+        # (1 µs after the previous entry; entries are >= 2 µs apart).
+        anns = []
+        marks = {}
+        if annotate:
+            per = max(1, total // 200)
+            for k, start in enumerate(range(0, total, per)):
+                step = f"ProfilerStep#{k}"
+                cut = [start, start + per * 2 // 5, start + per * 4 // 5, min(start + per, total)]
+                marks.setdefault(cut[0], []).extend([(step, "START"), ("## forward ##", "START")])
+                marks.setdefault(cut[1], []).extend([("## forward ##", "END"), ("## backward ##", "START")])
+                marks.setdefault(cut[2], []).extend([("## backward ##", "END"),
+                                                     ("Optimizer.step#AdamW.step", "START")])
+                marks.setdefault(cut[3], []).extend([("Optimizer.step#AdamW.step", "END"), (step, "END")])
         m = 0
         for j in range(total):
+            for name, stage in marks.get(j, ()):
+                anns.append({"name": name, "stage": stage, "device": 0, "time_us": tclock + 1})
             if j % 1000 == 0:
                 m = min(1000, total - j)
                 if m > 1:
@@ -478,10 +503,15 @@ def main(argv):
             if j % 1000 == m - 1:
                 w.buf += b"e" if m > 1 else b"a"
                 w.commit()
+        for name, stage in marks.get(total, ()):
+            anns.append({"name": name, "stage": stage, "device": 0, "time_us": tclock + 1})
         # close device_traces: [trace] (single item -> APPEND)
         w.buf += b"a"
         w.obj("allocator_settings")
         w.obj(settings)
+        if anns:
+            w.obj("external_annotations")
+            w.obj(anns)
         w.buf += b"u"
         w.buf += b"."
         w.commit(force=True)
