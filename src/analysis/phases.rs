@@ -121,7 +121,6 @@ pub struct DevicePhases {
 
 /// Which annotation each entry belongs to, by index into `names` (0 is
 /// [`NO_ANNOTATION`]), and the spans found on the way.
-#[allow(dead_code)] // TEMP: read by `profile --group-by annotation` (being written)
 pub(crate) struct Attribution {
     pub(crate) names: Vec<String>,
     pub(crate) owner: Vec<u32>,
@@ -219,15 +218,6 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
         owner,
         spans,
         unmatched_ends,
-    }
-}
-
-#[allow(dead_code)] // TEMP: read by `profile --group-by annotation` (being written)
-impl Attribution {
-    /// The annotation entry `i` belongs to (`""` outside every one).
-    pub(crate) fn name_at(&self, i: usize) -> &str {
-        let id = self.owner.get(i).copied().unwrap_or(0);
-        &self.names[id as usize]
     }
 }
 
