@@ -282,7 +282,13 @@ proptest! {
 fn time_going_backwards_is_counted_between_timed_entries_only() {
     let times = [Some(5), None, Some(3), Some(3), Some(9), None, Some(1)];
     let trace: Vec<TraceEntry> = times.iter().map(|t| entry(11, 0, 1, 0, *t)).collect();
-    let r = replay(&trace, &[], NCAT, &mut |o: Origin<'_>| cat(o.stack()), Extras::default());
+    let r = replay(
+        &trace,
+        &[],
+        NCAT,
+        &mut |o: Origin<'_>| cat(o.stack()),
+        Extras::default(),
+    );
     assert_eq!(r.time_backwards, 2);
     assert!(r.timeline.is_none());
 }

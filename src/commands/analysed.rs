@@ -100,7 +100,9 @@ pub(crate) fn analyse_all(
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| analyse_one(p, rules, group_by, top, timeline_points)) {
+    for r in input::par_map(&paths, |p| {
+        analyse_one(p, rules, group_by, top, timeline_points)
+    }) {
         match r {
             Ok(a) => batch.done.push(a),
             Err(e) => batch.errors.push(e.into()),
