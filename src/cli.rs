@@ -57,15 +57,15 @@ impl From<FormatArg> for OutputFormat {
     }
 }
 
-/// What `profile` groups the bytes by.
+/// What `profile` groups the bytes by (plain comments: a doc comment per
+/// value would switch clap to its long help layout).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum GroupByArg {
-    /// The category rules (--rules) on each allocation's call stack.
+    // The category rules (--rules) on each allocation's call stack.
     Category,
-    /// The innermost annotation (record_function) open at the allocation;
-    /// "" outside every one.
+    // The innermost annotation open at the allocation ("" outside any).
     Annotation,
-    /// The allocation's torch.compile context; "N/A" when it has none.
+    // The allocation's torch.compile context ("N/A" when it has none).
     CompileContext,
 }
 
@@ -190,8 +190,9 @@ pub struct ProfileArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
-    /// Group the bytes by category, by annotation or by compile context
-    /// (Mosaic's profile by annotation and by compile context).
+    /// Group the bytes by the category rules, by the innermost annotation
+    /// open at each allocation ("" outside any), or by its compile context
+    /// ("N/A" when none).
     #[arg(long, value_enum, default_value = "category")]
     pub group_by: GroupByArg,
     /// Write a self-contained HTML page with the timeline by the same
