@@ -168,6 +168,10 @@ pub struct PhasesArgs {
     /// Optimizer.step].
     #[arg(long, value_name = "PREFIX")]
     pub iteration_boundary: Option<String>,
+    /// A rules file whose [phases] table (name = "regex" on the
+    /// allocations' frames) gives the phases of devices without annotations.
+    #[arg(long, value_name = "FILE", default_value = "default")]
+    pub rules: String,
 }
 
 impl PhasesArgs {
@@ -177,6 +181,7 @@ impl PhasesArgs {
             format: self.format.into(),
             annotation: self.annotation.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
+            rules: self.rules.clone(),
         }
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod phases;
 mod replay;
 #[cfg(test)]
 mod replay_tests;
+mod rule_phases;
 pub(crate) mod rules;
 mod stacks;
 pub(crate) mod timeline;
@@ -277,10 +278,33 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
 /// Devices are those with a trace or a segment, and those an annotation
 /// names.
 pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Vec<DevicePhases> {
+    time_structure(snap, boundary, substrings, None)
+}
+
+/// [`phases`], with the phase spans of a device that has no annotation
+/// from the `[phases]` stack rules of `rules` (NPU snapshots: see
+/// `rule_phases`). Where a device has annotations they give its phases and
+/// the rules are not used (a warning says so).
+pub fn phases_with_rules(
+    snap: &Snapshot,
+    boundary: &Boundary,
+    substrings: &[String],
+    rules: &RuleSet,
+) -> Vec<DevicePhases> {
+    time_structure(snap, boundary, substrings, Some(rules))
+}
+
+fn time_structure(
+    snap: &Snapshot,
+    boundary: &Boundary,
+    substrings: &[String],
+    rules: Option<&RuleSet>,
+) -> Vec<DevicePhases> {
     let mut devices = snap.devices();
     devices.extend(snap.annotations.iter().filter_map(|a| a.device));
     devices.sort_unstable();
     devices.dedup();
+    let phase_rules = rules.filter(|r| r.has_phases());
     devices
         .into_iter()
         .map(|d| {
@@ -296,7 +320,19 @@ pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Ve
                 },
             );
             let curves = r.curves.unwrap_or_default();
-            phases::device_phases(snap, d, &curves, boundary, substrings)
+            let mut p = phases::device_phases(snap, d, &curves, boundary, substrings);
+            if let Some(rules) = phase_rules {
+                if snap.annotations_of(d).next().is_none() {
+                    p.phases = rule_phases::rule_phase_spans(snap, d, rules, &curves);
+                } else {
+                    p.warnings.push(
+                        "the [phases] rules were not used: this device's phases come from its \
+                         annotations"
+                            .to_string(),
+                    );
+                }
+            }
+            p
         })
         .collect()
 }
