@@ -63,8 +63,10 @@ fn phases(snap: &Path, rules: &Path) -> Value {
 }
 
 /// (name, occurrence, from, to, closed, allocated-peak, live-at-start,
-/// live-at-end, allocated-during) of each span.
-fn spans(d: &Value) -> Vec<(String, u64, u64, u64, bool, u64, u64, u64, u64)> {
+/// live-at-end, allocated-during) of a span.
+type Span = (String, u64, u64, u64, bool, u64, u64, u64, u64);
+
+fn spans(d: &Value) -> Vec<Span> {
     d["phases"]
         .as_array()
         .unwrap()
@@ -86,14 +88,7 @@ fn spans(d: &Value) -> Vec<(String, u64, u64, u64, bool, u64, u64, u64, u64)> {
         .collect()
 }
 
-fn span(
-    name: &str,
-    occurrence: u64,
-    from: u64,
-    to: u64,
-    closed: bool,
-    figures: [u64; 4],
-) -> (String, u64, u64, u64, bool, u64, u64, u64, u64) {
+fn span(name: &str, occurrence: u64, from: u64, to: u64, closed: bool, figures: [u64; 4]) -> Span {
     let [peak, start, end, during] = figures;
     (
         name.to_string(),
