@@ -7,8 +7,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
-    diff::DiffOptions, inspect::InspectOptions, peak::PeakOptions, phases::PhasesOptions,
-    profile::ProfileOptions, summarize::SummarizeOptions, OutputFormat,
+    diff::DiffOptions,
+    inspect::InspectOptions,
+    peak::PeakOptions,
+    phases::PhasesOptions,
+    profile::{GroupBy, ProfileOptions},
+    summarize::SummarizeOptions,
+    OutputFormat,
 };
 
 /// Exit codes of `check` (and of memgate as a whole).
@@ -52,6 +57,28 @@ impl From<FormatArg> for OutputFormat {
     }
 }
 
+/// What `profile` groups the bytes by (plain comments: a doc comment per
+/// value would switch clap to its long help layout).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GroupByArg {
+    // The category rules (--rules) on each allocation's call stack.
+    Category,
+    // The innermost annotation open at the allocation ("" outside any).
+    Annotation,
+    // The allocation's torch.compile context ("N/A" when it has none).
+    CompileContext,
+}
+
+impl From<GroupByArg> for GroupBy {
+    fn from(g: GroupByArg) -> Self {
+        match g {
+            GroupByArg::Category => GroupBy::Category,
+            GroupByArg::Annotation => GroupBy::Annotation,
+            GroupByArg::CompileContext => GroupBy::CompileContext,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// What is in a snapshot: protocol, shape, segments, blocks, frames,
@@ -62,7 +89,8 @@ pub enum Command {
     /// and the allocations live at the peak grouped by call stack.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Peak(PeakArgs),
-    /// Bytes per category at the peaks and each category's own peak.
+    /// Bytes per category (or per annotation, or per compile context) at the
+    /// peaks and each one's own peak.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Profile(ProfileArgs),
     /// When memory grew: every annotation event (record_function START/END)
@@ -140,6 +168,10 @@ pub struct PhasesArgs {
     /// Optimizer.step].
     #[arg(long, value_name = "PREFIX")]
     pub iteration_boundary: Option<String>,
+    /// A rules file whose [phases] table (name = "regex" on the
+    /// allocations' frames) gives the phases of devices without annotations.
+    #[arg(long, value_name = "FILE", default_value = "default")]
+    pub rules: String,
 }
 
 impl PhasesArgs {
@@ -149,6 +181,7 @@ impl PhasesArgs {
             format: self.format.into(),
             annotation: self.annotation.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
+            rules: self.rules.clone(),
         }
     }
 }
@@ -162,7 +195,13 @@ pub struct ProfileArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
-    /// Write a self-contained HTML page with the category timeline.
+    /// Group the bytes by the category rules, by the innermost annotation
+    /// open at each allocation ("" outside any), or by its compile context
+    /// ("N/A" when none).
+    #[arg(long, value_enum, default_value = "category")]
+    pub group_by: GroupByArg,
+    /// Write a self-contained HTML page with the timeline by the same
+    /// groups.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
     /// Print the built-in default rules and exit.
@@ -190,6 +229,7 @@ impl ProfileArgs {
             snapshots: self.snapshots.clone(),
             format: self.format.into(),
             rules: self.rules.clone(),
+            group_by: self.group_by.into(),
             html: self.html.clone(),
             print_rules: self.print_rules,
             top: self.top,

@@ -162,7 +162,7 @@ impl Unit {
 pub enum Rules {
     Default,
     Mosaic,
-    /// A TOML file with a `[categories]` table.
+    /// A TOML file with a `[categories]` and/or a `[phases]` table.
     File(PathBuf),
 }
 

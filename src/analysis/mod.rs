@@ -3,10 +3,12 @@
 mod addr;
 mod default_rules;
 pub mod diff;
+mod groups;
 pub(crate) mod phases;
 mod replay;
 #[cfg(test)]
 mod replay_tests;
+mod rule_phases;
 pub(crate) mod rules;
 mod stacks;
 pub(crate) mod timeline;
@@ -17,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::snapshot::{Device, Segment, Snapshot, StackId};
 use crate::units::counted;
 
+pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
@@ -25,16 +28,16 @@ pub use types::{
     TimeFigures,
 };
 
-use replay::{DeviceReplay, Live};
+use groups::Groups;
+use replay::{DeviceReplay, Live, Origin};
 use stacks::StackInfo;
 
 /// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
 /// groups and sites listed per device.
 pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport> {
-    let mut info = StackInfo::new(snap, rules);
-    snap.devices()
+    devices(snap, rules, GroupBy::Category, top, None)
         .into_iter()
-        .map(|d| device_analysis(snap, d, &mut info, top, None).0)
+        .map(|(r, _)| r)
         .collect()
 }
 
@@ -46,14 +49,43 @@ pub fn analyze_with_timelines(
     top: usize,
     max_points: usize,
 ) -> Vec<(DeviceReport, Timeline)> {
+    devices(snap, rules, GroupBy::Category, top, Some(max_points))
+}
+
+/// [`analyze`] with each device's `categories` grouped by `group_by`
+/// (SPEC §11), and with `max_points`, its timeline by the same groups at
+/// about that many samples; one replay of each trace.
+pub fn analyze_grouped(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    group_by: GroupBy,
+    top: usize,
+    max_points: Option<usize>,
+) -> Vec<(DeviceReport, Option<Timeline>)> {
+    devices(snap, rules, group_by, top, max_points)
+        .into_iter()
+        .map(|(r, t)| (r, max_points.map(|_| t)))
+        .collect()
+}
+
+/// Every device's report, and its timeline (no points unless `max_points`).
+fn devices(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    group_by: GroupBy,
+    top: usize,
+    max_points: Option<usize>,
+) -> Vec<(DeviceReport, Timeline)> {
     let mut info = StackInfo::new(snap, rules);
     snap.devices()
         .into_iter()
         .map(|d| {
-            let (report, points) = device_analysis(snap, d, &mut info, top, Some(max_points));
+            let groups = Groups::new(snap, d, group_by, &info);
+            let (report, names, points) =
+                device_analysis(snap, d, &mut info, groups, top, max_points);
             let timeline = Timeline {
                 device: d,
-                categories: rules.categories().to_vec(),
+                categories: names,
                 points: points.unwrap_or_default(),
             };
             (report, timeline)
@@ -61,23 +93,25 @@ pub fn analyze_with_timelines(
         .collect()
 }
 
-/// One replay of the device's trace, and what is derived from it.
+/// One replay of the device's trace, and what is derived from it: the
+/// report, the group names, and the timeline's points when asked for.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
     info: &mut StackInfo<'_>,
+    mut groups: Groups,
     top: usize,
     timeline_points: Option<usize>,
-) -> (DeviceReport, Option<Vec<TimelinePoint>>) {
+) -> (DeviceReport, Vec<String>, Option<Vec<TimelinePoint>>) {
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
-    let ncat = info.rules_categories().len();
+    let ncat = groups.names().len();
     let annotated = snap.annotations_of(device).next().is_some();
     let mut r = replay::replay(
         trace,
         &segments,
         ncat,
-        &mut |s| info.category(s),
+        &mut |o| groups.classify(o, info),
         replay::Extras {
             timeline_points,
             curves: annotated,
@@ -92,16 +126,7 @@ fn device_analysis(
             &[],
         ))
     });
-    let names = info.rules_categories().to_vec();
-    let named = |v: &[u64]| -> BTreeMap<String, u64> {
-        names.iter().cloned().zip(v.iter().copied()).collect()
-    };
-    let categories = Categories {
-        rules: info.rules_source().to_string(),
-        at_allocated_peak: named(&r.cats_at_allocated),
-        at_dynamic_peak: named(&r.cats_at_dynamic),
-        peaks: named(&r.cat_peaks),
-    };
+    let categories = groups.categories(&r, info.rules_source());
     let time_at = |i: Option<u64>| i.and_then(|i| trace[i as usize].time()).map(|t| t as u64);
     let peak_time_us = snap.has_time().then(|| PeakEntry {
         dynamic_peak: time_at(r.peak_entry.dynamic_peak),
@@ -132,7 +157,8 @@ fn device_analysis(
         time,
         warnings: warnings(&segments, &r),
     };
-    (report, r.timeline.take())
+    let names = groups.names().to_vec();
+    (report, names, r.timeline.take())
 }
 
 /// The figures budgets judge from a device's time structure.
@@ -265,7 +291,7 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
         snap.trace(device),
         &segments,
         rules.categories().len(),
-        &mut |s| info.category(s),
+        &mut |o: Origin<'_>| info.category(o.stack()),
         replay::Extras {
             timeline_points: Some(max_points),
             curves: false,
@@ -285,10 +311,33 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
 /// Devices are those with a trace or a segment, and those an annotation
 /// names.
 pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Vec<DevicePhases> {
+    time_structure(snap, boundary, substrings, None)
+}
+
+/// [`phases`], with the phase spans of a device that has no annotation
+/// from the `[phases]` stack rules of `rules` (NPU snapshots: see
+/// `rule_phases`). Where a device has annotations they give its phases and
+/// the rules are not used (a warning says so).
+pub fn phases_with_rules(
+    snap: &Snapshot,
+    boundary: &Boundary,
+    substrings: &[String],
+    rules: &RuleSet,
+) -> Vec<DevicePhases> {
+    time_structure(snap, boundary, substrings, Some(rules))
+}
+
+fn time_structure(
+    snap: &Snapshot,
+    boundary: &Boundary,
+    substrings: &[String],
+    rules: Option<&RuleSet>,
+) -> Vec<DevicePhases> {
     let mut devices = snap.devices();
     devices.extend(snap.annotations.iter().filter_map(|a| a.device));
     devices.sort_unstable();
     devices.dedup();
+    let phase_rules = rules.filter(|r| r.has_phases());
     devices
         .into_iter()
         .map(|d| {
@@ -304,7 +353,19 @@ pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Ve
                 },
             );
             let curves = r.curves.unwrap_or_default();
-            phases::device_phases(snap, d, &curves, boundary, substrings)
+            let mut p = phases::device_phases(snap, d, &curves, boundary, substrings);
+            if let Some(rules) = phase_rules {
+                if snap.annotations_of(d).next().is_none() {
+                    p.phases = rule_phases::rule_phase_spans(snap, d, rules, &curves);
+                } else {
+                    p.warnings.push(
+                        "the [phases] rules were not used: this device's phases come from its \
+                         annotations"
+                            .to_string(),
+                    );
+                }
+            }
+            p
         })
         .collect()
 }

@@ -52,7 +52,9 @@ pub struct PhaseSpan {
     pub from_entry: u64,
     /// The last entry inside; `None` when the span holds no entry.
     pub to_entry: Option<u64>,
-    /// False when no END closed it (it then runs to the end of the trace).
+    /// False when nothing ended it: no END (annotation phases), no alloc
+    /// of another phase (phases from stack rules). It then runs to the end
+    /// of the trace.
     pub closed: bool,
     /// The highest allocated bytes from its start to its end (the state
     /// carried in counts: a phase holds at least what was live at its start).
@@ -121,7 +123,6 @@ pub struct DevicePhases {
 
 /// Which annotation each entry belongs to, by index into `names` (0 is
 /// [`NO_ANNOTATION`]), and the spans found on the way.
-#[allow(dead_code)] // TEMP: read by `profile --group-by annotation` (being written)
 pub(crate) struct Attribution {
     pub(crate) names: Vec<String>,
     pub(crate) owner: Vec<u32>,
@@ -222,15 +223,6 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
     }
 }
 
-#[allow(dead_code)] // TEMP: read by `profile --group-by annotation` (being written)
-impl Attribution {
-    /// The annotation entry `i` belongs to (`""` outside every one).
-    pub(crate) fn name_at(&self, i: usize) -> &str {
-        let id = self.owner.get(i).copied().unwrap_or(0);
-        &self.names[id as usize]
-    }
-}
-
 /// How iterations are found: annotation names starting with a prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Boundary {
@@ -299,19 +291,8 @@ pub(crate) fn device_phases(
         .spans
         .iter()
         .map(|s| {
-            let (alloc_peak, dyn_peak) = span_peaks(curves, s.from, s.to);
-            PhaseSpan {
-                name: att.names[s.name as usize].clone(),
-                occurrence: s.occurrence,
-                from_entry: s.from as u64,
-                to_entry: (s.to > s.from).then(|| (s.to - 1) as u64),
-                closed: s.closed,
-                allocated_peak: u(alloc_peak),
-                dynamic_peak: u(dyn_peak),
-                live_at_start: u(curves.allocated_after(s.from)),
-                live_at_end: u(curves.allocated_after(s.to)),
-                allocated_during: allocated_during(&trace[s.from..s.to]),
-            }
+            let name = att.names[s.name as usize].clone();
+            phase_span(trace, curves, name, s.occurrence, s.from..s.to, s.closed)
         })
         .collect();
 
@@ -334,6 +315,33 @@ pub(crate) fn device_phases(
         iterations: iterations(snap, &anns, &at, curves, boundary),
         phases,
         warnings,
+    }
+}
+
+/// The figures of the span of entries `at` (from the device's `curves`),
+/// as a [`PhaseSpan`].
+pub(crate) fn phase_span(
+    trace: &[TraceEntry],
+    curves: &Curves,
+    name: String,
+    occurrence: u64,
+    at: std::ops::Range<usize>,
+    closed: bool,
+) -> PhaseSpan {
+    let u = |v: i64| v.max(0) as u64;
+    let (from, to) = (at.start, at.end);
+    let (alloc_peak, dyn_peak) = span_peaks(curves, from, to);
+    PhaseSpan {
+        name,
+        occurrence,
+        from_entry: from as u64,
+        to_entry: (to > from).then(|| (to - 1) as u64),
+        closed,
+        allocated_peak: u(alloc_peak),
+        dynamic_peak: u(dyn_peak),
+        live_at_start: u(curves.allocated_after(from)),
+        live_at_end: u(curves.allocated_after(to)),
+        allocated_during: allocated_during(&trace[from..to]),
     }
 }
 

@@ -56,6 +56,29 @@ struct Open {
     lifetime: u32,
 }
 
+/// What the replay asks the group (category) of: an allocation of the
+/// trace, which a grouping may classify by its entry (annotation, compile
+/// context) or by its stack, or memory live before recording (a free of an
+/// address the trace never allocated, or a block still allocated at the end
+/// that no alloc explains), known only by a stack. The same piece of memory
+/// live before recording is asked about at its free and again at the end,
+/// so a grouping must answer both alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Origin<'a> {
+    Alloc(usize, &'a TraceEntry),
+    BeforeTrace(StackId),
+}
+
+impl Origin<'_> {
+    /// The call stack that made (or freed) the memory.
+    pub(crate) fn stack(self) -> StackId {
+        match self {
+            Origin::Alloc(_, e) => e.stack,
+            Origin::BeforeTrace(s) => s,
+        }
+    }
+}
+
 /// Everything the replay of one device finds.
 #[derive(Debug, Clone)]
 pub(crate) struct DeviceReplay {
@@ -175,14 +198,14 @@ fn shifted(base: &[i64], relative: &[i64]) -> Vec<u64> {
         .collect()
 }
 
-/// Replay one device. `cat` gives the category index of a stack;
-/// `timeline_points` asks for the category timeline at about that many
-/// samples.
+/// Replay one device. `cat` gives the category (group) index, below
+/// `ncat`, of an allocation or of memory live before recording;
+/// `extras` asks for the category timeline and the per-entry curves.
 pub(crate) fn replay(
     trace: &[TraceEntry],
     segments: &[&Segment],
     ncat: usize,
-    cat: &mut dyn FnMut(StackId) -> usize,
+    cat: &mut dyn FnMut(Origin<'_>) -> usize,
     extras: Extras,
 ) -> DeviceReplay {
     assert!(trace.len() < OPEN as usize, "trace too long to replay");
@@ -233,7 +256,7 @@ pub(crate) fn replay(
             Action::Alloc => {
                 touch(e.addr);
                 allocs += 1;
-                let c = cat(e.stack);
+                let c = cat(Origin::Alloc(i, e));
                 let id = lifetimes.len() as u32;
                 lifetimes.push(Lifetime {
                     alloc: i as u32,
@@ -271,7 +294,7 @@ pub(crate) fn replay(
                             size: e.size,
                             stack: e.stack,
                         });
-                        let c = cat(e.stack);
+                        let c = cat(Origin::BeforeTrace(e.stack));
                         allocated -= i128::from(e.size);
                         alloc_cats[c] -= e.size as i64;
                         Some(c)
@@ -340,7 +363,7 @@ pub(crate) fn replay(
     // The constants: what was live before recording, and the reserved start.
     let mut pre_cats = vec![0i64; ncat];
     for p in &pre {
-        pre_cats[cat(p.stack)] += p.size as i64;
+        pre_cats[cat(Origin::BeforeTrace(p.stack))] += p.size as i64;
     }
     let initial: i128 = pre.iter().map(|p| i128::from(p.size)).sum();
     let end_reserved: i128 = segments.iter().map(|s| i128::from(s.total_size)).sum();

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 use crate::snapshot::{Action, Block, BlockState, Segment, StackId, TraceEntry, NO_TIME};
 
-use super::replay::{replay, Extras};
+use super::replay::{replay, Extras, Origin};
 use super::timeline::TimelinePoint;
 
 const NCAT: usize = 3;
@@ -216,7 +216,7 @@ proptest! {
             raw.into_iter().map(|(a, s, z, k, t)| entry(a, s, z, k, t)).collect();
         let seg = segment(blocks);
         let segments = [&seg];
-        let r = replay(&trace, &segments, NCAT, &mut cat, Extras { timeline_points: Some(points), curves: false });
+        let r = replay(&trace, &segments, NCAT, &mut |o: Origin<'_>| cat(o.stack()), Extras { timeline_points: Some(points), curves: false });
         let m = model(&trace, &segments);
         let f = &r.figures;
 
@@ -282,7 +282,13 @@ proptest! {
 fn time_going_backwards_is_counted_between_timed_entries_only() {
     let times = [Some(5), None, Some(3), Some(3), Some(9), None, Some(1)];
     let trace: Vec<TraceEntry> = times.iter().map(|t| entry(11, 0, 1, 0, *t)).collect();
-    let r = replay(&trace, &[], NCAT, &mut cat, Extras::default());
+    let r = replay(
+        &trace,
+        &[],
+        NCAT,
+        &mut |o: Origin<'_>| cat(o.stack()),
+        Extras::default(),
+    );
     assert_eq!(r.time_backwards, 2);
     assert!(r.timeline.is_none());
 }

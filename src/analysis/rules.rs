@@ -1,5 +1,6 @@
 //! Category rule sets (SPEC §4): the built-in `default` table, Mosaic's
-//! legacy `AllocationType.from_frame_stack`, and custom TOML rules on top.
+//! legacy `AllocationType.from_frame_stack`, and custom TOML rules on top;
+//! and the phase rules of a rules file's `[phases]` table (SPEC §11).
 
 use std::path::Path;
 
@@ -53,6 +54,9 @@ pub struct RuleSet {
     /// Custom rules (category index, regex), tried first.
     custom: Vec<(usize, Regex)>,
     base: Base,
+    /// `[phases]` rules (name, regex), file order: see
+    /// [`RuleSet::phase_of`].
+    phases: Vec<(String, Regex)>,
 }
 
 /// Mosaic's categories, in its enum order.
@@ -99,6 +103,7 @@ impl RuleSet {
             categories,
             custom: Vec::new(),
             base: Base::Default(rows),
+            phases: Vec::new(),
         }
     }
 
@@ -109,6 +114,7 @@ impl RuleSet {
             categories: MOSAIC_CATEGORIES.iter().map(|c| c.to_string()).collect(),
             custom: Vec::new(),
             base: Base::Mosaic,
+            phases: Vec::new(),
         }
     }
 
@@ -156,11 +162,14 @@ impl RuleSet {
             categories,
             custom: custom_all,
             base: base_rules,
+            phases: base.phases,
         }
     }
 
     /// `"default"`, `"mosaic"`, or a TOML file whose `[categories]` table
-    /// (`name = "regex"`, file order) adds custom rules over the default set.
+    /// (`name = "regex"`, file order) adds custom rules over the default set
+    /// and whose `[phases]` table (the same form) names phases by stack;
+    /// the file needs at least one of the two.
     pub fn from_spec(spec: &str) -> Result<RuleSet, RulesError> {
         let Ok(rules) = spec.parse::<Rules>();
         RuleSet::load(&rules)
@@ -191,32 +200,18 @@ impl RuleSet {
         let table: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| format!("{spec}: {}", e.to_string().trim_end()))?;
-        let Some(cats) = table.get("categories") else {
-            return Err(format!("{spec}: no [categories] table"));
-        };
-        let Some(cats) = cats.as_table() else {
-            return Err(format!(
-                "{spec}: `categories` must be a table of name = \"regex\""
-            ));
-        };
-        let mut custom = Vec::new();
-        let mut errors = Vec::new();
-        for (name, v) in cats {
-            match v.as_str() {
-                Some(p) => match Regex::new(p) {
-                    Ok(rx) => custom.push((name.clone(), rx)),
-                    Err(e) => errors.push(format!("{spec}: categories.{name}: not a regex: {e}")),
-                },
-                None => errors.push(format!(
-                    "{spec}: categories.{name}: must be a string (a regex)"
-                )),
-            }
+        if !table.contains_key("categories") && !table.contains_key("phases") {
+            return Err(format!("{spec}: no [categories] or [phases] table"));
         }
+        let mut errors = Vec::new();
+        let custom = regex_table(&spec, &table, "categories", &mut errors);
+        let phases = regex_table(&spec, &table, "phases", &mut errors);
         if !errors.is_empty() {
             return Err(errors.join("\n"));
         }
         let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
         set.source = spec;
+        set.phases = phases;
         Ok(set)
     }
 
@@ -228,6 +223,26 @@ impl RuleSet {
     /// Category names, in report order.
     pub fn categories(&self) -> &[String] {
         &self.categories
+    }
+
+    /// Phase names of the `[phases]` rules, in file order.
+    pub(crate) fn phase_names(&self) -> impl Iterator<Item = &str> {
+        self.phases.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Whether the rules name any phase.
+    pub(crate) fn has_phases(&self) -> bool {
+        !self.phases.is_empty()
+    }
+
+    /// The phase (index into [`RuleSet::phase_names`]) of a stack given as
+    /// (name, filename) pairs: the first `[phases]` rule, in file order,
+    /// whose regex matches any frame's function or file name (as custom
+    /// categories match).
+    pub(crate) fn phase_of<'a>(&self, frames: &[(&'a str, &'a str)]) -> Option<usize> {
+        self.phases
+            .iter()
+            .position(|(_, rx)| frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)))
     }
 
     /// The category of frames that match nothing (`other` / `UNKNOWN`).
@@ -257,6 +272,36 @@ impl RuleSet {
         };
         hit.unwrap_or_else(|| self.fallback(!frames.is_empty()))
     }
+}
+
+/// The `name = "regex"` rules of table `key` of a rules file, file order
+/// (none when the table is absent); problems go to `errors`.
+fn regex_table(
+    spec: &str,
+    table: &toml::Table,
+    key: &str,
+    errors: &mut Vec<String>,
+) -> Vec<(String, Regex)> {
+    let Some(t) = table.get(key) else {
+        return Vec::new();
+    };
+    let Some(t) = t.as_table() else {
+        errors.push(format!(
+            "{spec}: `{key}` must be a table of name = \"regex\""
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, v) in t {
+        match v.as_str() {
+            Some(p) => match Regex::new(p) {
+                Ok(rx) => out.push((name.clone(), rx)),
+                Err(e) => errors.push(format!("{spec}: {key}.{name}: not a regex: {e}")),
+            },
+            None => errors.push(format!("{spec}: {key}.{name}: must be a string (a regex)")),
+        }
+    }
+    out
 }
 
 /// The first default row matching one frame: `Some(Some(c))` decides,

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{analyze, analyze_with_timelines, DeviceReport, RuleSet, Timeline};
+use crate::analysis::{analyze_grouped, DeviceReport, GroupBy, RuleSet, Timeline};
 use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
@@ -55,24 +55,22 @@ pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
     RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
 }
 
-/// Load and analyse one file; with `timeline_points`, the category
-/// timeline of every device comes from the same replay pass.
+/// Load and analyse one file, its `categories` grouped by `group_by`;
+/// with `timeline_points`, the timeline of every device (by the same
+/// groups) comes from the same replay pass.
 pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
+    group_by: GroupBy,
     top: usize,
     timeline_points: Option<usize>,
 ) -> Result<Analysed, LoadError> {
     let snap = snapshot::load(path)?;
-    let (devices, timelines) = match timeline_points {
-        None => (analyze(&snap, rules, top), None),
-        Some(n) => {
-            let (d, t) = analyze_with_timelines(&snap, rules, top, n)
-                .into_iter()
-                .unzip();
-            (d, Some(t))
-        }
-    };
+    let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
+        analyze_grouped(&snap, rules, group_by, top, timeline_points)
+            .into_iter()
+            .unzip();
+    let timelines = timelines.into_iter().collect();
     Ok(Analysed {
         path: path.to_path_buf(),
         warnings: snap.warnings,
@@ -85,6 +83,7 @@ pub(crate) fn analyse_one(
 pub(crate) fn analyse_all(
     patterns: &[String],
     rules: &RuleSet,
+    group_by: GroupBy,
     top: usize,
     timeline_points: Option<usize>,
 ) -> Batch {
@@ -101,7 +100,9 @@ pub(crate) fn analyse_all(
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, timeline_points)) {
+    for r in input::par_map(&paths, |p| {
+        analyse_one(p, rules, group_by, top, timeline_points)
+    }) {
         match r {
             Ok(a) => batch.done.push(a),
             Err(e) => batch.errors.push(e.into()),

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use crate::analysis::GroupBy;
 use crate::document::PeakDocument;
 use crate::report::{document_json, peak};
 
@@ -21,7 +22,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top, None);
+    let mut batch = analyse_all(&opts.snapshots, &rules, GroupBy::Category, opts.top, None);
     let doc = PeakDocument::new(batch.documents().0);
     let written = match opts.format {
         OutputFormat::Json => document_json::write(out, &doc),

@@ -4,12 +4,13 @@
 
 use std::io::Write;
 
-use crate::analysis::{phases, Boundary};
+use crate::analysis::{phases_with_rules, Boundary};
 use crate::document::{PhasedSnapshot, PhasesDocument};
 use crate::error::Error;
 use crate::report::{document_json, phases as render};
 use crate::{input, snapshot};
 
+use super::analysed::rules;
 use super::{Outcome, OutputFormat};
 
 pub struct PhasesOptions {
@@ -22,12 +23,19 @@ pub struct PhasesOptions {
     /// (default: `ProfilerStep#`, else `Optimizer.zero_grad`, else
     /// `Optimizer.step`).
     pub iteration_boundary: Option<String>,
+    /// `default`, `mosaic` or a rules file; its `[phases]` table gives the
+    /// phases of devices without annotations.
+    pub rules: String,
 }
 
 pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
     let paths = match input::expand(&opts.snapshots, None) {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Error::from).collect()),
+    };
+    let rules = match rules(&opts.rules) {
+        Ok(r) => r,
+        Err(o) => return o,
     };
     let boundary = match &opts.iteration_boundary {
         Some(p) => Boundary::Prefix(p.clone()),
@@ -37,7 +45,7 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
     let mut errors: Vec<Error> = Vec::new();
     let results = input::par_map(&paths, |p| {
         snapshot::load(p).map(|snap| {
-            let devices = phases(&snap, &boundary, &opts.annotation);
+            let devices = phases_with_rules(&snap, &boundary, &opts.annotation, &rules);
             PhasedSnapshot::new(p, devices, snap.warnings)
         })
     });

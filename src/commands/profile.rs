@@ -1,8 +1,11 @@
-//! `memgate profile`: bytes per category at the allocated and dynamic peaks
-//! and each category's own peak; `--html` writes the category timeline.
+//! `memgate profile`: bytes per category (or per annotation, or per compile
+//! context) at the allocated and dynamic peaks and each one's own peak;
+//! `--html` writes the timeline by the same groups.
 
 use std::io::Write;
 use std::path::PathBuf;
+
+pub use crate::analysis::GroupBy;
 
 use crate::analysis::rules::print_default_rules;
 use crate::document::ProfileDocument;
@@ -17,6 +20,8 @@ pub struct ProfileOptions {
     pub snapshots: Vec<String>,
     pub format: OutputFormat,
     pub rules: String,
+    /// What `categories` group the bytes by (the rules apply to `Category`).
+    pub group_by: GroupBy,
     pub html: Option<PathBuf>,
     pub print_rules: bool,
     pub top: usize,
@@ -37,7 +42,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         Err(o) => return o,
     };
     let points = opts.html.as_ref().map(|_| html::MAX_POINTS);
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top, points);
+    let mut batch = analyse_all(&opts.snapshots, &rules, opts.group_by, opts.top, points);
     let (snapshots, timelines) = batch.documents();
     let doc = ProfileDocument::new(snapshots);
     let mut more = Vec::new();

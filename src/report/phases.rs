@@ -44,6 +44,9 @@ fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
             out,
             "    no annotations (record_function events need torch >= 2.5 and history on)"
         )?;
+    } else if d.annotations.is_empty() {
+        // Phases without annotations come from the [phases] stack rules.
+        writeln!(out, "    no annotations; phases from the [phases] rules")?;
     } else {
         writeln!(
             out,

@@ -1,11 +1,12 @@
-//! `memgate profile` as text: per device, bytes per category at the two
-//! peaks and each category's own peak, then the allocation sites.
+//! `memgate profile` as text: per device, bytes per category (or per
+//! annotation, or per compile context) at the two peaks and each one's own
+//! peak, then the allocation sites.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use super::escape::terminal;
-use crate::analysis::DeviceReport;
+use crate::analysis::{DeviceReport, GroupBy};
 use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
@@ -19,27 +20,44 @@ pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
 fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     let c = &d.categories;
     writeln!(out, "  dev{} (rules: {})", d.device, terminal(&c.rules))?;
+    // Grouped by annotation or compile context, `rules` names the grouping.
+    let column = if c.rules == GroupBy::Annotation.id() {
+        "annotation"
+    } else if c.rules == GroupBy::CompileContext.id() {
+        "compile context"
+    } else {
+        "category"
+    };
     writeln!(
         out,
         "    {:<20} {:>18} {:>18} {:>18}",
-        "category", "at allocated peak", "at dynamic peak", "own peak"
+        column, "at allocated peak", "at dynamic peak", "own peak"
     )?;
-    let mut names: Vec<&String> = c.at_allocated_peak.keys().collect();
+    // A group may be listed at one peak and not yet at the other.
+    let mut names: Vec<&String> = (c.at_allocated_peak.keys())
+        .chain(c.at_dynamic_peak.keys())
+        .chain(c.peaks.keys())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let at_allocated = |n: &String| c.at_allocated_peak.get(n).copied().unwrap_or(0);
     // Largest at the allocated peak first; empty categories last.
-    names.sort_by(|a, b| {
-        c.at_allocated_peak[*b]
-            .cmp(&c.at_allocated_peak[*a])
-            .then(a.cmp(b))
-    });
+    names.sort_by(|a, b| at_allocated(b).cmp(&at_allocated(a)).then(a.cmp(b)));
     for name in names {
         let get = |m: &BTreeMap<String, u64>| m.get(name).copied().unwrap_or(0);
         if get(&c.peaks) == 0 && get(&c.at_allocated_peak) == 0 && get(&c.at_dynamic_peak) == 0 {
             continue;
         }
+        // The group outside every annotation is named "": show the quotes.
+        let shown = if name.is_empty() {
+            "\"\"".to_string()
+        } else {
+            terminal(name).to_string()
+        };
         writeln!(
             out,
             "    {:<20} {:>18} {:>18} {:>18}",
-            terminal(name),
+            shown,
             Bytes(get(&c.at_allocated_peak)).to_string(),
             Bytes(get(&c.at_dynamic_peak)).to_string(),
             Bytes(get(&c.peaks)).to_string()

@@ -261,7 +261,6 @@ impl Snapshot {
     }
 
     /// An entry's `compile_context`, if it has the key.
-    #[allow(dead_code)] // TEMP: read by `profile --group-by compile-context` (being written)
     pub(crate) fn context(&self, e: &TraceEntry) -> Option<&str> {
         (e.context != NO_CONTEXT).then(|| self.str(e.context))
     }

@@ -1,0 +1,180 @@
+//! What the bytes of a report's `categories` are grouped by (SPEC §4, §11):
+//! the category rules on each allocation's stack, the innermost annotation
+//! open at the allocation, or the allocation's `compile_context`. The one
+//! replay of a device fills any of them: it asks [`Groups::classify`] the
+//! group of each allocation.
+//!
+//! Grouped by annotation or compile context, a group is listed at a moment
+//! once it exists there: from its first allocation (or from the start, for
+//! the group holding memory live before recording), even when its bytes
+//! fell back to 0. That is what Mosaic's `per_annotation_alloc_sum` /
+//! `per_compile_context_alloc_sum` hold at its peak, so `at-dynamic-peak`
+//! equals them key for key. The rule categories are always all listed.
+
+use std::collections::HashMap;
+
+use crate::snapshot::{Action, Device, Snapshot};
+
+use super::phases::attribute;
+use super::replay::{DeviceReplay, Origin};
+use super::stacks::StackInfo;
+use super::types::Categories;
+
+/// What a report's `categories` group the bytes by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupBy {
+    /// The category rules (`--rules`) on the allocation's stack.
+    #[default]
+    Category,
+    /// The innermost annotation open at the allocation (`""` outside every
+    /// one, and for memory live before recording).
+    Annotation,
+    /// The allocation's `compile_context` ([`NO_COMPILE_CONTEXT`] when it
+    /// is missing or empty, and for memory live before recording).
+    CompileContext,
+}
+
+impl GroupBy {
+    /// `category`, `annotation` or `compile-context`; the last two are also
+    /// the `rules` of the `categories` object they fill.
+    pub fn id(self) -> &'static str {
+        match self {
+            GroupBy::Category => "category",
+            GroupBy::Annotation => "annotation",
+            GroupBy::CompileContext => "compile-context",
+        }
+    }
+}
+
+/// The compile-context group of an allocation without one (Mosaic's name;
+/// memgate also puts an empty `compile_context` there, as SPEC §11 says).
+pub const NO_COMPILE_CONTEXT: &str = "N/A";
+
+/// How an allocation finds its group.
+enum How {
+    Rules,
+    /// `owner[i]`: the group of entry `i` (empty when the device has no
+    /// annotation: every entry is in group 0).
+    Annotation(Vec<u32>),
+    /// `compile_context` string id → group; a missing or empty one is
+    /// group 0.
+    Context(HashMap<u32, u32>),
+}
+
+/// The groups of one device, and which of them exist when.
+pub(crate) struct Groups {
+    how: How,
+    names: Vec<String>,
+    /// Per group: the entry of its first allocation.
+    first_alloc: Vec<Option<usize>>,
+    /// Per group: whether it holds memory live before recording.
+    before_trace: Vec<bool>,
+}
+
+impl Groups {
+    /// The groups of `device` under `by`; the rule categories come from
+    /// `info`.
+    pub(crate) fn new(snap: &Snapshot, device: Device, by: GroupBy, info: &StackInfo) -> Groups {
+        let (how, names) = match by {
+            GroupBy::Category => (How::Rules, info.rules_categories().to_vec()),
+            GroupBy::Annotation => {
+                let att = attribute(snap, device);
+                (How::Annotation(att.owner), att.names)
+            }
+            GroupBy::CompileContext => {
+                let mut names = vec![NO_COMPILE_CONTEXT.to_string()];
+                let mut by_name: HashMap<&str, u32> = HashMap::from([(NO_COMPILE_CONTEXT, 0)]);
+                let mut ids = HashMap::new();
+                for e in snap.trace(device) {
+                    if e.action != Action::Alloc || ids.contains_key(&e.context) {
+                        continue;
+                    }
+                    let Some(ctx) = snap.context(e).filter(|c| !c.is_empty()) else {
+                        continue;
+                    };
+                    let g = *by_name.entry(ctx).or_insert_with(|| {
+                        names.push(ctx.to_string());
+                        (names.len() - 1) as u32
+                    });
+                    ids.insert(e.context, g);
+                }
+                (How::Context(ids), names)
+            }
+        };
+        let n = names.len();
+        Groups {
+            how,
+            names,
+            first_alloc: vec![None; n],
+            before_trace: vec![false; n],
+        }
+    }
+
+    /// Group names, by index.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The group (index into [`Groups::names`]) of `origin`, noting that
+    /// the group exists from there on.
+    pub(crate) fn classify(&mut self, origin: Origin<'_>, info: &mut StackInfo<'_>) -> usize {
+        let g = match (&self.how, origin) {
+            (How::Rules, o) => info.category(o.stack()),
+            (_, Origin::BeforeTrace(_)) => 0,
+            (How::Annotation(owner), Origin::Alloc(i, _)) => {
+                owner.get(i).map_or(0, |&g| g as usize)
+            }
+            (How::Context(ids), Origin::Alloc(_, e)) => {
+                ids.get(&e.context).map_or(0, |&g| g as usize)
+            }
+        };
+        match origin {
+            Origin::Alloc(i, _) => {
+                self.first_alloc[g].get_or_insert(i);
+            }
+            Origin::BeforeTrace(_) => self.before_trace[g] = true,
+        }
+        g
+    }
+
+    /// The `categories` object of the replay `r`: the rule categories all
+    /// listed; annotation and compile-context groups where they exist (see
+    /// the module comment).
+    pub(crate) fn categories(&self, r: &DeviceReplay, rules_source: &str) -> Categories {
+        let rules = match self.how {
+            How::Rules => rules_source.to_string(),
+            How::Annotation(_) => GroupBy::Annotation.id().to_string(),
+            How::Context(_) => GroupBy::CompileContext.id().to_string(),
+        };
+        let all = matches!(self.how, How::Rules);
+        // Groups existing once entry `upto` is applied (none applied: `None`).
+        let exists = |g: usize, upto: Option<usize>, before: bool| {
+            all || (before && self.before_trace[g])
+                || self.first_alloc[g].is_some_and(|f| upto.is_some_and(|u| f <= u))
+        };
+        let named = |v: &[u64], upto: Option<usize>, before: bool| {
+            self.names
+                .iter()
+                .zip(v)
+                .enumerate()
+                .filter(|&(g, _)| exists(g, upto, before))
+                .map(|(_, (name, &b))| (name.clone(), b))
+                .collect()
+        };
+        // Mosaic's sums are empty while its usage never rose above 0.
+        let dyn_upto = (r.figures.dynamic_peak > 0)
+            .then_some(r.peak_entry.dynamic_peak)
+            .flatten();
+        let alloc_upto = (!r.allocated_peak_at_start)
+            .then_some(r.peak_entry.allocated_peak)
+            .flatten();
+        let end = r.figures.trace_entries.checked_sub(1);
+        let at = |i: Option<u64>| i.map(|i| i as usize);
+        Categories {
+            rules,
+            at_allocated_peak: named(&r.cats_at_allocated, at(alloc_upto), true),
+            at_dynamic_peak: named(&r.cats_at_dynamic, at(dyn_upto), false),
+            peaks: named(&r.cat_peaks, at(end), true),
+        }
+    }
+}
