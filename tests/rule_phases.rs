@@ -187,7 +187,7 @@ fn annotations_win_over_the_phase_rules_and_a_warning_says_so() {
     assert!(
         d["warnings"]
             .to_string()
-            .contains("the [phases] rules were not used"),
+            .contains("the [phases] / [iterations] rules were not used"),
         "{d}"
     );
 }
@@ -248,6 +248,6 @@ fn a_rules_file_with_only_phases_still_serves_as_category_rules() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "no [categories] or [phases] table",
+            "no [categories], [phases] or [iterations] table",
         ));
 }

@@ -234,3 +234,96 @@ reserved-peak = "1 GiB"
         "{err}"
     );
 }
+
+/// An NPU-shaped trace (no `time_us`, no annotations): five iterations,
+/// each loading a 1 MiB batch (`next_batch`), keeping 2 MiB (`forward`) and
+/// freeing the batch. With `[iterations] boundary = "next_batch"` an
+/// iteration starts at each batch: live at its start k·2 MiB, its peak
+/// k·2 + 3 MiB.
+fn npu_loop() -> Value {
+    let frame = |name: &str| json!([{"name": name, "filename": "train.py", "line": 1}]);
+    let mut trace = Vec::new();
+    for k in 0..5u64 {
+        trace.push(
+            json!({"action": "alloc", "addr": 0x100, "size": MIB, "frames": frame("next_batch")}),
+        );
+        trace.push(json!({"action": "alloc", "addr": 0x1000 + 0x100 * k, "size": 2 * MIB, "frames": frame("forward")}));
+        trace.push(json!({"action": "free_completed", "addr": 0x100, "size": MIB, "frames": frame("next_batch")}));
+    }
+    json!({"segments": [], "device_traces": [trace]})
+}
+
+#[test]
+fn iterations_from_a_stack_rule_give_npu_traces_a_steady_state_and_a_leak() {
+    let w = Workdir::new(&config(
+        false,
+        r#"[target.budget]
+steady-state-peak = "10 MiB"
+leak-per-iteration = "3 MiB"
+"#,
+    ));
+    std::fs::write(
+        w.path("memgate.toml"),
+        w.read("memgate.toml")
+            .replace("figures = []", "figures = []\nrules = \"rules.toml\""),
+    )
+    .unwrap();
+    std::fs::write(
+        w.path("rules.toml"),
+        "[iterations]\nboundary = \"^next_batch$\"\n",
+    )
+    .unwrap();
+    write(&w, "snaps/rank0.json", &npu_loop());
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Iterations after the first: live 2, 4, 6, 8 MiB (slope 2 MiB); the
+    // last peaks at 8 + 1 + 2 MiB.
+    assert_eq!(
+        checks(&w),
+        [
+            ("steady-state-peak".into(), "fail".into(), 11 * MIB),
+            ("leak-per-iteration".into(), "pass".into(), 2 * MIB),
+        ]
+    );
+    // `memgate phases --rules` lists the same iterations.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memgate"))
+        .current_dir(w.tmp.path())
+        .args([
+            "phases",
+            "--format",
+            "json",
+            "--rules",
+            "rules.toml",
+            "snaps/rank0.json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let it = &doc["snapshots"][0]["devices"][0]["iterations"];
+    assert_eq!(it["boundary"], "stack /^next_batch$/");
+    let starts: Vec<u64> = it["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["from-entry"].as_u64().unwrap())
+        .collect();
+    assert_eq!(starts, [0, 3, 6, 9, 12]);
+    assert_eq!(
+        it["leak"],
+        json!({"bytes-per-iteration": 2 * MIB, "iterations": 4, "residual": 0})
+    );
+}

@@ -106,7 +106,7 @@ fn device_analysis(
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
     let ncat = groups.names().len();
-    let annotated = snap.annotations_of(device).next().is_some();
+    let timed = snap.annotations_of(device).next().is_some() || info.rules().has_time_rules();
     let mut r = replay::replay(
         trace,
         &segments,
@@ -114,16 +114,18 @@ fn device_analysis(
         &mut |o| groups.classify(o, info),
         replay::Extras {
             timeline_points,
-            curves: annotated,
+            curves: timed,
         },
     );
+    let rules = info.rules();
     let time = r.curves.take().map(|c| {
-        time_figures(&phases::device_phases(
+        time_figures(&device_time(
             snap,
             device,
             &c,
             &Boundary::Default,
             &[],
+            Some(rules),
         ))
     });
     let categories = groups.categories(&r, info.rules_source());
@@ -327,6 +329,38 @@ pub fn phases_with_rules(
     time_structure(snap, boundary, substrings, Some(rules))
 }
 
+/// A device's time structure from its curves: annotations give phases and
+/// iterations; on a device without annotations the rules' `[phases]` give
+/// its phases and `[iterations] boundary` its iterations.
+fn device_time(
+    snap: &Snapshot,
+    device: Device,
+    curves: &replay::Curves,
+    boundary: &Boundary,
+    substrings: &[String],
+    rules: Option<&RuleSet>,
+) -> DevicePhases {
+    let mut p = phases::device_phases(snap, device, curves, boundary, substrings);
+    let Some(rules) = rules.filter(|r| r.has_time_rules()) else {
+        return p;
+    };
+    if snap.annotations_of(device).next().is_some() {
+        p.warnings.push(
+            "the [phases] / [iterations] rules were not used: this device's phases come \
+             from its annotations"
+                .to_string(),
+        );
+        return p;
+    }
+    if rules.has_phases() {
+        p.phases = rule_phases::rule_phase_spans(snap, device, rules, curves);
+    }
+    if p.iterations.is_none() {
+        p.iterations = phases::stack_iterations(snap, device, rules, curves);
+    }
+    p
+}
+
 fn time_structure(
     snap: &Snapshot,
     boundary: &Boundary,
@@ -337,7 +371,6 @@ fn time_structure(
     devices.extend(snap.annotations.iter().filter_map(|a| a.device));
     devices.sort_unstable();
     devices.dedup();
-    let phase_rules = rules.filter(|r| r.has_phases());
     devices
         .into_iter()
         .map(|d| {
@@ -353,19 +386,7 @@ fn time_structure(
                 },
             );
             let curves = r.curves.unwrap_or_default();
-            let mut p = phases::device_phases(snap, d, &curves, boundary, substrings);
-            if let Some(rules) = phase_rules {
-                if snap.annotations_of(d).next().is_none() {
-                    p.phases = rule_phases::rule_phase_spans(snap, d, rules, &curves);
-                } else {
-                    p.warnings.push(
-                        "the [phases] rules were not used: this device's phases come from its \
-                         annotations"
-                            .to_string(),
-                    );
-                }
-            }
-            p
+            device_time(snap, d, &curves, boundary, substrings, rules)
         })
         .collect()
 }

@@ -383,13 +383,19 @@ fn iterations(
             .map(|(_, &p)| p)
             .collect()
     };
-    let (label, mut cuts) = match boundary {
+    let (label, cuts) = match boundary {
         Boundary::Prefix(p) => (p.clone(), starts(p)),
         Boundary::Default => DEFAULT_BOUNDARIES
             .iter()
             .map(|p| (p.to_string(), starts(p)))
             .find(|(_, c)| !c.is_empty())?,
     };
+    iterations_from(format!("{label}*:START"), cuts, curves)
+}
+
+/// Iterations starting at entries `cuts` (ascending), each to the next
+/// (the last to the end of the trace); `None` without any.
+fn iterations_from(boundary: String, mut cuts: Vec<usize>, curves: &Curves) -> Option<Iterations> {
     cuts.dedup();
     if cuts.is_empty() {
         return None;
@@ -412,11 +418,45 @@ fn iterations(
     let steady_state_peak = items.iter().skip(1).map(|i| i.allocated_peak).max();
     let points: Vec<u64> = items.iter().skip(1).map(|i| i.live_at_start).collect();
     Some(Iterations {
-        boundary: format!("{label}*:START"),
+        boundary,
         leak: leak_fit(&points),
         items,
         steady_state_peak,
     })
+}
+
+/// Iterations of a trace without annotations (NPU) from the rules'
+/// `[iterations] boundary` regex: one starts at the first alloc of each
+/// run of allocs whose stack matches it (a run ends at an alloc that does
+/// not; frees and segment events neither start nor end one).
+pub(crate) fn stack_iterations(
+    snap: &Snapshot,
+    device: Device,
+    rules: &super::rules::RuleSet,
+    curves: &Curves,
+) -> Option<Iterations> {
+    let rx = rules.iteration_stack()?;
+    let mut cache: HashMap<u32, bool> = HashMap::new();
+    let mut matches = |stack: u32| {
+        *cache.entry(stack).or_insert_with(|| {
+            snap.stack(stack)
+                .iter()
+                .any(|&f| rx.is_match(snap.frame_name(f)) || rx.is_match(snap.frame_file(f)))
+        })
+    };
+    let mut cuts = Vec::new();
+    let mut in_run = false;
+    for (i, e) in snap.trace(device).iter().enumerate() {
+        if e.action != crate::snapshot::Action::Alloc {
+            continue;
+        }
+        let m = matches(e.stack);
+        if m && !in_run {
+            cuts.push(i);
+        }
+        in_run = m;
+    }
+    iterations_from(format!("stack /{}/", rx.as_str()), cuts, curves)
 }
 
 /// Least-squares slope of `ys` over 0, 1, 2…, and the RMS residual.

@@ -57,6 +57,10 @@ pub struct RuleSet {
     /// `[phases]` rules (name, regex), file order: see
     /// [`RuleSet::phase_of`].
     phases: Vec<(String, Regex)>,
+    /// `[iterations] boundary`: an iteration starts at the first alloc of
+    /// each run of allocs whose stack matches it (traces without
+    /// annotations).
+    iteration_stack: Option<Regex>,
 }
 
 /// Mosaic's categories, in its enum order.
@@ -104,6 +108,7 @@ impl RuleSet {
             custom: Vec::new(),
             base: Base::Default(rows),
             phases: Vec::new(),
+            iteration_stack: None,
         }
     }
 
@@ -115,6 +120,7 @@ impl RuleSet {
             custom: Vec::new(),
             base: Base::Mosaic,
             phases: Vec::new(),
+            iteration_stack: None,
         }
     }
 
@@ -163,6 +169,7 @@ impl RuleSet {
             custom: custom_all,
             base: base_rules,
             phases: base.phases,
+            iteration_stack: base.iteration_stack,
         }
     }
 
@@ -200,18 +207,34 @@ impl RuleSet {
         let table: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| format!("{spec}: {}", e.to_string().trim_end()))?;
-        if !table.contains_key("categories") && !table.contains_key("phases") {
-            return Err(format!("{spec}: no [categories] or [phases] table"));
+        if !["categories", "phases", "iterations"]
+            .iter()
+            .any(|k| table.contains_key(*k))
+        {
+            return Err(format!(
+                "{spec}: no [categories], [phases] or [iterations] table"
+            ));
         }
         let mut errors = Vec::new();
         let custom = regex_table(&spec, &table, "categories", &mut errors);
         let phases = regex_table(&spec, &table, "phases", &mut errors);
+        let mut iteration_stack = None;
+        for (key, rx) in regex_table(&spec, &table, "iterations", &mut errors) {
+            if key == "boundary" {
+                iteration_stack = Some(rx);
+            } else {
+                errors.push(format!(
+                    "{spec}: iterations.{key}: unknown key; expected `boundary`"
+                ));
+            }
+        }
         if !errors.is_empty() {
             return Err(errors.join("\n"));
         }
         let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
         set.source = spec;
         set.phases = phases;
+        set.iteration_stack = iteration_stack;
         Ok(set)
     }
 
@@ -228,6 +251,17 @@ impl RuleSet {
     /// Phase names of the `[phases]` rules, in file order.
     pub(crate) fn phase_names(&self) -> impl Iterator<Item = &str> {
         self.phases.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// The `[iterations] boundary` regex, when the rules give one.
+    pub(crate) fn iteration_stack(&self) -> Option<&Regex> {
+        self.iteration_stack.as_ref()
+    }
+
+    /// Whether the rules say anything about time structure (`[phases]`,
+    /// `[iterations]`).
+    pub(crate) fn has_time_rules(&self) -> bool {
+        self.has_phases() || self.iteration_stack.is_some()
     }
 
     /// Whether the rules name any phase.

@@ -35,6 +35,11 @@ fn in_torch(file: &str) -> bool {
 }
 
 impl<'a> StackInfo<'a> {
+    /// The rule set the categories come from.
+    pub(crate) fn rules(&self) -> &'a RuleSet {
+        self.rules
+    }
+
     pub(crate) fn new(snap: &'a Snapshot, rules: &'a RuleSet) -> StackInfo<'a> {
         let n = snap.stack_count();
         StackInfo {
