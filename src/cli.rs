@@ -7,8 +7,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
-    diff::DiffOptions, inspect::InspectOptions, peak::PeakOptions, phases::PhasesOptions,
-    profile::ProfileOptions, summarize::SummarizeOptions, OutputFormat,
+    diff::DiffOptions,
+    inspect::InspectOptions,
+    peak::{PeakAt, PeakOptions},
+    phases::PhasesOptions,
+    profile::ProfileOptions,
+    summarize::SummarizeOptions,
+    OutputFormat,
 };
 
 /// Exit codes of `check` (and of memgate as a whole).
@@ -41,6 +46,27 @@ pub struct Cli {
 pub enum FormatArg {
     Text,
     Json,
+}
+
+/// `peak --at`: which peak's live stacks to list.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AtArg {
+    /// The allocated (MemoryViz) peak, the figure to gate.
+    Allocated,
+    /// Mosaic's dynamic peak.
+    Dynamic,
+    /// The reserved (segments) peak.
+    Reserved,
+}
+
+impl From<AtArg> for PeakAt {
+    fn from(a: AtArg) -> Self {
+        match a {
+            AtArg::Allocated => PeakAt::AllocatedPeak,
+            AtArg::Dynamic => PeakAt::DynamicPeak,
+            AtArg::Reserved => PeakAt::ReservedPeak,
+        }
+    }
 }
 
 impl From<FormatArg> for OutputFormat {
@@ -123,6 +149,9 @@ pub struct PeakArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
+    /// Which peak's live allocations to list by call stack.
+    #[arg(long, value_enum, default_value = "allocated")]
+    pub at: AtArg,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +209,7 @@ impl PeakArgs {
             format: self.format.into(),
             top: self.top,
             rules: self.rules.clone(),
+            at: self.at.into(),
         }
     }
 }

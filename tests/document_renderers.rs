@@ -103,6 +103,9 @@ fn device_report() -> DeviceReport {
                 count: 7,
             },
         ],
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
     }
 }

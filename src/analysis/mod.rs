@@ -3,6 +3,7 @@
 mod addr;
 mod default_rules;
 pub mod diff;
+mod moment;
 pub(crate) mod phases;
 mod replay;
 #[cfg(test)]
@@ -17,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::snapshot::{Device, Segment, Snapshot, StackId};
 use crate::units::counted;
 
+pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
@@ -31,7 +33,22 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
     let mut info = StackInfo::new(snap, rules);
     snap.devices()
         .into_iter()
-        .map(|d| device_analysis(snap, d, &mut info, top, None).0)
+        .map(|d| device_analysis(snap, d, &mut info, top, None, None).0)
+        .collect()
+}
+
+/// [`analyze`], and where each peak falls (phase, iteration, time) with
+/// the stacks live at the `at` peak (`memgate peak`).
+pub fn analyze_explained(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    at: PeakAt,
+) -> Vec<DeviceReport> {
+    let mut info = StackInfo::new(snap, rules);
+    snap.devices()
+        .into_iter()
+        .map(|d| device_analysis(snap, d, &mut info, top, None, Some(at)).0)
         .collect()
 }
 
@@ -47,7 +64,7 @@ pub fn analyze_with_timelines(
     snap.devices()
         .into_iter()
         .map(|d| {
-            let (report, points) = device_analysis(snap, d, &mut info, top, Some(max_points));
+            let (report, points) = device_analysis(snap, d, &mut info, top, Some(max_points), None);
             let timeline = Timeline {
                 device: d,
                 categories: rules.categories().to_vec(),
@@ -58,13 +75,15 @@ pub fn analyze_with_timelines(
         .collect()
 }
 
-/// One replay of the device's trace, and what is derived from it.
+/// One replay of the device's trace, and what is derived from it; with
+/// `explain`, also where each peak falls and the stacks live at that peak.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
     info: &mut StackInfo<'_>,
     top: usize,
     timeline_points: Option<usize>,
+    explain: Option<PeakAt>,
 ) -> (DeviceReport, Option<Vec<TimelinePoint>>) {
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
@@ -107,6 +126,27 @@ fn device_analysis(
     let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
+    // Attribution costs a pass over the annotations and 4 bytes an entry:
+    // only when something is to be placed.
+    let clock = (explain.is_some() || !r.ooms.is_empty()).then(|| moment::Clock::new(snap, device));
+    let oom = clock
+        .as_ref()
+        .map_or_else(Vec::new, |c| c.ooms(snap, &r.ooms));
+    let peak_phase = explain
+        .and(clock.as_ref())
+        .filter(|_| !trace.is_empty())
+        .map(|c| c.peaks(&r.peak_entry));
+    let stacks_at_moment = explain.map(|at| {
+        let stacks = match at {
+            PeakAt::DynamicPeak => stacks_at_peak.clone(),
+            PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),
+            PeakAt::ReservedPeak => {
+                let upto = r.peak_entry.reserved_peak.map(|i| i as usize);
+                stack_groups(snap, live_with_pre(&r, trace, upto), top)
+            }
+        };
+        MomentStacks { at, stacks }
+    });
     let report = DeviceReport {
         device,
         figures: r.figures,
@@ -116,6 +156,9 @@ fn device_analysis(
         trace_complete: r.complete,
         stacks_at_peak,
         sites_at_peak,
+        peak_phase,
+        stacks_at_moment,
+        oom,
         warnings: warnings(&segments, &r),
     };
     (report, r.timeline.take())
@@ -146,6 +189,26 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
                 .collect(),
         })
         .collect()
+}
+
+/// The allocations live after entry `upto` (before the first when `None`)
+/// and what was live before recording and not yet freed then: everything
+/// the allocated curve counts at that moment.
+fn live_with_pre<'a>(
+    r: &'a DeviceReplay,
+    trace: &'a [crate::snapshot::TraceEntry],
+    upto: Option<usize>,
+) -> impl Iterator<Item = Live> + 'a {
+    let pre = r.pre.iter().filter(move |p| match (p.freed_at, upto) {
+        (None, _) => true,
+        (Some(f), Some(u)) => f > u,
+        (Some(_), None) => true,
+    });
+    r.live_after(trace, upto).chain(pre.map(|p| Live {
+        size: p.size,
+        stack: p.stack,
+        index: 0,
+    }))
 }
 
 /// Memory live at the allocated peak (including what existed before

@@ -359,15 +359,14 @@ fn allocated_during(entries: &[TraceEntry]) -> u64 {
         .sum()
 }
 
-/// The iterations, from the START events the boundary picks; `None` when
-/// it picks none.
-fn iterations(
+/// The boundary's label and the first entry of each iteration, in order;
+/// `None` when the boundary picks no START event.
+fn boundary_cuts(
     snap: &Snapshot,
     anns: &[&Annotation],
     at: &[usize],
-    curves: &Curves,
     boundary: &Boundary,
-) -> Option<Iterations> {
+) -> Option<(String, Vec<usize>)> {
     let starts = |prefix: &str| -> Vec<usize> {
         anns.iter()
             .zip(at)
@@ -383,9 +382,37 @@ fn iterations(
             .find(|(_, c)| !c.is_empty())?,
     };
     cuts.dedup();
-    if cuts.is_empty() {
-        return None;
-    }
+    (!cuts.is_empty()).then_some((label, cuts))
+}
+
+/// The first entry of each iteration of `device` (empty when the boundary
+/// picks none), for naming the iteration an entry falls in
+/// ([`iteration_of`]).
+pub(crate) fn iteration_starts(snap: &Snapshot, device: Device, boundary: &Boundary) -> Vec<usize> {
+    let anns: Vec<&Annotation> = snap.annotations_of(device).collect();
+    let at = positions(snap.trace(device), &anns);
+    boundary_cuts(snap, &anns, &at, boundary).map_or_else(Vec::new, |(_, c)| c)
+}
+
+/// The index of the iteration entry `i` falls in, given
+/// [`iteration_starts`]; `None` before the first one.
+pub(crate) fn iteration_of(starts: &[usize], i: usize) -> Option<u64> {
+    starts
+        .partition_point(|&s| s <= i)
+        .checked_sub(1)
+        .map(|k| k as u64)
+}
+
+/// The iterations, from the START events the boundary picks; `None` when
+/// it picks none.
+fn iterations(
+    snap: &Snapshot,
+    anns: &[&Annotation],
+    at: &[usize],
+    curves: &Curves,
+    boundary: &Boundary,
+) -> Option<Iterations> {
+    let (label, cuts) = boundary_cuts(snap, anns, at, boundary)?;
     let n = curves.allocated.len();
     let items: Vec<Iteration> = cuts
         .iter()

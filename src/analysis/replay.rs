@@ -74,7 +74,17 @@ pub(crate) struct DeviceReplay {
     pub(crate) timeline: Option<Vec<TimelinePoint>>,
     /// The state after every entry, when the replay was asked for it.
     pub(crate) curves: Option<Curves>,
+    /// Every `oom` entry and the memory at it (for the OOM details).
+    pub(crate) ooms: Vec<OomMoment>,
     lifetimes: Vec<Lifetime>,
+}
+
+/// The allocated and reserved bytes at one `oom` entry (`index`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OomMoment {
+    pub(crate) index: usize,
+    pub(crate) allocated: u64,
+    pub(crate) reserved: u64,
 }
 
 impl DeviceReplay {
@@ -205,6 +215,8 @@ pub(crate) fn replay(
     let mut lifetimes: Vec<Lifetime> = Vec::new();
     let mut pre = Vec::new();
     let (mut allocs, mut ooms) = (0u64, 0u64);
+    // (entry, allocated, reserved) at each OOM, relative to the start.
+    let mut oom_at: Vec<(usize, i128, i128)> = Vec::new();
     // Dynamic (Mosaic) is absolute; allocated (MemoryViz) and reserved are
     // relative to the start (see the module comment).
     let (mut dynamic, mut allocated, mut reserved) = (0i128, 0i128, 0i128);
@@ -292,6 +304,7 @@ pub(crate) fn replay(
             }
             Action::Oom => {
                 ooms += 1;
+                oom_at.push((i, allocated, reserved));
                 None
             }
             _ => None,
@@ -378,6 +391,14 @@ pub(crate) fn replay(
         time_backwards,
         timeline: sampler.map(|s| s.finish(&pre_cats)),
         curves,
+        ooms: oom_at
+            .into_iter()
+            .map(|(index, a, r)| OomMoment {
+                index,
+                allocated: to_u64(initial + a),
+                reserved: to_u64(start_reserved + r),
+            })
+            .collect(),
         lifetimes,
     }
 }

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::Figure;
 
+use super::moment::{MomentStacks, OomDetail, PeakPhase};
+
 impl Figure {
     /// The figure's value in `f`.
     pub fn of(self, f: &Figures) -> u64 {
@@ -93,6 +95,17 @@ pub struct DeviceReport {
     pub trace_complete: bool,
     pub stacks_at_peak: Vec<StackGroup>,
     pub sites_at_peak: Vec<SiteBytes>,
+    /// Where each peak falls (SPEC §11 `peak-phase`): `memgate peak` and
+    /// `diff` ask for it ([`analyze_explained`](super::analyze_explained)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_phase: Option<PeakPhase>,
+    /// The stacks live at the peak `memgate peak --at` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacks_at_moment: Option<MomentStacks>,
+    /// The first OOM entries in detail (SPEC §11 `oom`); the count of all
+    /// is `figures.oom-events`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub oom: Vec<OomDetail>,
     /// Inconsistencies found while analysing (the figures are still given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

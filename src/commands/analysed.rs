@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{analyze, analyze_with_timelines, DeviceReport, RuleSet, Timeline};
+use crate::analysis::{
+    analyze, analyze_explained, analyze_with_timelines, DeviceReport, PeakAt, RuleSet, Timeline,
+};
 use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
@@ -55,18 +57,29 @@ pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
     RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
 }
 
-/// Load and analyse one file; with `timeline_points`, the category
-/// timeline of every device comes from the same replay pass.
+/// What to compute besides the figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Asked {
+    /// The category timeline of every device at about this many samples.
+    pub(crate) timeline_points: Option<usize>,
+    /// Where each peak falls and the stacks live at this one (`peak`).
+    pub(crate) explain: Option<PeakAt>,
+}
+
+/// Load and analyse one file; what is `asked` comes from the same replay
+/// pass.
 pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
     top: usize,
-    timeline_points: Option<usize>,
+    asked: Asked,
 ) -> Result<Analysed, LoadError> {
     let snap = snapshot::load(path)?;
-    let (devices, timelines) = match timeline_points {
-        None => (analyze(&snap, rules, top), None),
-        Some(n) => {
+    let (devices, timelines) = match (asked.timeline_points, asked.explain) {
+        (None, None) => (analyze(&snap, rules, top), None),
+        (None, Some(at)) => (analyze_explained(&snap, rules, top, at), None),
+        // No command asks for a timeline and an explanation together.
+        (Some(n), _) => {
             let (d, t) = analyze_with_timelines(&snap, rules, top, n)
                 .into_iter()
                 .unzip();
@@ -82,12 +95,7 @@ pub(crate) fn analyse_one(
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub(crate) fn analyse_all(
-    patterns: &[String],
-    rules: &RuleSet,
-    top: usize,
-    timeline_points: Option<usize>,
-) -> Batch {
+pub(crate) fn analyse_all(patterns: &[String], rules: &RuleSet, top: usize, asked: Asked) -> Batch {
     let paths = match input::expand(patterns, None) {
         Ok(p) => p,
         Err(errors) => {
@@ -101,7 +109,7 @@ pub(crate) fn analyse_all(
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, timeline_points)) {
+    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, asked)) {
         match r {
             Ok(a) => batch.done.push(a),
             Err(e) => batch.errors.push(e.into()),

@@ -34,6 +34,9 @@ fn dev(peak: u64, entries: u64) -> DeviceReport {
         trace_complete: true,
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: Vec::new(),
     }
 }

@@ -29,6 +29,9 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         trace_complete: true,
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: Vec::new(),
     }
 }

@@ -53,6 +53,9 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
                 count: 1,
             })
             .collect(),
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: Vec::new(),
     }
 }
