@@ -211,6 +211,7 @@ fn oom_events_name_where_the_allowed_count_comes_from() {
             current: 2,
             allowed: 0,
             allowed_by: AllowedBy::Default,
+            first: vec![],
         }]
     );
     let mut base = dev(0, MIB);
@@ -231,6 +232,7 @@ fn oom_events_name_where_the_allowed_count_comes_from() {
             current: 2,
             allowed: 1,
             allowed_by: AllowedBy::Budget,
+            first: vec![],
         }]
     );
 }

@@ -35,13 +35,18 @@ pub(crate) fn is_python(label: &str) -> bool {
 
 /// `s` escaped for a terminal and cut at [`MAX_LINE`] characters.
 pub(crate) fn line(s: &str) -> String {
-    let t = terminal(s);
-    if t.chars().count() <= MAX_LINE {
-        return t.into_owned();
+    cut(&terminal(s))
+}
+
+/// `s` cut at [`MAX_LINE`] characters, ending in `…` when cut (for text
+/// its renderer escapes).
+pub(crate) fn cut(s: &str) -> String {
+    if s.chars().count() <= MAX_LINE {
+        return s.to_string();
     }
-    let mut cut: String = t.chars().take(MAX_LINE - 1).collect();
-    cut.push('…');
-    cut
+    let mut out: String = s.chars().take(MAX_LINE - 1).collect();
+    out.push('…');
+    out
 }
 
 /// The lines to print for a stack, by the rule above (escaped, cut).

@@ -38,7 +38,8 @@ fn at(entry: Option<u64>, time: Option<u64>) -> String {
 }
 
 /// `entry 2780, +1.234 s, phase: forward, iteration 1` (the time only
-/// where the entry has one; the iteration only where there are some).
+/// where the entry has one; the iteration only where there are some),
+/// unescaped: the caller escapes for its medium.
 pub(crate) fn place(p: &Place) -> String {
     let mut s = format!("entry {}", p.entry);
     if let Some(t) = p.rel_s {
@@ -47,7 +48,7 @@ pub(crate) fn place(p: &Place) -> String {
     if p.annotation.is_empty() {
         s.push_str(", phase: (none)");
     } else {
-        s.push_str(&format!(", phase: {}", terminal(&p.annotation)));
+        s.push_str(&format!(", phase: {}", p.annotation));
     }
     if let Some(k) = p.iteration {
         s.push_str(&format!(", iteration {k}"));
@@ -58,7 +59,7 @@ pub(crate) fn place(p: &Place) -> String {
 /// Where a peak falls: its place when known, else entry and raw time.
 fn where_(d: &DeviceReport, which: PeakAt, entry: Option<u64>, time: Option<u64>) -> String {
     match d.peak_phase.as_ref().and_then(|p| p.of(which)) {
-        Some(p) => format!("  [{}]", place(p)),
+        Some(p) => format!("  [{}]", terminal(&place(p))),
         None => at(entry, time),
     }
 }
@@ -172,7 +173,7 @@ fn ooms(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             bytes(o.device_free),
             bytes(o.allocated),
             bytes(o.reserved),
-            place(&p)
+            terminal(&place(&p))
         )?;
         for l in frames::folded(&o.frames) {
             writeln!(out, "        {l}")?;
