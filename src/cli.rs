@@ -51,11 +51,12 @@ pub enum FormatArg {
 /// `peak --at`: which peak's live stacks to list.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum AtArg {
-    /// The allocated (MemoryViz) peak, the figure to gate.
+    // Plain comments: a documented variant turns `--help` into the long form.
+    // The allocated (MemoryViz) peak, the figure to gate.
     Allocated,
-    /// Mosaic's dynamic peak.
+    // Mosaic's dynamic peak.
     Dynamic,
-    /// The reserved (segments) peak.
+    // The reserved (segments) peak.
     Reserved,
 }
 
@@ -149,7 +150,8 @@ pub struct PeakArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
-    /// Which peak's live allocations to list by call stack.
+    /// Which peak's live allocations to list by call stack: allocated (the
+    /// figure to gate), dynamic (Mosaic's) or reserved (segments).
     #[arg(long, value_enum, default_value = "allocated")]
     pub at: AtArg,
 }

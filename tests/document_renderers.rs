@@ -241,6 +241,7 @@ fn diff_document(top: usize) -> DiffDocument {
         device: 0,
         in_base: true,
         in_new: true,
+        peak_moved: vec![],
         figures: vec![
             Delta::new("dynamic-peak", 96 * MIB, 112 * MIB),
             Delta::new("alloc-events", 1200, 1100),
@@ -271,6 +272,7 @@ fn diff_document(top: usize) -> DiffDocument {
         device: 1,
         in_base: false,
         in_new: true,
+        peak_moved: vec![],
         figures: vec![Delta::new("dynamic-peak", 0, MIB)],
         categories: vec![],
         sites: vec![],

@@ -37,18 +37,27 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
         .collect()
 }
 
-/// [`analyze`], and where each peak falls (phase, iteration, time) with
-/// the stacks live at the `at` peak (`memgate peak`).
+/// What [`analyze_explained`] adds: where each peak falls, and the stacks
+/// live at one peak when `stacks_at` names it.
+#[derive(Debug, Clone, Copy)]
+struct Explain {
+    stacks_at: Option<PeakAt>,
+}
+
+/// [`analyze`], and where each peak falls (phase, iteration, time) with,
+/// when `stacks_at` names a peak, the stacks live at it (`memgate peak`;
+/// `diff` asks for the places only).
 pub fn analyze_explained(
     snap: &Snapshot,
     rules: &RuleSet,
     top: usize,
-    at: PeakAt,
+    stacks_at: Option<PeakAt>,
 ) -> Vec<DeviceReport> {
     let mut info = StackInfo::new(snap, rules);
+    let explain = Some(Explain { stacks_at });
     snap.devices()
         .into_iter()
-        .map(|d| device_analysis(snap, d, &mut info, top, None, Some(at)).0)
+        .map(|d| device_analysis(snap, d, &mut info, top, None, explain).0)
         .collect()
 }
 
@@ -83,7 +92,7 @@ fn device_analysis(
     info: &mut StackInfo<'_>,
     top: usize,
     timeline_points: Option<usize>,
-    explain: Option<PeakAt>,
+    explain: Option<Explain>,
 ) -> (DeviceReport, Option<Vec<TimelinePoint>>) {
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
@@ -136,7 +145,7 @@ fn device_analysis(
         .and(clock.as_ref())
         .filter(|_| !trace.is_empty())
         .map(|c| c.peaks(&r.peak_entry));
-    let stacks_at_moment = explain.map(|at| {
+    let stacks_at_moment = explain.and_then(|e| e.stacks_at).map(|at| {
         let stacks = match at {
             PeakAt::DynamicPeak => stacks_at_peak.clone(),
             PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),

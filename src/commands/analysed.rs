@@ -77,7 +77,7 @@ pub(crate) fn analyse_one(
     let snap = snapshot::load(path)?;
     let (devices, timelines) = match (asked.timeline_points, asked.explain) {
         (None, None) => (analyze(&snap, rules, top), None),
-        (None, Some(at)) => (analyze_explained(&snap, rules, top, at), None),
+        (None, Some(at)) => (analyze_explained(&snap, rules, top, Some(at)), None),
         // No command asks for a timeline and an explanation together.
         (Some(n), _) => {
             let (d, t) = analyze_with_timelines(&snap, rules, top, n)

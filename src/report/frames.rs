@@ -1,15 +1,16 @@
 //! Call stacks folded for reading (text only; JSON keeps every frame).
 //!
-//! The rule. A frame is Python when its file ends in `.py` and its name has
-//! no `::`; every other frame is C++. A stack with Python frames shows them,
+//! The rule. A frame is Python when its file ends in `.py`; every other
+//! frame is C++ (or has no file). A stack with Python frames shows them,
 //! innermost first: all of them up to [`MAX_PYTHON`], else the innermost
 //! [`PYTHON_INNER`], one `… N Python frames` line and the outermost
 //! [`PYTHON_OUTER`] (the script's entry point); its C++ frames fold into one
-//! `… N C++ frames` line. A stack of C++ frames only shows its innermost
+//! `… N C++ frames` line (`--format json` lists every frame). A stack of C++ frames only shows its innermost
 //! [`CPP_SHOWN`], then `… N C++ frames`. Every line is cut at [`MAX_LINE`]
 //! characters, ending in `…`.
 
 use super::escape::terminal;
+use crate::units::counted;
 
 /// The most Python frames shown unfolded.
 pub(crate) const MAX_PYTHON: usize = 10;
@@ -27,10 +28,9 @@ pub(crate) fn is_python(label: &str) -> bool {
     let Some(open) = label.rfind(" (") else {
         return false;
     };
-    let name = &label[..open];
     let place = label[open + 2..].trim_end_matches(')');
     let file = place.rsplit_once(':').map_or(place, |(f, _)| f);
-    file.ends_with(".py") && !name.contains("::")
+    file.ends_with(".py")
 }
 
 /// `s` escaped for a terminal and cut at [`MAX_LINE`] characters.
@@ -58,7 +58,10 @@ pub(crate) fn folded(frames: &[String]) -> Vec<String> {
         out.extend(frames.iter().take(CPP_SHOWN).map(|f| line(f)));
         let rest = frames.len().saturating_sub(CPP_SHOWN);
         if rest > 0 {
-            out.push(format!("… {rest} C++ frames"));
+            out.push(format!(
+                "… {}",
+                counted(rest as u64, "C++ frame", "C++ frames")
+            ));
         }
         return out;
     }
@@ -67,7 +70,10 @@ pub(crate) fn folded(frames: &[String]) -> Vec<String> {
     } else {
         out.extend(python[..PYTHON_INNER].iter().map(|f| line(f)));
         let hidden = python.len() - PYTHON_INNER - PYTHON_OUTER;
-        out.push(format!("… {hidden} Python frames"));
+        out.push(format!(
+            "… {}",
+            counted(hidden as u64, "Python frame", "Python frames")
+        ));
         out.extend(
             python[python.len() - PYTHON_OUTER..]
                 .iter()
@@ -75,7 +81,10 @@ pub(crate) fn folded(frames: &[String]) -> Vec<String> {
         );
     }
     if cpp > 0 {
-        out.push(format!("… {cpp} C++ frames"));
+        out.push(format!(
+            "… {}",
+            counted(cpp as u64, "C++ frame", "C++ frames")
+        ));
     }
     out
 }
@@ -104,7 +113,6 @@ mod tests {
         assert!(is_python("<module> (/a b/train.py:1)"));
         assert!(!is_python("at::empty (aten/src/ATen/Empty.cpp:12)"));
         assert!(!is_python("c10::alloc (??:0)"));
-        assert!(!is_python("weird::name (fake.py:3)"));
         assert!(!is_python("no place at all"));
     }
 

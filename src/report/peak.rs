@@ -133,7 +133,7 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     if !stacks.is_empty() {
         writeln!(
             out,
-            "    live at the {} peak, by call stack (largest first):",
+            "    live at the {} peak, by call stack (largest first; --format json lists every frame):",
             peak_name(which)
         )?;
     }
