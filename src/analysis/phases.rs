@@ -493,6 +493,16 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_belongs_to_the_last_iteration_started_at_or_before_it() {
+        let starts = [3, 10];
+        assert_eq!(iteration_of(&starts, 0), None);
+        assert_eq!(iteration_of(&starts, 3), Some(0));
+        assert_eq!(iteration_of(&starts, 9), Some(0));
+        assert_eq!(iteration_of(&starts, 10), Some(1));
+        assert_eq!(iteration_of(&[], 5), None);
+    }
+
+    #[test]
     fn fewer_than_three_points_are_not_fitted() {
         assert_eq!(leak_fit(&[1, 2]), None);
         assert_eq!(leak_fit(&[]), None);
