@@ -86,7 +86,8 @@ pub enum Command {
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Inspect(InspectArgs),
     /// Dynamic / static / overall peak (Mosaic), allocated and reserved peak,
-    /// and the allocations live at the peak grouped by call stack.
+    /// each with its phase, iteration and time; the OOMs in detail; and the
+    /// allocations live at a peak grouped by call stack.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Peak(PeakArgs),
     /// Bytes per category at the peaks and each category's own peak.
