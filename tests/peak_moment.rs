@@ -466,3 +466,67 @@ fn only_the_first_twenty_ooms_are_detailed_and_the_rest_are_counted() {
         "{t}"
     );
 }
+
+#[test]
+fn on_every_real_fixture_the_stacks_at_the_allocated_peak_add_up_to_the_readmes_allocated_peak() {
+    // `../shared/fixtures/README.md`, column allocated-peak.
+    let table = [
+        ("select_n_04d383c.pickle", 20802383104u64),
+        ("select_n_1f2f548.pickle", 2409045992),
+        ("select_n_dec166a.pickle", 544460336),
+        ("wedsonlin_medium_1024_training.pickle", 24207167496),
+        ("cranberrii_ftcourse.pickle", 5876132840),
+        ("muduard_layoutediting_list.pkl", 3308174782),
+        ("zidongliu_decomfl.pickle", 1783664516),
+    ];
+    for (name, allocated_peak) in table {
+        let Some(path) = real(name) else {
+            return;
+        };
+        let v = json(&[
+            "peak",
+            "--format",
+            "json",
+            "--top",
+            "1000000",
+            path.to_str().unwrap(),
+        ]);
+        let d = &v["snapshots"][0]["devices"][0];
+        let listed: u64 = d["stacks-at-moment"]["stacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(listed, allocated_peak, "{name}");
+    }
+}
+
+#[test]
+fn a_reserved_peak_held_from_the_start_lists_what_was_live_before_the_first_entry() {
+    // One 1000-byte segment all along (no segment event), holding a
+    // 400-byte block from before recording; entry 0 allocates 100 bytes
+    // elsewhere. The reserved peak is the start: only the block is live.
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(
+        dir.path(),
+        "start.json",
+        r#"{"segments": [{"device": 0, "address": 0, "total_size": 1000, "stream": 0,
+              "segment_type": "large",
+              "blocks": [{"address": 0, "size": 400, "requested_size": 400, "state": "active_allocated", "frames": []},
+                         {"address": 400, "size": 600, "requested_size": 0, "state": "inactive", "frames": []}]}],
+            "device_traces": [[
+              {"action": "alloc", "addr": 90000, "size": 100, "stream": 0, "frames": []}]]}"#,
+    );
+    let v = json(&[
+        "peak",
+        "--format",
+        "json",
+        "--at",
+        "reserved",
+        s.to_str().unwrap(),
+    ]);
+    let d = &v["snapshots"][0]["devices"][0];
+    assert_eq!(d["figures"]["reserved-peak"], 1000);
+    assert_eq!(stacks(d), [(400, String::new())]);
+}

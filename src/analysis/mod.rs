@@ -150,7 +150,11 @@ fn device_analysis(
             PeakAt::DynamicPeak => stacks_at_peak.clone(),
             PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),
             PeakAt::ReservedPeak => {
-                let upto = r.peak_entry.reserved_peak.map(|i| i as usize);
+                let upto = if r.reserved_peak_at_start {
+                    None
+                } else {
+                    r.peak_entry.reserved_peak.map(|i| i as usize)
+                };
                 stack_groups(snap, live_with_pre(&r, trace, upto), top)
             }
         };

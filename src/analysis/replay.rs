@@ -63,6 +63,8 @@ pub(crate) struct DeviceReplay {
     pub(crate) peak_entry: PeakEntry,
     /// Whether the allocated peak is the state before the first entry.
     pub(crate) allocated_peak_at_start: bool,
+    /// Whether the reserved peak is the state before the first entry.
+    pub(crate) reserved_peak_at_start: bool,
     pub(crate) complete: bool,
     pub(crate) pre: Vec<PreLive>,
     pub(crate) cats_at_allocated: Vec<u64>,
@@ -383,6 +385,7 @@ pub(crate) fn replay(
             reserved_peak: res_peak.index.map(|i| i as u64),
         },
         allocated_peak_at_start: alloc_peak.value == 0 && n > 0,
+        reserved_peak_at_start: res_peak.value == 0 && n > 0,
         complete,
         pre,
         cats_at_allocated: shifted(&pre_cats, &cats_at_allocated),
