@@ -67,8 +67,15 @@ pub(crate) fn summarize(
     path: &Path,
     snap: &Snapshot,
     digest: FileDigest,
-    devices: Vec<DeviceReport>,
+    mut devices: Vec<DeviceReport>,
 ) -> Summary {
+    // The explanations (OOM details with their stacks, peak places) are
+    // for reading a run, not for comparing runs: a summary stays small.
+    for d in &mut devices {
+        d.oom.clear();
+        d.peak_phase = None;
+        d.stacks_at_moment = None;
+    }
     let (format, pickle_protocol) = match snap.format {
         Format::Pickle { protocol } => ("pickle", protocol),
         Format::Json => ("json", None),

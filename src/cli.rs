@@ -9,7 +9,7 @@ use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
     diff::DiffOptions,
     inspect::InspectOptions,
-    peak::PeakOptions,
+    peak::{PeakAt, PeakOptions},
     phases::PhasesOptions,
     profile::{GroupBy, ProfileOptions},
     summarize::SummarizeOptions,
@@ -46,6 +46,28 @@ pub struct Cli {
 pub enum FormatArg {
     Text,
     Json,
+}
+
+/// `peak --at`: which peak's live stacks to list.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AtArg {
+    // Plain comments: a documented variant turns `--help` into the long form.
+    // The allocated (MemoryViz) peak, the figure to gate.
+    Allocated,
+    // Mosaic's dynamic peak.
+    Dynamic,
+    // The reserved (segments) peak.
+    Reserved,
+}
+
+impl From<AtArg> for PeakAt {
+    fn from(a: AtArg) -> Self {
+        match a {
+            AtArg::Allocated => PeakAt::AllocatedPeak,
+            AtArg::Dynamic => PeakAt::DynamicPeak,
+            AtArg::Reserved => PeakAt::ReservedPeak,
+        }
+    }
 }
 
 impl From<FormatArg> for OutputFormat {
@@ -86,7 +108,8 @@ pub enum Command {
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Inspect(InspectArgs),
     /// Dynamic / static / overall peak (Mosaic), allocated and reserved peak,
-    /// and the allocations live at the peak grouped by call stack.
+    /// each with its phase, iteration and time; the OOMs in detail; and the
+    /// allocations live at a peak grouped by call stack.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Peak(PeakArgs),
     /// Bytes per category (or per annotation, or per compile context) at the
@@ -151,6 +174,10 @@ pub struct PeakArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
+    /// Which peak's live allocations to list by call stack: allocated (the
+    /// figure to gate), dynamic (Mosaic's) or reserved (segments).
+    #[arg(long, value_enum, default_value = "allocated")]
+    pub at: AtArg,
 }
 
 #[derive(Debug, Args)]
@@ -219,6 +246,7 @@ impl PeakArgs {
             format: self.format.into(),
             top: self.top,
             rules: self.rules.clone(),
+            at: self.at.into(),
         }
     }
 }

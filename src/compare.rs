@@ -12,7 +12,7 @@ mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::{DeviceReport, Figure};
+use crate::analysis::{DeviceReport, Figure, OomDetail};
 use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
@@ -233,7 +233,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         };
         let baseline = base.and_then(|b| f.value(b));
         let mut check = if f == Figure::OomEvents {
-            oom_check(current, baseline, t.budget.get(&f), t)
+            oom_check(current, baseline, t.budget.get(&f), t, &cur.oom)
         } else {
             let floor = if f.is_bytes() {
                 a.budget.noise_floor.0
@@ -480,8 +480,14 @@ fn judge_value(
 }
 
 /// OOM events: over the explicit budget, else over the baseline's count,
-/// else over 0, fails.
-fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target: &Target) -> Check {
+/// else over 0, fails; a failure carries the `details` of the first ones.
+fn oom_check(
+    current: u64,
+    baseline: Option<u64>,
+    limit: Option<&Limit>,
+    target: &Target,
+    details: &[OomDetail],
+) -> Check {
     let (allowed, level, loc, allowed_by) = match limit {
         Some(l) => (l.value.raw(), l.level, l.loc.clone(), AllowedBy::Budget),
         None => match baseline {
@@ -495,6 +501,7 @@ fn oom_check(current: u64, baseline: Option<u64>, limit: Option<&Limit>, target:
             current,
             allowed,
             allowed_by,
+            first: details.to_vec(),
         }
     } else {
         Finding::OomWithinAllowed {

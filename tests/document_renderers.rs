@@ -104,6 +104,9 @@ fn device_report() -> DeviceReport {
             },
         ],
         time: None,
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
     }
 }
@@ -239,6 +242,7 @@ fn diff_document(top: usize) -> DiffDocument {
         device: 0,
         in_base: true,
         in_new: true,
+        peak_moved: vec![],
         figures: vec![
             Delta::new("dynamic-peak", 96 * MIB, 112 * MIB),
             Delta::new("alloc-events", 1200, 1100),
@@ -269,6 +273,7 @@ fn diff_document(top: usize) -> DiffDocument {
         device: 1,
         in_base: false,
         in_new: true,
+        peak_moved: vec![],
         figures: vec![Delta::new("dynamic-peak", 0, MIB)],
         categories: vec![],
         sites: vec![],

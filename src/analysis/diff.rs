@@ -1,12 +1,26 @@
 //! Differences between two analyses of the same job (`memgate diff`):
-//! figure and category deltas, and allocation sites that grew, shrank,
-//! appeared or vanished, largest change first.
+//! whether a peak moved to another phase or iteration, figure and category
+//! deltas, and allocation sites that grew, shrank, appeared or vanished,
+//! largest change first.
+//!
+//! A percentage is given only where its base means something: a count
+//! above 0, or bytes at least [`MIN_PERCENT_BASE`] and at least
+//! 1/[`PEAK_SHARE`] of the device's allocated peak (the larger of the two
+//! sides). A 2 KiB category that became 40 MiB is "+40 MiB", not
+//! "+2000000%".
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::moment::{PeakAt, Place};
 use super::types::{DeviceReport, Figure};
+
+/// The smallest byte base a percentage is given for.
+pub const MIN_PERCENT_BASE: u64 = 1 << 20;
+/// A byte base under 1/`PEAK_SHARE` of the device's allocated peak gets
+/// no percentage either.
+pub const PEAK_SHARE: u64 = 100;
 
 /// One number in both analyses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -16,21 +30,42 @@ pub struct Delta {
     pub(crate) base: u64,
     pub(crate) new: u64,
     pub(crate) delta: i128,
-    /// `None` when the base is 0.
+    /// `None` when the base is 0 or under the floor it was made with.
     pub(crate) percent: Option<f64>,
 }
 
 impl Delta {
     pub fn new(id: &str, base: u64, new: u64) -> Delta {
+        Delta::with_floor(id, base, new, 1)
+    }
+
+    /// A delta whose percentage is given only when `base ≥ floor` (and
+    /// `base > 0`).
+    pub fn with_floor(id: &str, base: u64, new: u64, floor: u64) -> Delta {
         let delta = i128::from(new) - i128::from(base);
         Delta {
             id: id.to_string(),
             base,
             new,
             delta,
-            percent: (base > 0).then(|| delta as f64 * 100.0 / base as f64),
+            percent: (base > 0 && base >= floor).then(|| delta as f64 * 100.0 / base as f64),
         }
     }
+}
+
+/// The smallest byte base given a percentage on a device whose allocated
+/// peak is `peak` (see the module comment).
+pub fn percent_floor(peak: u64) -> u64 {
+    MIN_PERCENT_BASE.max(peak / PEAK_SHARE)
+}
+
+/// A peak reached in another phase or iteration in NEW than in BASE.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PeakMove {
+    pub peak: PeakAt,
+    pub base: Place,
+    pub new: Place,
 }
 
 /// How a site changed.
@@ -71,6 +106,9 @@ pub struct DeviceDiff {
     pub device: u32,
     pub in_base: bool,
     pub in_new: bool,
+    /// The allocated and dynamic peaks that moved (both sides explained).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peak_moved: Vec<PeakMove>,
     pub figures: Vec<Delta>,
     /// Bytes per category at the allocated peak.
     pub categories: Vec<Delta>,
@@ -91,14 +129,45 @@ pub(crate) fn diff_reports(base: &[DeviceReport], new: &[DeviceReport]) -> Vec<D
         .collect()
 }
 
+/// The allocated and dynamic peaks whose annotation or iteration differs
+/// between the two sides (none unless both say where their peaks fall).
+fn peak_moves(b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> Vec<PeakMove> {
+    let (Some(bp), Some(np)) = (
+        b.and_then(|d| d.peak_phase.as_ref()),
+        n.and_then(|d| d.peak_phase.as_ref()),
+    ) else {
+        return Vec::new();
+    };
+    [PeakAt::AllocatedPeak, PeakAt::DynamicPeak]
+        .into_iter()
+        .filter_map(|at| {
+            let (x, y) = (bp.of(at)?, np.of(at)?);
+            let moved = x.annotation != y.annotation || x.iteration != y.iteration;
+            moved.then(|| PeakMove {
+                peak: at,
+                base: x.clone(),
+                new: y.clone(),
+            })
+        })
+        .collect()
+}
+
 fn device_diff(device: u32, b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> DeviceDiff {
+    let peak = |d: Option<&DeviceReport>| d.map_or(0, |d| d.figures.allocated_peak);
+    let floor = percent_floor(peak(b).max(peak(n)));
     // A time-structure figure neither side has is left out.
     let figures = Figure::ALL
         .iter()
         .filter_map(|f| {
             let (x, y) = (b.and_then(|d| f.value(d)), n.and_then(|d| f.value(d)));
-            (x.is_some() || y.is_some() || !f.needs_iterations())
-                .then(|| Delta::new(f.id(), x.unwrap_or(0), y.unwrap_or(0)))
+            (x.is_some() || y.is_some() || !f.needs_iterations()).then(|| {
+                Delta::with_floor(
+                    f.id(),
+                    x.unwrap_or(0),
+                    y.unwrap_or(0),
+                    if f.is_bytes() { floor } else { 1 },
+                )
+            })
         })
         .collect();
     let mut cats: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
@@ -110,7 +179,7 @@ fn device_diff(device: u32, b: Option<&DeviceReport>, n: Option<&DeviceReport>) 
     }
     let mut categories: Vec<Delta> = cats
         .into_iter()
-        .map(|(k, (x, y))| Delta::new(k, x, y))
+        .map(|(k, (x, y))| Delta::with_floor(k, x, y, floor))
         .collect();
     categories.sort_by(|a, b| b.delta.abs().cmp(&a.delta.abs()).then(a.id.cmp(&b.id)));
     let mut sites: BTreeMap<&str, (Option<u64>, Option<u64>)> = BTreeMap::new();
@@ -145,6 +214,7 @@ fn device_diff(device: u32, b: Option<&DeviceReport>, n: Option<&DeviceReport>) 
         device,
         in_base: b.is_some(),
         in_new: n.is_some(),
+        peak_moved: peak_moves(b, n),
         figures,
         categories,
         sites,

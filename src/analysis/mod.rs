@@ -4,6 +4,7 @@ mod addr;
 mod default_rules;
 pub mod diff;
 mod groups;
+mod moment;
 pub(crate) mod phases;
 mod replay;
 #[cfg(test)]
@@ -20,6 +21,7 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId};
 use crate::units::counted;
 
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
+pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
@@ -35,7 +37,30 @@ use stacks::StackInfo;
 /// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
 /// groups and sites listed per device.
 pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport> {
-    devices(snap, rules, GroupBy::Category, top, None)
+    devices(snap, rules, GroupBy::Category, top, None, None)
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// What [`analyze_explained`] adds: where each peak falls, and the stacks
+/// live at one peak when `stacks_at` names it.
+#[derive(Debug, Clone, Copy)]
+struct Explain {
+    stacks_at: Option<PeakAt>,
+}
+
+/// [`analyze`], and where each peak falls (phase, iteration, time) with,
+/// when `stacks_at` names a peak, the stacks live at it (`memgate peak`;
+/// `diff` asks for the places only).
+pub fn analyze_explained(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    stacks_at: Option<PeakAt>,
+) -> Vec<DeviceReport> {
+    let explain = Some(Explain { stacks_at });
+    devices(snap, rules, GroupBy::Category, top, None, explain)
         .into_iter()
         .map(|(r, _)| r)
         .collect()
@@ -49,7 +74,7 @@ pub fn analyze_with_timelines(
     top: usize,
     max_points: usize,
 ) -> Vec<(DeviceReport, Timeline)> {
-    devices(snap, rules, GroupBy::Category, top, Some(max_points))
+    devices(snap, rules, GroupBy::Category, top, Some(max_points), None)
 }
 
 /// [`analyze`] with each device's `categories` grouped by `group_by`
@@ -62,7 +87,7 @@ pub fn analyze_grouped(
     top: usize,
     max_points: Option<usize>,
 ) -> Vec<(DeviceReport, Option<Timeline>)> {
-    devices(snap, rules, group_by, top, max_points)
+    devices(snap, rules, group_by, top, max_points, None)
         .into_iter()
         .map(|(r, t)| (r, max_points.map(|_| t)))
         .collect()
@@ -75,6 +100,7 @@ fn devices(
     group_by: GroupBy,
     top: usize,
     max_points: Option<usize>,
+    explain: Option<Explain>,
 ) -> Vec<(DeviceReport, Timeline)> {
     let mut info = StackInfo::new(snap, rules);
     snap.devices()
@@ -82,7 +108,7 @@ fn devices(
         .map(|d| {
             let groups = Groups::new(snap, d, group_by, &info);
             let (report, names, points) =
-                device_analysis(snap, d, &mut info, groups, top, max_points);
+                device_analysis(snap, d, &mut info, groups, top, max_points, explain);
             let timeline = Timeline {
                 device: d,
                 categories: names,
@@ -94,7 +120,8 @@ fn devices(
 }
 
 /// One replay of the device's trace, and what is derived from it: the
-/// report, the group names, and the timeline's points when asked for.
+/// report, the group names, and the timeline's points when asked for; with
+/// `explain`, also where each peak falls and the stacks live at that peak.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
@@ -102,6 +129,7 @@ fn device_analysis(
     mut groups: Groups,
     top: usize,
     timeline_points: Option<usize>,
+    explain: Option<Explain>,
 ) -> (DeviceReport, Vec<String>, Option<Vec<TimelinePoint>>) {
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
@@ -147,6 +175,31 @@ fn device_analysis(
     let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
+    // Attribution costs a pass over the annotations and 4 bytes an entry:
+    // only when something is to be placed.
+    let clock = (explain.is_some() || !r.ooms.is_empty()).then(|| moment::Clock::new(snap, device));
+    let oom = clock
+        .as_ref()
+        .map_or_else(Vec::new, |c| c.ooms(snap, &r.ooms));
+    let peak_phase = explain
+        .and(clock.as_ref())
+        .filter(|_| !trace.is_empty())
+        .map(|c| c.peaks(&r.peak_entry));
+    let stacks_at_moment = explain.and_then(|e| e.stacks_at).map(|at| {
+        let stacks = match at {
+            PeakAt::DynamicPeak => stacks_at_peak.clone(),
+            PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),
+            PeakAt::ReservedPeak => {
+                let upto = if r.reserved_peak_at_start {
+                    None
+                } else {
+                    r.peak_entry.reserved_peak.map(|i| i as usize)
+                };
+                stack_groups(snap, live_with_pre(&r, trace, upto), top)
+            }
+        };
+        MomentStacks { at, stacks }
+    });
     let report = DeviceReport {
         device,
         figures: r.figures,
@@ -157,6 +210,9 @@ fn device_analysis(
         stacks_at_peak,
         sites_at_peak,
         time,
+        peak_phase,
+        stacks_at_moment,
+        oom,
         warnings: warnings(&segments, &r),
     };
     let names = groups.names().to_vec();
@@ -207,6 +263,26 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
                 .collect(),
         })
         .collect()
+}
+
+/// The allocations live after entry `upto` (before the first when `None`)
+/// and what was live before recording and not yet freed then: everything
+/// the allocated curve counts at that moment.
+fn live_with_pre<'a>(
+    r: &'a DeviceReplay,
+    trace: &'a [crate::snapshot::TraceEntry],
+    upto: Option<usize>,
+) -> impl Iterator<Item = Live> + 'a {
+    let pre = r.pre.iter().filter(move |p| match (p.freed_at, upto) {
+        (None, _) => true,
+        (Some(f), Some(u)) => f > u,
+        (Some(_), None) => true,
+    });
+    r.live_after(trace, upto).chain(pre.map(|p| Live {
+        size: p.size,
+        stack: p.stack,
+        index: 0,
+    }))
 }
 
 /// Memory live at the allocated peak (including what existed before

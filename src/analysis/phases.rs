@@ -130,6 +130,14 @@ pub(crate) struct Attribution {
     unmatched_ends: usize,
 }
 
+impl Attribution {
+    /// The annotation entry `i` belongs to (`""` outside every one).
+    pub(crate) fn name_at(&self, i: usize) -> &str {
+        let id = self.owner.get(i).copied().unwrap_or(0);
+        &self.names[id as usize]
+    }
+}
+
 /// A span by entry positions: entries `from..to`.
 struct RawSpan {
     name: u32,
@@ -367,6 +375,50 @@ fn allocated_during(entries: &[TraceEntry]) -> u64 {
         .sum()
 }
 
+/// The boundary's label and the first entry of each iteration, in order;
+/// `None` when the boundary picks no START event.
+fn boundary_cuts(
+    snap: &Snapshot,
+    anns: &[&Annotation],
+    at: &[usize],
+    boundary: &Boundary,
+) -> Option<(String, Vec<usize>)> {
+    let starts = |prefix: &str| -> Vec<usize> {
+        anns.iter()
+            .zip(at)
+            .filter(|(a, _)| a.stage == Stage::Start && snap.str(a.name).starts_with(prefix))
+            .map(|(_, &p)| p)
+            .collect()
+    };
+    let (label, mut cuts) = match boundary {
+        Boundary::Prefix(p) => (p.clone(), starts(p)),
+        Boundary::Default => DEFAULT_BOUNDARIES
+            .iter()
+            .map(|p| (p.to_string(), starts(p)))
+            .find(|(_, c)| !c.is_empty())?,
+    };
+    cuts.dedup();
+    (!cuts.is_empty()).then_some((format!("{label}*:START"), cuts))
+}
+
+/// The first entry of each iteration of `device` (empty when the boundary
+/// picks none), for naming the iteration an entry falls in
+/// ([`iteration_of`]).
+pub(crate) fn iteration_starts(snap: &Snapshot, device: Device, boundary: &Boundary) -> Vec<usize> {
+    let anns: Vec<&Annotation> = snap.annotations_of(device).collect();
+    let at = positions(snap.trace(device), &anns);
+    boundary_cuts(snap, &anns, &at, boundary).map_or_else(Vec::new, |(_, c)| c)
+}
+
+/// The index of the iteration entry `i` falls in, given
+/// [`iteration_starts`]; `None` before the first one.
+pub(crate) fn iteration_of(starts: &[usize], i: usize) -> Option<u64> {
+    starts
+        .partition_point(|&s| s <= i)
+        .checked_sub(1)
+        .map(|k| k as u64)
+}
+
 /// The iterations, from the START events the boundary picks; `None` when
 /// it picks none.
 fn iterations(
@@ -376,21 +428,8 @@ fn iterations(
     curves: &Curves,
     boundary: &Boundary,
 ) -> Option<Iterations> {
-    let starts = |prefix: &str| -> Vec<usize> {
-        anns.iter()
-            .zip(at)
-            .filter(|(a, _)| a.stage == Stage::Start && snap.str(a.name).starts_with(prefix))
-            .map(|(_, &p)| p)
-            .collect()
-    };
-    let (label, cuts) = match boundary {
-        Boundary::Prefix(p) => (p.clone(), starts(p)),
-        Boundary::Default => DEFAULT_BOUNDARIES
-            .iter()
-            .map(|p| (p.to_string(), starts(p)))
-            .find(|(_, c)| !c.is_empty())?,
-    };
-    iterations_from(format!("{label}*:START"), cuts, curves)
+    let (label, cuts) = boundary_cuts(snap, anns, at, boundary)?;
+    iterations_from(label, cuts, curves)
 }
 
 /// Iterations starting at entries `cuts` (ascending), each to the next
@@ -511,6 +550,16 @@ mod tests {
         // RMS √20 ≈ 4.47.
         let l = leak_fit(&[0, 10, 0, 10]).unwrap();
         assert_eq!((l.bytes_per_iteration, l.residual), (2, 4));
+    }
+
+    #[test]
+    fn an_entry_belongs_to_the_last_iteration_started_at_or_before_it() {
+        let starts = [3, 10];
+        assert_eq!(iteration_of(&starts, 0), None);
+        assert_eq!(iteration_of(&starts, 3), Some(0));
+        assert_eq!(iteration_of(&starts, 9), Some(0));
+        assert_eq!(iteration_of(&starts, 10), Some(1));
+        assert_eq!(iteration_of(&[], 5), None);
     }
 
     #[test]

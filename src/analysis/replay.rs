@@ -86,6 +86,8 @@ pub(crate) struct DeviceReplay {
     pub(crate) peak_entry: PeakEntry,
     /// Whether the allocated peak is the state before the first entry.
     pub(crate) allocated_peak_at_start: bool,
+    /// Whether the reserved peak is the state before the first entry.
+    pub(crate) reserved_peak_at_start: bool,
     pub(crate) complete: bool,
     pub(crate) pre: Vec<PreLive>,
     pub(crate) cats_at_allocated: Vec<u64>,
@@ -97,7 +99,17 @@ pub(crate) struct DeviceReplay {
     pub(crate) timeline: Option<Vec<TimelinePoint>>,
     /// The state after every entry, when the replay was asked for it.
     pub(crate) curves: Option<Curves>,
+    /// Every `oom` entry and the memory at it (for the OOM details).
+    pub(crate) ooms: Vec<OomMoment>,
     lifetimes: Vec<Lifetime>,
+}
+
+/// The allocated and reserved bytes at one `oom` entry (`index`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OomMoment {
+    pub(crate) index: usize,
+    pub(crate) allocated: u64,
+    pub(crate) reserved: u64,
 }
 
 impl DeviceReplay {
@@ -228,6 +240,8 @@ pub(crate) fn replay(
     let mut lifetimes: Vec<Lifetime> = Vec::new();
     let mut pre = Vec::new();
     let (mut allocs, mut ooms) = (0u64, 0u64);
+    // (entry, allocated, reserved) at each OOM, relative to the start.
+    let mut oom_at: Vec<(usize, i128, i128)> = Vec::new();
     // Dynamic (Mosaic) is absolute; allocated (MemoryViz) and reserved are
     // relative to the start (see the module comment).
     let (mut dynamic, mut allocated, mut reserved) = (0i128, 0i128, 0i128);
@@ -315,6 +329,7 @@ pub(crate) fn replay(
             }
             Action::Oom => {
                 ooms += 1;
+                oom_at.push((i, allocated, reserved));
                 None
             }
             _ => None,
@@ -393,6 +408,7 @@ pub(crate) fn replay(
             reserved_peak: res_peak.index.map(|i| i as u64),
         },
         allocated_peak_at_start: alloc_peak.value == 0 && n > 0,
+        reserved_peak_at_start: res_peak.value == 0 && n > 0,
         complete,
         pre,
         cats_at_allocated: shifted(&pre_cats, &cats_at_allocated),
@@ -401,6 +417,14 @@ pub(crate) fn replay(
         time_backwards,
         timeline: sampler.map(|s| s.finish(&pre_cats)),
         curves,
+        ooms: oom_at
+            .into_iter()
+            .map(|(index, a, r)| OomMoment {
+                index,
+                allocated: to_u64(initial + a),
+                reserved: to_u64(start_reserved + r),
+            })
+            .collect(),
         lifetimes,
     }
 }

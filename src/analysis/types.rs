@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::Figure;
 
+use super::moment::{MomentStacks, OomDetail, PeakPhase};
+
 impl Figure {
     /// The figure's value for a device; `None` for a time-structure figure
     /// the device does not have (no iterations, too few for a leak fit).
@@ -111,6 +113,17 @@ pub struct DeviceReport {
     /// Iterations and phases (SPEC §11), when the trace has annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeFigures>,
+    /// Where each peak falls (SPEC §11 `peak-phase`): `memgate peak` and
+    /// `diff` ask for it ([`analyze_explained`](super::analyze_explained)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_phase: Option<PeakPhase>,
+    /// The stacks live at the peak `memgate peak --at` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacks_at_moment: Option<MomentStacks>,
+    /// The first OOM entries in detail (SPEC §11 `oom`); the count of all
+    /// is `figures.oom-events`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub oom: Vec<OomDetail>,
     /// Inconsistencies found while analysing (the figures are still given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{analyze_grouped, DeviceReport, GroupBy, RuleSet, Timeline};
+use crate::analysis::{
+    analyze_explained, analyze_grouped, DeviceReport, GroupBy, PeakAt, RuleSet, Timeline,
+};
 use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
@@ -55,22 +57,37 @@ pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
     RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
 }
 
-/// Load and analyse one file, its `categories` grouped by `group_by`;
-/// with `timeline_points`, the timeline of every device (by the same
-/// groups) comes from the same replay pass.
+/// What to compute besides the figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Asked {
+    /// How `categories` (and the timeline) group allocations.
+    pub(crate) group_by: GroupBy,
+    /// The timeline of every device at about this many samples.
+    pub(crate) timeline_points: Option<usize>,
+    /// Where each peak falls and the stacks live at this one (`peak`).
+    pub(crate) explain: Option<PeakAt>,
+}
+
+/// Load and analyse one file; what is `asked` comes from the same replay
+/// pass.
 pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
-    group_by: GroupBy,
     top: usize,
-    timeline_points: Option<usize>,
+    asked: Asked,
 ) -> Result<Analysed, LoadError> {
     let snap = snapshot::load(path)?;
-    let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
-        analyze_grouped(&snap, rules, group_by, top, timeline_points)
-            .into_iter()
-            .unzip();
-    let timelines = timelines.into_iter().collect();
+    let (devices, timelines) = match asked.explain {
+        // `peak` asks for an explanation, by category, with no timeline.
+        Some(at) => (analyze_explained(&snap, rules, top, Some(at)), None),
+        None => {
+            let (d, t): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
+                analyze_grouped(&snap, rules, asked.group_by, top, asked.timeline_points)
+                    .into_iter()
+                    .unzip();
+            (d, t.into_iter().collect())
+        }
+    };
     Ok(Analysed {
         path: path.to_path_buf(),
         warnings: snap.warnings,
@@ -80,13 +97,7 @@ pub(crate) fn analyse_one(
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub(crate) fn analyse_all(
-    patterns: &[String],
-    rules: &RuleSet,
-    group_by: GroupBy,
-    top: usize,
-    timeline_points: Option<usize>,
-) -> Batch {
+pub(crate) fn analyse_all(patterns: &[String], rules: &RuleSet, top: usize, asked: Asked) -> Batch {
     let paths = match input::expand(patterns, None) {
         Ok(p) => p,
         Err(errors) => {
@@ -100,9 +111,7 @@ pub(crate) fn analyse_all(
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| {
-        analyse_one(p, rules, group_by, top, timeline_points)
-    }) {
+    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, asked)) {
         match r {
             Ok(a) => batch.done.push(a),
             Err(e) => batch.errors.push(e.into()),

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::analysis::diff::diff_reports;
-use crate::analysis::{analyze, DeviceReport, RuleSet};
+use crate::analysis::{analyze_explained, DeviceReport, RuleSet};
 use crate::document::DiffDocument;
 use crate::input::{self, Input};
 use crate::report::{diff, document_json};
@@ -23,12 +23,13 @@ pub struct DiffOptions {
     pub top: usize,
 }
 
-/// Device reports of a summary JSON or a snapshot (all sites kept), the
-/// file read once; `true` when it was a summary.
+/// Device reports of a summary JSON or a snapshot (all sites kept, and
+/// where each peak falls), the file read once; `true` when it was a
+/// summary (which does not say where its peaks fall).
 fn reports(path: &Path, rules: &RuleSet) -> Result<(Vec<DeviceReport>, bool), LoadError> {
     match input::read(path)? {
         Input::Summary(s) => Ok((s.devices, true)),
-        Input::Snapshot(snap) => Ok((analyze(&snap, rules, usize::MAX), false)),
+        Input::Snapshot(snap) => Ok((analyze_explained(&snap, rules, usize::MAX, None), false)),
     }
 }
 

@@ -1,13 +1,16 @@
-//! `memgate peak`: Mosaic's three figures, the allocated and reserved peaks,
-//! and the allocations live at the dynamic peak grouped by call stack.
+//! `memgate peak`: Mosaic's three figures, the allocated and reserved peaks
+//! with where each falls (phase, iteration, time), the OOMs in detail, and
+//! the allocations live at one peak (`--at`, default the allocated peak)
+//! grouped by call stack.
 
 use std::io::Write;
 
-use crate::analysis::GroupBy;
 use crate::document::PeakDocument;
 use crate::report::{document_json, peak};
 
-use super::analysed::{analyse_all, rules};
+pub use crate::analysis::PeakAt;
+
+use super::analysed::{analyse_all, rules, Asked};
 use super::{Outcome, OutputFormat};
 
 pub struct PeakOptions {
@@ -15,6 +18,8 @@ pub struct PeakOptions {
     pub format: OutputFormat,
     pub top: usize,
     pub rules: String,
+    /// Whose live stacks to list.
+    pub at: PeakAt,
 }
 
 pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
@@ -22,7 +27,15 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let mut batch = analyse_all(&opts.snapshots, &rules, GroupBy::Category, opts.top, None);
+    let mut batch = analyse_all(
+        &opts.snapshots,
+        &rules,
+        opts.top,
+        Asked {
+            explain: Some(opts.at),
+            ..Asked::default()
+        },
+    );
     let doc = PeakDocument::new(batch.documents().0);
     let written = match opts.format {
         OutputFormat::Json => document_json::write(out, &doc),

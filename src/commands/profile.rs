@@ -13,7 +13,7 @@ use crate::report::{document_json, html, profile};
 
 use crate::error::{OutputError, UsageError};
 
-use super::analysed::{analyse_all, rules};
+use super::analysed::{analyse_all, rules, Asked};
 use super::{Outcome, OutputFormat};
 
 pub struct ProfileOptions {
@@ -42,7 +42,16 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         Err(o) => return o,
     };
     let points = opts.html.as_ref().map(|_| html::MAX_POINTS);
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.group_by, opts.top, points);
+    let mut batch = analyse_all(
+        &opts.snapshots,
+        &rules,
+        opts.top,
+        Asked {
+            group_by: opts.group_by,
+            timeline_points: points,
+            explain: None,
+        },
+    );
     let (snapshots, timelines) = batch.documents();
     let doc = ProfileDocument::new(snapshots);
     let mut more = Vec::new();

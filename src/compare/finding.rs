@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::analysis::OomDetail;
+
 /// One reason behind a [`Check`](super::Check)'s status, in the check's unit.
 ///
 /// A check carries one or more: a value can be over its budget and past its
@@ -43,11 +45,14 @@ pub enum Finding {
     },
     /// Neither a budget nor a baseline to judge against: skipped.
     NothingToCompare { current: u64 },
-    /// More OOM events than `allowed`.
+    /// More OOM events than `allowed`; `first`: the first ones in detail
+    /// (as many as the analysis kept, none from a summary).
     OomOverAllowed {
         current: u64,
         allowed: u64,
         allowed_by: AllowedBy,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        first: Vec<OomDetail>,
     },
     /// At most `allowed` OOM events.
     OomWithinAllowed {

@@ -35,6 +35,9 @@ fn dev(peak: u64, entries: u64) -> DeviceReport {
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
         time: None,
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: Vec::new(),
     }
 }

@@ -30,6 +30,9 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
         time: None,
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: Vec::new(),
     }
 }
@@ -209,6 +212,7 @@ fn oom_events_name_where_the_allowed_count_comes_from() {
             current: 2,
             allowed: 0,
             allowed_by: AllowedBy::Default,
+            first: vec![],
         }]
     );
     let mut base = dev(0, MIB);
@@ -229,6 +233,7 @@ fn oom_events_name_where_the_allowed_count_comes_from() {
             current: 2,
             allowed: 1,
             allowed_by: AllowedBy::Budget,
+            first: vec![],
         }]
     );
 }

@@ -1,11 +1,14 @@
-//! `memgate diff` as text: per device a figure table, the categories that
-//! changed, and the sites that changed most.
+//! `memgate diff` as text: per device the peaks that moved to another
+//! phase or iteration, a figure table, the categories that changed, and
+//! the sites that changed most. A change shows a percentage only where the
+//! analysis gave one (a base large enough); else `new` (from 0), `gone`
+//! (to 0) or nothing beside the absolute change.
 
 use std::io::{self, Write};
 
 use super::escape::terminal;
-use crate::analysis::diff::Delta;
-use crate::analysis::Figure;
+use crate::analysis::diff::{Delta, PeakMove};
+use crate::analysis::{Figure, PeakAt, Place};
 use crate::document::{DiffDevice, DiffDocument};
 use crate::units::{ByteDelta, Bytes};
 
@@ -19,11 +22,41 @@ pub fn text(out: &mut dyn Write, doc: &DiffDocument) -> io::Result<()> {
     doc.devices.iter().try_for_each(|d| device(out, d))
 }
 
-fn percent(p: Option<f64>) -> String {
-    match p {
+fn percent(d: &Delta) -> String {
+    match d.percent {
+        _ if d.new == 0 && d.base > 0 => "gone".into(),
         Some(p) => format!("{p:+.1}%"),
-        None => "new".into(),
+        None if d.base == 0 => "new".into(),
+        None => String::new(),
     }
+}
+
+/// `forward (iteration 1, entry 2780)`; `(no phase)` outside every
+/// annotation.
+fn spot(p: &Place) -> String {
+    let name = if p.annotation.is_empty() {
+        "(no phase)"
+    } else {
+        p.annotation.as_str()
+    };
+    match p.iteration {
+        Some(k) => format!("{name} (iteration {k}, entry {})", p.entry),
+        None => format!("{name} (entry {})", p.entry),
+    }
+}
+
+fn moved(out: &mut dyn Write, m: &PeakMove) -> io::Result<()> {
+    let which = match m.peak {
+        PeakAt::AllocatedPeak => "allocated",
+        PeakAt::DynamicPeak => "dynamic",
+        PeakAt::ReservedPeak => "reserved",
+    };
+    writeln!(
+        out,
+        "  {which} peak moved: {} -> {}",
+        terminal(&spot(&m.base)),
+        terminal(&spot(&m.new))
+    )
 }
 
 fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
@@ -43,7 +76,7 @@ fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
     let pct = if d.delta == 0 {
         String::new()
     } else {
-        percent(d.percent)
+        percent(d)
     };
     writeln!(
         out,
@@ -64,6 +97,7 @@ fn device(out: &mut dyn Write, dd: &DiffDevice) -> io::Result<()> {
         _ => "",
     };
     writeln!(out, "dev{}{presence}", d.device)?;
+    d.peak_moved.iter().try_for_each(|m| moved(out, m))?;
     writeln!(
         out,
         "    {:<20} {:>14} {:>14} {:>14} {:>8}",

@@ -1,6 +1,9 @@
 //! The English of a verdict: a check's findings as one line, and its values
 //! in their unit. Every renderer that writes a sentence takes it from here.
 
+use super::frames;
+use super::peak::place;
+use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
 use crate::units::{ByteDelta, Bytes};
 use crate::vocab::Unit;
@@ -46,6 +49,39 @@ fn device_list(devices: &[u32]) -> String {
     }
     let names: Vec<String> = devices.iter().map(|d| format!("dev{d}")).collect();
     names.join(", ")
+}
+
+/// `; the first: requested … at entry …, in f (m.py:3); 2 more (…)`,
+/// or nothing when no detail was kept.
+fn first_oom(total: u64, first: &[OomDetail]) -> String {
+    let Some(o) = first.first() else {
+        return String::new();
+    };
+    let p = Place {
+        annotation: o.phase.clone(),
+        iteration: o.iteration,
+        entry: o.entry,
+        rel_s: o.rel_s,
+    };
+    let mut s = format!(
+        "; the first: requested {} with {} free on the device (allocated {}, reserved {}) at {}",
+        Bytes(o.requested),
+        Bytes(o.device_free),
+        Bytes(o.allocated),
+        Bytes(o.reserved),
+        place(&p)
+    );
+    if let Some(f) = frames::innermost(&o.frames) {
+        s.push_str(&format!(", in {}", frames::cut(f)));
+    }
+    if total > 1 {
+        s.push_str(&format!(
+            "; {} more (`memgate peak` details the first {})",
+            total - 1,
+            OOM_DETAILS
+        ));
+    }
+    s
 }
 
 fn clause(unit: Unit, f: &Finding) -> String {
@@ -160,9 +196,11 @@ fn clause(unit: Unit, f: &Finding) -> String {
             current,
             allowed,
             allowed_by: source,
+            first,
         } => format!(
-            "{current} OOM events, more than the {allowed} allowed by {}",
-            allowed_by(*source)
+            "{current} OOM events, more than the {allowed} allowed by {}{}",
+            allowed_by(*source),
+            first_oom(*current, first)
         ),
         Finding::OomWithinAllowed {
             current, allowed, ..
@@ -305,6 +343,34 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_oom_check_details_the_first_oom_and_counts_the_others() {
+        let first = OomDetail {
+            entry: 590,
+            rel_s: Some(3.2),
+            requested: 4096 * MIB,
+            device_free: 91 * MIB,
+            allocated: 7168 * MIB,
+            reserved: 8192 * MIB,
+            phase: "forward".into(),
+            iteration: Some(0),
+            frames: vec!["at::empty (a.cpp:1)".into(), "forward (model.py:39)".into()],
+        };
+        let over = Finding::OomOverAllowed {
+            current: 3,
+            allowed: 0,
+            allowed_by: AllowedBy::Default,
+            first: vec![first],
+        };
+        assert_eq!(
+            sentence(&check(Unit::Count, 3, None, vec![over])),
+            "3 OOM events, more than the 0 allowed by the default budget; the first: requested \
+             4 GiB with 91 MiB free on the device (allocated 7 GiB, reserved 8 GiB) at entry 590, \
+             +3.200 s, phase: forward, iteration 0, in forward (model.py:39); 2 more (`memgate \
+             peak` details the first 20)"
+        );
+    }
+
+    #[test]
     fn oom_findings_say_who_allowed_how_many() {
         let sentences: Vec<String> = [AllowedBy::Budget, AllowedBy::Baseline, AllowedBy::Default]
             .into_iter()
@@ -313,6 +379,7 @@ mod tests {
                     current: 2,
                     allowed: 1,
                     allowed_by: by,
+                    first: vec![],
                 };
                 sentence(&check(Unit::Count, 2, None, vec![over]))
             })

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod document_json;
 pub mod escape;
 pub(crate) mod finding;
+pub(crate) mod frames;
 pub(crate) mod github;
 pub mod html;
 pub mod inspect;

@@ -1,10 +1,13 @@
 //! `memgate peak` as text: Mosaic's three figures in Mosaic's words, the
-//! allocated and reserved peaks, and the stacks live at the dynamic peak.
+//! allocated and reserved peaks, each with where it falls (entry, time since
+//! the first timed entry, phase, iteration), the OOMs in detail, and the
+//! stacks live at the chosen peak, folded for reading ([`super::frames`]).
 
 use std::io::{self, Write};
 
 use super::escape::terminal;
-use crate::analysis::DeviceReport;
+use super::frames;
+use crate::analysis::{DeviceReport, PeakAt, Place};
 use crate::document::PeakDocument;
 use crate::units::{counted, Bytes};
 
@@ -34,6 +37,41 @@ fn at(entry: Option<u64>, time: Option<u64>) -> String {
     }
 }
 
+/// `entry 2780, +1.234 s, phase: forward, iteration 1` (the time only
+/// where the entry has one; the iteration only where there are some),
+/// unescaped: the caller escapes for its medium.
+pub(crate) fn place(p: &Place) -> String {
+    let mut s = format!("entry {}", p.entry);
+    if let Some(t) = p.rel_s {
+        s.push_str(&format!(", +{t:.3} s"));
+    }
+    if p.annotation.is_empty() {
+        s.push_str(", phase: (none)");
+    } else {
+        s.push_str(&format!(", phase: {}", p.annotation));
+    }
+    if let Some(k) = p.iteration {
+        s.push_str(&format!(", iteration {k}"));
+    }
+    s
+}
+
+/// Where a peak falls: its place when known, else entry and raw time.
+fn where_(d: &DeviceReport, which: PeakAt, entry: Option<u64>, time: Option<u64>) -> String {
+    match d.peak_phase.as_ref().and_then(|p| p.of(which)) {
+        Some(p) => format!("  [{}]", terminal(&place(p))),
+        None => at(entry, time),
+    }
+}
+
+fn peak_name(at: PeakAt) -> &'static str {
+    match at {
+        PeakAt::AllocatedPeak => "allocated",
+        PeakAt::DynamicPeak => "dynamic",
+        PeakAt::ReservedPeak => "reserved",
+    }
+}
+
 fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     let f = &d.figures;
     let pe = &d.peak_entry;
@@ -43,7 +81,7 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
         out,
         "    Total Peak Dynamic Memory Usage (Relative to Start): {}{}",
         bytes(f.dynamic_peak),
-        at(pe.dynamic_peak, pt.dynamic_peak)
+        where_(d, PeakAt::DynamicPeak, pe.dynamic_peak, pt.dynamic_peak)
     )?;
     writeln!(
         out,
@@ -59,13 +97,18 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
         out,
         "    allocated peak (MemoryViz active memory): {}{}",
         bytes(f.allocated_peak),
-        at(pe.allocated_peak, pt.allocated_peak)
+        where_(
+            d,
+            PeakAt::AllocatedPeak,
+            pe.allocated_peak,
+            pt.allocated_peak
+        )
     )?;
     writeln!(
         out,
         "    reserved peak (segments): {}{}",
         bytes(f.reserved_peak),
-        at(pe.reserved_peak, pt.reserved_peak)
+        where_(d, PeakAt::ReservedPeak, pe.reserved_peak, pt.reserved_peak)
     )?;
     writeln!(
         out,
@@ -82,40 +125,67 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     for w in &d.warnings {
         writeln!(out, "    warning: {}", terminal(w))?;
     }
-    if !d.stacks_at_peak.is_empty() {
+    ooms(out, d)?;
+    let (which, stacks) = match &d.stacks_at_moment {
+        Some(m) => (m.at, &m.stacks),
+        None => (PeakAt::DynamicPeak, &d.stacks_at_peak),
+    };
+    if !stacks.is_empty() {
         writeln!(
             out,
-            "    live at the dynamic peak, by call stack (largest first):"
+            "    live at the {} peak, by call stack (largest first; --format json lists every frame):",
+            peak_name(which)
         )?;
     }
-    for g in &d.stacks_at_peak {
+    for g in stacks {
         writeln!(
             out,
             "      Num of Calls: {}, Memory Usage: {}",
             g.count,
             bytes(g.bytes)
         )?;
-        // Python frames only: the C++ frames of a real stack run to dozens
-        // of lines (JSON keeps them all).
-        let python: Vec<&String> = g.frames.iter().filter(|f| f.contains(".py:")).collect();
         if g.frames.is_empty() {
             writeln!(out, "        (no frames recorded)")?;
-        } else if python.is_empty() {
-            g.frames
-                .iter()
-                .try_for_each(|fr| writeln!(out, "        {}", terminal(fr)))?;
-        } else {
-            python
-                .iter()
-                .try_for_each(|fr| writeln!(out, "        {}", terminal(fr)))?;
-            let hidden = g.frames.len() - python.len();
-            if hidden > 0 {
-                writeln!(
-                    out,
-                    "        (+{hidden} C++ frames; --format json lists them)"
-                )?;
-            }
         }
+        for l in frames::folded(&g.frames) {
+            writeln!(out, "        {l}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Each detailed OOM: what it asked for, what was free, the memory then,
+/// where it falls and its stack; then how many more there were.
+fn ooms(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
+    let total = d.figures.oom_events;
+    for (k, o) in d.oom.iter().enumerate() {
+        let p = Place {
+            annotation: o.phase.clone(),
+            iteration: o.iteration,
+            entry: o.entry,
+            rel_s: o.rel_s,
+        };
+        writeln!(
+            out,
+            "    OOM {} of {total}: requested {}, device free {}; allocated {}, reserved {}  [{}]",
+            k + 1,
+            bytes(o.requested),
+            bytes(o.device_free),
+            bytes(o.allocated),
+            bytes(o.reserved),
+            terminal(&place(&p))
+        )?;
+        for l in frames::folded(&o.frames) {
+            writeln!(out, "        {l}")?;
+        }
+    }
+    let more = total.saturating_sub(d.oom.len() as u64);
+    if !d.oom.is_empty() && more > 0 {
+        writeln!(
+            out,
+            "    … {more} more OOMs (only the first {} are detailed)",
+            d.oom.len()
+        )?;
     }
     Ok(())
 }

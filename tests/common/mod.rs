@@ -54,6 +54,9 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
             })
             .collect(),
         time: None,
+        peak_phase: None,
+        stacks_at_moment: None,
+        oom: Vec::new(),
         warnings: Vec::new(),
     }
 }

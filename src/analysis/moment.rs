@@ -1,0 +1,184 @@
+//! The gated moment explained: where each peak falls in the run's time
+//! structure (the annotation open at it, the iteration, the time since the
+//! device's first timed entry) and each OOM with the memory at it. Built
+//! from the replay's peak entries and recorded OOM moments; nothing here
+//! replays the trace.
+
+use serde::{Deserialize, Serialize};
+
+use crate::snapshot::{Device, Snapshot, TraceEntry};
+
+use super::phases::{self, Attribution, Boundary};
+use super::replay::OomMoment;
+use super::types::{PeakEntry, StackGroup};
+
+/// At most this many OOM entries are detailed per device, the first ones;
+/// the rest are counted (`figures.oom-events`).
+pub const OOM_DETAILS: usize = 20;
+
+/// Which peak's moment `peak` lists the live stacks of (`--at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeakAt {
+    /// The allocated (MemoryViz) peak: the figure the README says to gate.
+    AllocatedPeak,
+    /// Mosaic's dynamic peak.
+    DynamicPeak,
+    /// The reserved (segments) peak's entry.
+    ReservedPeak,
+}
+
+impl PeakAt {
+    /// The figure id (`allocated-peak`…).
+    pub fn id(self) -> &'static str {
+        match self {
+            PeakAt::AllocatedPeak => "allocated-peak",
+            PeakAt::DynamicPeak => "dynamic-peak",
+            PeakAt::ReservedPeak => "reserved-peak",
+        }
+    }
+}
+
+/// Where one entry falls in the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Place {
+    /// The innermost annotation open at the entry (`""`: none).
+    pub annotation: String,
+    /// The iteration it falls in; absent before the first boundary or
+    /// where the trace has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u64>,
+    pub entry: u64,
+    /// Seconds since the device's first timed entry; absent when the entry
+    /// has no `time_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_s: Option<f64>,
+}
+
+/// Where each peak of a device is first reached (SPEC §11 `peak-phase`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PeakPhase {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocated_peak: Option<Place>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_peak: Option<Place>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_peak: Option<Place>,
+}
+
+impl PeakPhase {
+    /// The place of one peak.
+    pub fn of(&self, at: PeakAt) -> Option<&Place> {
+        match at {
+            PeakAt::AllocatedPeak => self.allocated_peak.as_ref(),
+            PeakAt::DynamicPeak => self.dynamic_peak.as_ref(),
+            PeakAt::ReservedPeak => self.reserved_peak.as_ref(),
+        }
+    }
+}
+
+/// One `oom` entry of the trace and the memory at it (SPEC §11 `oom`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct OomDetail {
+    pub entry: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_s: Option<f64>,
+    /// The size the failed allocation asked for.
+    pub requested: u64,
+    /// What the driver reported free on the device.
+    pub device_free: u64,
+    /// Allocated (MemoryViz) and reserved bytes at that moment.
+    pub allocated: u64,
+    pub reserved: u64,
+    /// The innermost annotation open at it (`""`: none).
+    pub phase: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u64>,
+    /// `name (file:line)`, innermost first.
+    pub frames: Vec<String>,
+}
+
+/// The stacks live at one peak's moment (`peak --at`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct MomentStacks {
+    pub at: PeakAt,
+    pub stacks: Vec<StackGroup>,
+}
+
+/// Names the place of any entry of one device: its annotation (by
+/// Mosaic's attribution), its iteration (default boundaries) and its time
+/// relative to the device's first timed entry.
+pub(crate) struct Clock<'a> {
+    trace: &'a [TraceEntry],
+    attribution: Attribution,
+    starts: Vec<usize>,
+    first_time: Option<i64>,
+}
+
+impl<'a> Clock<'a> {
+    pub(crate) fn new(snap: &'a Snapshot, device: Device) -> Clock<'a> {
+        let trace = snap.trace(device);
+        Clock {
+            trace,
+            attribution: phases::attribute(snap, device),
+            starts: phases::iteration_starts(snap, device, &Boundary::Default),
+            first_time: trace.iter().find_map(|e| e.time()),
+        }
+    }
+
+    pub(crate) fn place(&self, i: usize) -> Place {
+        let rel_s = match (self.trace.get(i).and_then(|e| e.time()), self.first_time) {
+            (Some(t), Some(f)) => Some((t - f) as f64 / 1e6),
+            _ => None,
+        };
+        Place {
+            annotation: self.attribution.name_at(i).to_string(),
+            iteration: phases::iteration_of(&self.starts, i),
+            entry: i as u64,
+            rel_s,
+        }
+    }
+
+    /// The places of the three peaks (none where the trace is empty).
+    pub(crate) fn peaks(&self, e: &PeakEntry) -> PeakPhase {
+        let at = |i: Option<u64>| {
+            i.filter(|&i| (i as usize) < self.trace.len())
+                .map(|i| self.place(i as usize))
+        };
+        PeakPhase {
+            allocated_peak: at(e.allocated_peak),
+            dynamic_peak: at(e.dynamic_peak),
+            reserved_peak: at(e.reserved_peak),
+        }
+    }
+
+    /// The first [`OOM_DETAILS`] OOMs in detail.
+    pub(crate) fn ooms(&self, snap: &Snapshot, ooms: &[OomMoment]) -> Vec<OomDetail> {
+        ooms.iter()
+            .take(OOM_DETAILS)
+            .map(|o| {
+                let e = &self.trace[o.index];
+                let p = self.place(o.index);
+                OomDetail {
+                    entry: p.entry,
+                    rel_s: p.rel_s,
+                    requested: e.size,
+                    device_free: e.addr,
+                    allocated: o.allocated,
+                    reserved: o.reserved,
+                    phase: p.annotation,
+                    iteration: p.iteration,
+                    frames: snap
+                        .stack(e.stack)
+                        .iter()
+                        .map(|&f| snap.frame_label(f))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
