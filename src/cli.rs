@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use memgate::analysis::Window;
 use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
     diff::DiffOptions, inspect::InspectOptions, peak::PeakOptions, phases::PhasesOptions,
@@ -123,6 +124,16 @@ pub struct PeakArgs {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
+    /// Figures inside a window only: FROM..TO, inclusive, either side may be
+    /// empty. A bound is a time_us (1783874422766414), seconds after the
+    /// device's first timed entry (+2.5s), an entry index (#1200), an
+    /// annotation event (@Optimizer.step#AdamW.step:START, Nth from 0:
+    /// @NAME:END:2) or an allocation event in Mosaic's notation
+    /// (32fa0599c7f59_0:free_completed: hex address, number of earlier
+    /// free_completed of it, action). The state before the window is carried
+    /// in; peaks are maxima over the window's entries, counts count them.
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 #[derive(Debug, Args)]
@@ -171,6 +182,16 @@ pub struct ProfileArgs {
     /// How many allocation sites (and stack groups in JSON) to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Figures inside a window only: FROM..TO, inclusive, either side may be
+    /// empty. A bound is a time_us (1783874422766414), seconds after the
+    /// device's first timed entry (+2.5s), an entry index (#1200), an
+    /// annotation event (@Optimizer.step#AdamW.step:START, Nth from 0:
+    /// @NAME:END:2) or an allocation event in Mosaic's notation
+    /// (32fa0599c7f59_0:free_completed: hex address, number of earlier
+    /// free_completed of it, action). The state before the window is carried
+    /// in; peaks are maxima over the window's entries, counts count them.
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 impl PeakArgs {
@@ -180,6 +201,7 @@ impl PeakArgs {
             format: self.format.into(),
             top: self.top,
             rules: self.rules.clone(),
+            window: self.window.clone(),
         }
     }
 }
@@ -193,6 +215,7 @@ impl ProfileArgs {
             html: self.html.clone(),
             print_rules: self.print_rules,
             top: self.top,
+            window: self.window.clone(),
         }
     }
 }

@@ -104,6 +104,7 @@ fn device_report() -> DeviceReport {
             },
         ],
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
+        window: None,
     }
 }
 

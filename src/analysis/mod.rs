@@ -11,6 +11,7 @@ pub(crate) mod rules;
 mod stacks;
 pub(crate) mod timeline;
 mod types;
+mod window;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,6 +22,7 @@ pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations,
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
+pub use window::{Bound, Window, WindowError, WindowReport, WindowSpecError};
 
 use replay::{DeviceReplay, Live};
 use stacks::StackInfo;
@@ -31,8 +33,43 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
     let mut info = StackInfo::new(snap, rules);
     snap.devices()
         .into_iter()
-        .map(|d| device_analysis(snap, d, &mut info, top, None).0)
+        .map(|d| device_analysis(snap, d, &mut info, top, None, None).0)
         .collect()
+}
+
+/// [`analyze`] inside `window` (SPEC §11): each device's figures are the
+/// maxima over the window's entries, with the state before it carried in,
+/// and each report says where the window lies. With `max_points`, each
+/// device's category timeline (of the whole trace) comes from the same
+/// replay. An error when the window cannot be placed on a device or holds
+/// no entry there.
+pub fn analyze_in_window(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    max_points: Option<usize>,
+    window: &Window,
+) -> Result<Vec<(DeviceReport, Option<Timeline>)>, WindowError> {
+    let devices = snap.devices();
+    let ranges = devices
+        .iter()
+        .map(|&d| window.resolve(snap, d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut info = StackInfo::new(snap, rules);
+    Ok(devices
+        .into_iter()
+        .zip(ranges)
+        .map(|(d, range)| {
+            let (report, points) =
+                device_analysis(snap, d, &mut info, top, max_points, Some((window, range)));
+            let timeline = points.map(|points| Timeline {
+                device: d,
+                categories: rules.categories().to_vec(),
+                points,
+            });
+            (report, timeline)
+        })
+        .collect())
 }
 
 /// [`analyze`], and each device's category timeline at about `max_points`
@@ -47,7 +84,7 @@ pub fn analyze_with_timelines(
     snap.devices()
         .into_iter()
         .map(|d| {
-            let (report, points) = device_analysis(snap, d, &mut info, top, Some(max_points));
+            let (report, points) = device_analysis(snap, d, &mut info, top, Some(max_points), None);
             let timeline = Timeline {
                 device: d,
                 categories: rules.categories().to_vec(),
@@ -58,13 +95,15 @@ pub fn analyze_with_timelines(
         .collect()
 }
 
-/// One replay of the device's trace, and what is derived from it.
+/// One replay of the device's trace, and what is derived from it; with a
+/// window, its inclusive entry range on this device.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
     info: &mut StackInfo<'_>,
     top: usize,
     timeline_points: Option<usize>,
+    window: Option<(&Window, (usize, usize))>,
 ) -> (DeviceReport, Option<Vec<TimelinePoint>>) {
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
@@ -77,6 +116,7 @@ fn device_analysis(
         replay::Extras {
             timeline_points,
             curves: false,
+            window: window.map(|(_, range)| range),
         },
     );
     let names = info.rules_categories().to_vec();
@@ -117,6 +157,18 @@ fn device_analysis(
         stacks_at_peak,
         sites_at_peak,
         warnings: warnings(&segments, &r),
+        window: window.zip(r.window).map(|((w, (from, to)), edges)| {
+            let (from_text, to_text) = w.texts();
+            WindowReport {
+                from: from_text.to_string(),
+                to: to_text.to_string(),
+                from_entry: from as u64,
+                to_entry: to as u64,
+                dynamic_usage_at_from: edges.dynamic_at_from,
+                dynamic_usage_at_to: edges.dynamic_at_to,
+                allocated_at_to: edges.allocated_at_to,
+            }
+        }),
     };
     (report, r.timeline.take())
 }
@@ -236,6 +288,7 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
         replay::Extras {
             timeline_points: Some(max_points),
             curves: false,
+            window: None,
         },
     );
     Timeline {
@@ -268,6 +321,7 @@ pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Ve
                 replay::Extras {
                     timeline_points: None,
                     curves: true,
+                    window: None,
                 },
             );
             let curves = r.curves.unwrap_or_default();

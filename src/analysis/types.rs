@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::Figure;
 
+use super::window::WindowReport;
+
 impl Figure {
     /// The figure's value in `f`.
     pub fn of(self, f: &Figures) -> u64 {
@@ -96,4 +98,7 @@ pub struct DeviceReport {
     /// Inconsistencies found while analysing (the figures are still given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where the window lies, when the figures are those of a window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowReport>,
 }

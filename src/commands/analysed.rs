@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{analyze, analyze_with_timelines, DeviceReport, RuleSet, Timeline};
+use crate::analysis::{
+    analyze, analyze_in_window, analyze_with_timelines, DeviceReport, RuleSet, Timeline, Window,
+};
 use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
 
 use crate::error::{Error, UsageError};
-use crate::snapshot::LoadError;
 
 use super::Outcome;
 
@@ -56,17 +57,29 @@ pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
 }
 
 /// Load and analyse one file; with `timeline_points`, the category
-/// timeline of every device comes from the same replay pass.
+/// timeline of every device comes from the same replay pass; with a
+/// window, the figures are those inside it.
 pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
     top: usize,
     timeline_points: Option<usize>,
-) -> Result<Analysed, LoadError> {
+    window: Option<&Window>,
+) -> Result<Analysed, Error> {
     let snap = snapshot::load(path)?;
-    let (devices, timelines) = match timeline_points {
-        None => (analyze(&snap, rules, top), None),
-        Some(n) => {
+    let (devices, timelines) = match (window, timeline_points) {
+        (Some(w), points) => {
+            let (d, t): (Vec<_>, Vec<_>) = analyze_in_window(&snap, rules, top, points, w)
+                .map_err(|error| Error::Window {
+                    path: path.to_path_buf(),
+                    error,
+                })?
+                .into_iter()
+                .unzip();
+            (d, t.into_iter().collect::<Option<Vec<_>>>())
+        }
+        (None, None) => (analyze(&snap, rules, top), None),
+        (None, Some(n)) => {
             let (d, t) = analyze_with_timelines(&snap, rules, top, n)
                 .into_iter()
                 .unzip();
@@ -87,6 +100,7 @@ pub(crate) fn analyse_all(
     rules: &RuleSet,
     top: usize,
     timeline_points: Option<usize>,
+    window: Option<&Window>,
 ) -> Batch {
     let paths = match input::expand(patterns, None) {
         Ok(p) => p,
@@ -101,10 +115,12 @@ pub(crate) fn analyse_all(
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, timeline_points)) {
+    for r in input::par_map(&paths, |p| {
+        analyse_one(p, rules, top, timeline_points, window)
+    }) {
         match r {
             Ok(a) => batch.done.push(a),
-            Err(e) => batch.errors.push(e.into()),
+            Err(e) => batch.errors.push(e),
         }
     }
     batch

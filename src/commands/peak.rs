@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use crate::analysis::Window;
 use crate::document::PeakDocument;
 use crate::report::{document_json, peak};
 
@@ -14,6 +15,8 @@ pub struct PeakOptions {
     pub format: OutputFormat,
     pub top: usize,
     pub rules: String,
+    /// Figures inside this window only (SPEC §11).
+    pub window: Option<Window>,
 }
 
 pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
@@ -21,7 +24,13 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top, None);
+    let mut batch = analyse_all(
+        &opts.snapshots,
+        &rules,
+        opts.top,
+        None,
+        opts.window.as_ref(),
+    );
     let doc = PeakDocument::new(batch.documents().0);
     let written = match opts.format {
         OutputFormat::Json => document_json::write(out, &doc),

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::analysis::rules::print_default_rules;
+use crate::analysis::Window;
 use crate::document::ProfileDocument;
 use crate::report::{document_json, html, profile};
 
@@ -17,6 +18,8 @@ pub struct ProfileOptions {
     pub snapshots: Vec<String>,
     pub format: OutputFormat,
     pub rules: String,
+    /// Figures inside this window only (SPEC §11).
+    pub window: Option<Window>,
     pub html: Option<PathBuf>,
     pub print_rules: bool,
     pub top: usize,
@@ -37,7 +40,13 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         Err(o) => return o,
     };
     let points = opts.html.as_ref().map(|_| html::MAX_POINTS);
-    let mut batch = analyse_all(&opts.snapshots, &rules, opts.top, points);
+    let mut batch = analyse_all(
+        &opts.snapshots,
+        &rules,
+        opts.top,
+        points,
+        opts.window.as_ref(),
+    );
     let (snapshots, timelines) = batch.documents();
     let doc = ProfileDocument::new(snapshots);
     let mut more = Vec::new();

@@ -35,6 +35,7 @@ fn dev(peak: u64, entries: u64) -> DeviceReport {
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
         warnings: Vec::new(),
+        window: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         stacks_at_peak: Vec::new(),
         sites_at_peak: Vec::new(),
         warnings: Vec::new(),
+        window: None,
     }
 }
 

@@ -18,7 +18,13 @@ pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
 
 fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     let c = &d.categories;
-    writeln!(out, "  dev{} (rules: {})", d.device, terminal(&c.rules))?;
+    writeln!(
+        out,
+        "  dev{} (rules: {}){}",
+        d.device,
+        terminal(&c.rules),
+        super::window_note(d)
+    )?;
     writeln!(
         out,
         "    {:<20} {:>18} {:>18} {:>18}",

@@ -54,6 +54,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
             })
             .collect(),
         warnings: Vec::new(),
+        window: None,
     }
 }
 
