@@ -234,6 +234,11 @@ pub struct DiffArgs {
     /// How many sites to list.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Compare the figures inside a window of both traces: FROM..TO, as
+    /// for `memgate peak --window` (a summary compares only when it holds
+    /// the same window's figures).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 impl DiffArgs {
@@ -244,6 +249,7 @@ impl DiffArgs {
             format: self.format.into(),
             rules: self.rules.clone(),
             top: self.top,
+            window: self.window.clone(),
         }
     }
 }

@@ -397,6 +397,99 @@ fn a_window_that_does_not_parse_is_a_usage_error_naming_the_bound() {
     }
 }
 
+/// `memgate diff --window WINDOW --format json BASE NEW`, asserting success.
+fn diff_json(base: &Path, new: &Path, window: &str) -> Value {
+    let out = memgate()
+        .args(["diff", "--format", "json", "--window", window])
+        .arg(base)
+        .arg(new)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `(base, new)` of one figure of device 0 in a diff document.
+fn diff_figure(doc: &Value, id: &str) -> (u64, u64) {
+    let f = doc["devices"][0]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap();
+    (f["base"].as_u64().unwrap(), f["new"].as_u64().unwrap())
+}
+
+#[test]
+fn diff_compares_the_windows_of_both_traces() {
+    let (timed, npu) = (write(true), write(false));
+    // The same window by entry on the timed trace and the NPU one: the
+    // entries 6..8 hold dynamic 450, 50, 80.
+    let doc = diff_json(&timed.path, &npu.path, "#6..#8");
+    assert_eq!(doc["window"], "#6..#8");
+    assert_eq!(diff_figure(&doc, "dynamic-peak"), (450, 450));
+    assert_eq!(diff_figure(&doc, "trace-entries"), (3, 3));
+    // A window of the whole-trace peak: entries 4..6 reach 650.
+    let doc = diff_json(&timed.path, &timed.path, "#4..#6");
+    assert_eq!(diff_figure(&doc, "dynamic-peak"), (650, 650));
+    let out = memgate()
+        .args(["diff", "--window", "#6..#8"])
+        .arg(&timed.path)
+        .arg(&npu.path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().any(|l| l == "window: #6..#8"), "{text}");
+}
+
+#[test]
+fn diff_refuses_a_window_one_side_cannot_take() {
+    let (timed, npu) = (write(true), write(false));
+    let out = memgate()
+        .args(["diff", "--window", "100..900"])
+        .arg(&timed.path)
+        .arg(&npu.path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("npu.json: device 0: window `100..900`"),
+        "{err}"
+    );
+    assert!(err.contains("a time bound needs time_us"), "{err}");
+}
+
+#[test]
+fn a_summary_of_the_whole_trace_does_not_compare_with_a_window() {
+    let timed = write(true);
+    let golden = timed._dir.path().join("golden");
+    memgate()
+        .args(["summarize", "-o"])
+        .arg(&golden)
+        .arg(&timed.path)
+        .assert()
+        .success();
+    let out = memgate()
+        .args(["diff", "--window", "#6..#8"])
+        .arg(golden.join("snap.json"))
+        .arg(&timed.path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("device 0: window `#6..#8`"), "{err}");
+    assert!(
+        err.contains("this summary holds the whole trace's figures"),
+        "{err}"
+    );
+}
+
 // Mosaic's numbers on the real fixtures.
 
 fn shared() -> Option<PathBuf> {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::{
     analyze, analyze_in_window, analyze_with_timelines, DeviceReport, RuleSet, Timeline, Window,
+    WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -92,6 +93,68 @@ pub(crate) fn analyse_one(
         devices,
         timelines,
     })
+}
+
+/// A snapshot's device reports, inside `window` when one is given.
+pub(crate) fn analyse_snapshot(
+    path: &Path,
+    snap: &snapshot::Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    window: Option<&Window>,
+) -> Result<Vec<DeviceReport>, Error> {
+    match window {
+        None => Ok(analyze(snap, rules, top)),
+        Some(w) => analyze_in_window(snap, rules, top, None, w)
+            .map(|v| v.into_iter().map(|(d, _)| d).collect())
+            .map_err(|error| Error::Window {
+                path: path.to_path_buf(),
+                error,
+            }),
+    }
+}
+
+/// A summary's devices, when their figures are of `window` (or, without
+/// one, of the whole trace): figures of another span compare with nothing.
+pub(crate) fn summary_in_window(
+    path: &Path,
+    devices: Vec<DeviceReport>,
+    window: Option<&Window>,
+) -> Result<Vec<DeviceReport>, Error> {
+    let asked = window.map(|w| w.texts());
+    for d in &devices {
+        let held = d.window.as_ref().map(|w| (w.from.as_str(), w.to.as_str()));
+        if held == asked {
+            continue;
+        }
+        let (window, problem) = match (asked, held) {
+            (Some(_), None) => (
+                window.map(ToString::to_string).unwrap_or_default(),
+                "this summary holds the whole trace's figures; give the snapshot itself, \
+                 or a summary of the same window"
+                    .to_string(),
+            ),
+            (_, Some((from, to))) => (
+                format!("{from}..{to}"),
+                match window {
+                    None => "this summary holds this window's figures only, and no window \
+                             was asked for"
+                        .to_string(),
+                    Some(w) => format!("this summary holds this window's figures, not `{w}`'s"),
+                },
+            ),
+            (None, None) => unreachable!("equal spans were skipped"),
+        };
+        return Err(Error::Window {
+            path: path.to_path_buf(),
+            error: WindowError {
+                device: d.device,
+                window,
+                problem,
+            },
+        });
+    }
+    Ok(devices)
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
