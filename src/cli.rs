@@ -268,6 +268,10 @@ pub struct SummarizeArgs {
     /// How many sites and stacks to keep per device.
     #[arg(long, default_value_t = 50)]
     pub top: usize,
+    /// Summarize the figures inside a window: FROM..TO, as for `memgate
+    /// peak --window` (the baseline of a `check` target with that window).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 impl SummarizeArgs {
@@ -277,6 +281,7 @@ impl SummarizeArgs {
             output: self.output.clone(),
             rules: self.rules.clone(),
             top: self.top,
+            window: self.window.clone(),
         }
     }
 }
@@ -314,6 +319,10 @@ pub struct CheckArgs {
     /// Keep the Markdown under 65,536 characters (a PR comment).
     #[arg(long)]
     pub comment_size: bool,
+    /// Judge every target inside a window of each trace: FROM..TO, as for
+    /// `memgate peak --window` (replaces the targets' `window`).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 /// An environment variable, unless unset or empty.
@@ -344,6 +353,7 @@ impl CheckArgs {
                 output: env("GITHUB_OUTPUT").map(PathBuf::from),
                 annotate: env("GITHUB_ACTIONS").as_deref() == Some("true"),
             },
+            window: self.window.clone(),
         }
     }
 }

@@ -490,6 +490,125 @@ fn a_summary_of_the_whole_trace_does_not_compare_with_a_window() {
     );
 }
 
+/// A `memgate.toml` judging `snap.json` of the fixture's directory, with
+/// `extra` lines in its target and a dynamic-peak budget of 500 bytes
+/// (the whole trace reaches 650, entries 6..8 only 450).
+fn budget_file(f: &Fixture, extra: &str) -> PathBuf {
+    let path = f._dir.path().join("memgate.toml");
+    let text = format!(
+        "[defaults]\nfigures = []\n\n[[target]]\nname = \"t\"\nsnapshots = \"snap.json\"\n{extra}\n\n\
+         [target.budget]\ndynamic-peak = \"500 B\"\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `memgate check --config CONFIG --json - ARGS…`: exit code, JSON (when
+/// any), stderr.
+fn check(config: &Path, args: &[&str]) -> (Option<i32>, Option<Value>, String) {
+    let out = memgate()
+        .arg("check")
+        .arg("--config")
+        .arg(config)
+        .args(["--json", "-"])
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).ok(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_target_window_judges_the_figures_inside_it() {
+    let f = write(true);
+    let (code, _, err) = check(&budget_file(&f, ""), &[]);
+    assert_eq!(code, Some(1), "the whole trace's 650 is over 500: {err}");
+    let (code, json, err) = check(&budget_file(&f, "window = \"#6..#8\""), &[]);
+    assert_eq!(code, Some(0), "entries 6..8 peak at 450: {err}");
+    let d = &json.unwrap()["targets"][0]["snapshots"][0]["devices"][0];
+    assert_eq!(edges(d), (6, 8, 650, 80));
+    // `--window` replaces the target's window.
+    let (code, _, _) = check(
+        &budget_file(&f, "window = \"#6..#8\""),
+        &["--window", "#4..#6"],
+    );
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn a_target_window_that_does_not_parse_is_a_config_error_at_its_line() {
+    let f = write(true);
+    let config = budget_file(&f, "window = \"#x..\"");
+    let (code, _, err) = check(&config, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("memgate.toml:7:10"), "{err}");
+    assert!(err.contains("target.window"), "{err}");
+    assert!(err.contains("FROM `#x`"), "{err}");
+}
+
+#[test]
+fn a_target_window_that_holds_no_entry_leaves_the_snapshot_not_judged() {
+    let f = write(true);
+    let (code, _, err) = check(&budget_file(&f, "window = \"2000..\""), &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("device 0: window `2000..`: holds no trace entry"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_windowed_target_compares_with_a_summary_of_the_same_window_only() {
+    let f = write(true);
+    let golden = f._dir.path().join("golden");
+    let summarize = |window: &str| {
+        memgate()
+            .args(["summarize", "--window", window, "-o"])
+            .arg(&golden)
+            .arg(&f.path)
+            .assert()
+            .success();
+    };
+    summarize("#6..#8");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(golden.join("snap.json")).unwrap()).unwrap();
+    assert_eq!(summary["devices"][0]["figures"]["dynamic-peak"], 450);
+    assert_eq!(summary["devices"][0]["window"]["from"], "#6");
+    let config = budget_file(&f, "window = \"#6..#8\"\nbaseline = \"golden/\"");
+    let (code, json, err) = check(&config, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let checks = json.unwrap()["targets"][0]["snapshots"][0]["devices"][0]["checks"].clone();
+    let dynamic = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "dynamic-peak")
+        .unwrap();
+    assert_eq!(
+        (
+            &dynamic["current"],
+            &dynamic["baseline"],
+            &dynamic["status"]
+        ),
+        (&json!(450), &json!(450), &json!("pass")),
+        "compared with the window's baseline: {dynamic}"
+    );
+    summarize("#4..#6");
+    let (code, _, err) = check(&config, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("this summary holds this window's figures, not `#6..#8`'s"),
+        "{err}"
+    );
+}
+
 // Mosaic's numbers on the real fixtures.
 
 fn shared() -> Option<PathBuf> {

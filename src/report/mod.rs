@@ -95,6 +95,7 @@ mod tests {
             checks: Vec::new(),
             categories: Vec::new(),
             sites: sites.to_vec(),
+            window: None,
         };
         let top = top_growth(&d, 5);
         assert_eq!(top.len(), 2);
