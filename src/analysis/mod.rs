@@ -22,7 +22,7 @@ pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations,
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, Figures, PeakEntry, SiteBytes, StackGroup};
-pub use window::{Bound, Window, WindowError, WindowReport, WindowSpecError};
+pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use replay::{DeviceReplay, Live};
 use stacks::StackInfo;

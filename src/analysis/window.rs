@@ -14,7 +14,7 @@ use crate::snapshot::{Action, Device, Snapshot, Stage, TraceEntry};
 
 /// One side of a window.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Bound {
+pub(crate) enum Bound {
     /// An absolute `time_us`.
     Time(i64),
     /// Microseconds after the device's first entry with a `time_us`.
@@ -353,5 +353,65 @@ fn resolve_bound(
                 snap.action_name(*action)
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(spec: &str) -> (Option<Bound>, Option<Bound>) {
+        let w: Window = spec.parse().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        (w.from, w.to)
+    }
+
+    #[test]
+    fn each_bound_kind_parses_and_either_side_may_be_open() {
+        assert_eq!(bounds("..#1200"), (None, Some(Bound::Entry(1200))));
+        assert_eq!(bounds("+2.5s.."), (Some(Bound::Relative(2_500_000)), None));
+        assert_eq!(bounds(".."), (None, None));
+        assert_eq!(
+            bounds("1783874422766414..32fa0599c7f59_0:free_completed"),
+            (
+                Some(Bound::Time(1_783_874_422_766_414)),
+                Some(Bound::Event {
+                    addr: 0x32fa0599c7f59,
+                    version: 0,
+                    action: Action::FreeCompleted,
+                })
+            )
+        );
+    }
+
+    #[test]
+    fn annotation_names_are_read_from_the_right_so_they_may_hold_colons_and_dots() {
+        let ann = |name: &str, start: bool, nth: usize| {
+            Some(Bound::Annotation {
+                name: name.into(),
+                start,
+                nth,
+            })
+        };
+        assert_eq!(
+            bounds("@Optimizer.step#AdamW.step:START:2..@a::b:END"),
+            (
+                ann("Optimizer.step#AdamW.step", true, 2),
+                ann("a::b", false, 0)
+            )
+        );
+        // The first `..` would leave `@x` without a stage: the next one splits.
+        assert_eq!(
+            bounds("@x..y:START..#5"),
+            (ann("x..y", true, 0), Some(Bound::Entry(5)))
+        );
+    }
+
+    #[test]
+    fn a_bad_bound_is_named_with_its_side() {
+        let err = |spec: &str| spec.parse::<Window>().unwrap_err().to_string();
+        assert!(err("#1..#-2").contains("TO `#-2`"), "{}", err("#1..#-2"));
+        assert!(err("@:START..").contains("FROM `@:START`"));
+        assert!(err("+1h..").contains("`+` takes seconds"));
+        assert!(err("12").contains("expected FROM..TO"));
     }
 }
