@@ -51,9 +51,18 @@ pub struct Provenance {
 /// `top` sites per device; no stack groups. The file is read once, for the
 /// snapshot and its digest together.
 pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
+    summarize_file_with(path, |snap| Ok(analyze(snap, rules, top)))
+}
+
+/// [`summarize_file`] with the devices analysed by `analyse` (inside a
+/// window, say).
+pub(crate) fn summarize_file_with<E: From<LoadError>>(
+    path: &Path,
+    analyse: impl FnOnce(&Snapshot) -> Result<Vec<DeviceReport>, E>,
+) -> Result<Summary, E> {
     let (content, digest) = snapshot::read_input_hashed(path)?;
     let snap = content.into_snapshot(path)?;
-    let mut devices = analyze(&snap, rules, top);
+    let mut devices = analyse(&snap)?;
     // SPEC §2: a *small* file (figures, categories, top sites, provenance);
     // full stacks with C++ frames would make it hundreds of KiB.
     for d in &mut devices {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use memgate::analysis::Window;
 use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
     diff::DiffOptions,
@@ -178,6 +179,16 @@ pub struct PeakArgs {
     /// figure to gate), dynamic (Mosaic's) or reserved (segments).
     #[arg(long, value_enum, default_value = "allocated")]
     pub at: AtArg,
+    /// Figures inside a window only: FROM..TO, inclusive, either side may be
+    /// empty. A bound is a time_us (1783874422766414), seconds after the
+    /// device's first timed entry (+2.5s), an entry index (#1200), an
+    /// annotation event (@Optimizer.step#AdamW.step:START, Nth from 0:
+    /// @NAME:END:2) or an allocation event in Mosaic's notation
+    /// (32fa0599c7f59_0:free_completed: hex address, number of earlier
+    /// free_completed of it, action). The state before the window is carried
+    /// in; peaks are maxima over the window's entries, counts count them.
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 #[derive(Debug, Args)]
@@ -237,6 +248,16 @@ pub struct ProfileArgs {
     /// How many allocation sites (and stack groups in JSON) to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Figures inside a window only: FROM..TO, inclusive, either side may be
+    /// empty. A bound is a time_us (1783874422766414), seconds after the
+    /// device's first timed entry (+2.5s), an entry index (#1200), an
+    /// annotation event (@Optimizer.step#AdamW.step:START, Nth from 0:
+    /// @NAME:END:2) or an allocation event in Mosaic's notation
+    /// (32fa0599c7f59_0:free_completed: hex address, number of earlier
+    /// free_completed of it, action). The state before the window is carried
+    /// in; peaks are maxima over the window's entries, counts count them.
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 impl PeakArgs {
@@ -247,6 +268,7 @@ impl PeakArgs {
             top: self.top,
             rules: self.rules.clone(),
             at: self.at.into(),
+            window: self.window.clone(),
         }
     }
 }
@@ -261,6 +283,7 @@ impl ProfileArgs {
             html: self.html.clone(),
             print_rules: self.print_rules,
             top: self.top,
+            window: self.window.clone(),
         }
     }
 }
@@ -279,6 +302,11 @@ pub struct DiffArgs {
     /// How many sites to list.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
+    /// Compare the figures inside a window of both traces: FROM..TO, as
+    /// for `memgate peak --window` (a summary compares only when it holds
+    /// the same window's figures).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 impl DiffArgs {
@@ -289,6 +317,7 @@ impl DiffArgs {
             format: self.format.into(),
             rules: self.rules.clone(),
             top: self.top,
+            window: self.window.clone(),
         }
     }
 }
@@ -307,6 +336,10 @@ pub struct SummarizeArgs {
     /// How many sites and stacks to keep per device.
     #[arg(long, default_value_t = 50)]
     pub top: usize,
+    /// Summarize the figures inside a window: FROM..TO, as for `memgate
+    /// peak --window` (the baseline of a `check` target with that window).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 impl SummarizeArgs {
@@ -316,6 +349,7 @@ impl SummarizeArgs {
             output: self.output.clone(),
             rules: self.rules.clone(),
             top: self.top,
+            window: self.window.clone(),
         }
     }
 }
@@ -353,6 +387,10 @@ pub struct CheckArgs {
     /// Keep the Markdown under 65,536 characters (a PR comment).
     #[arg(long)]
     pub comment_size: bool,
+    /// Judge every target inside a window of each trace: FROM..TO, as for
+    /// `memgate peak --window` (replaces the targets' `window`).
+    #[arg(long, value_name = "FROM..TO")]
+    pub window: Option<Window>,
 }
 
 /// An environment variable, unless unset or empty.
@@ -383,6 +421,7 @@ impl CheckArgs {
                 output: env("GITHUB_OUTPUT").map(PathBuf::from),
                 annotate: env("GITHUB_ACTIONS").as_deref() == Some("true"),
             },
+            window: self.window.clone(),
         }
     }
 }

@@ -171,6 +171,7 @@ fn account(device: u32, status: Status, finding: Finding) -> DeviceVerdict {
         checks: vec![baseline_check(status, finding, None)],
         categories: Vec::new(),
         sites: Vec::new(),
+        window: None,
     }
 }
 
@@ -309,6 +310,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         checks,
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
+        window: cur.window.clone(),
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::analysis::RulesError;
+use crate::analysis::{RulesError, WindowError};
 use crate::budget::ConfigError;
 use crate::files::FileError;
 use crate::input::InputError;
@@ -27,6 +27,9 @@ pub enum Error {
     /// A snapshot or summary that cannot be read.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// A window that cannot be placed on a snapshot, or holds no entry.
+    #[error("{}: {error}", path.display())]
+    Window { path: PathBuf, error: WindowError },
     /// One problem of the budget file.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -57,6 +60,7 @@ impl Error {
             Error::Usage(_)
             | Error::Input(_)
             | Error::Load(_)
+            | Error::Window { .. }
             | Error::Config(_)
             | Error::Output(_)
             | Error::Baseline(_)

@@ -108,6 +108,7 @@ fn device_report() -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
+        window: None,
     }
 }
 

@@ -14,6 +14,7 @@ pub(crate) mod rules;
 mod stacks;
 pub(crate) mod timeline;
 mod types;
+mod window;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,6 +30,7 @@ pub use types::{
     Categories, DeviceReport, Figure, Figures, PeakEntry, PhaseFigures, SiteBytes, StackGroup,
     TimeFigures,
 };
+pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use groups::Groups;
 use replay::{DeviceReplay, Live, Origin};
@@ -37,10 +39,7 @@ use stacks::StackInfo;
 /// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
 /// groups and sites listed per device.
 pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport> {
-    devices(snap, rules, GroupBy::Category, top, None, None)
-        .into_iter()
-        .map(|(r, _)| r)
-        .collect()
+    reports(snap, rules, Request::top(top))
 }
 
 /// What [`analyze_explained`] adds: where each peak falls, and the stacks
@@ -48,6 +47,82 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
 #[derive(Debug, Clone, Copy)]
 struct Explain {
     stacks_at: Option<PeakAt>,
+}
+
+/// Everything an analysis can be asked for besides the figures, all from
+/// one replay of each trace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Request<'w> {
+    /// How many stack groups and sites to list per device.
+    pub top: usize,
+    /// How `categories` (and the timeline) group allocations.
+    pub group_by: GroupBy,
+    /// Each device's timeline at about this many samples.
+    pub timeline_points: Option<usize>,
+    /// Where each peak falls (phase, iteration, time); `Some(Some(at))`
+    /// also lists the stacks live at that peak.
+    pub explain: Option<Option<PeakAt>>,
+    /// Figures inside this window only (SPEC §11).
+    pub window: Option<&'w Window>,
+}
+
+impl Request<'_> {
+    /// Figures, categories and `top` stacks and sites: nothing more.
+    pub fn top(top: usize) -> Request<'static> {
+        Request {
+            top,
+            ..Request::default()
+        }
+    }
+}
+
+/// Analyse every device as `req` asks; each device's timeline when it asks
+/// for one. An error when a window cannot be placed on a device or holds no
+/// entry there.
+pub fn analyze_request(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    req: Request<'_>,
+) -> Result<Vec<(DeviceReport, Option<Timeline>)>, WindowError> {
+    let devices = snap.devices();
+    let ranges = match req.window {
+        Some(w) => devices
+            .iter()
+            .map(|&d| w.resolve(snap, d).map(Some))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![None; devices.len()],
+    };
+    let mut info = StackInfo::new(snap, rules);
+    Ok(devices
+        .into_iter()
+        .zip(ranges)
+        .map(|(d, range)| {
+            let groups = Groups::new(snap, d, req.group_by, &info);
+            let ask = Ask {
+                top: req.top,
+                timeline_points: req.timeline_points,
+                explain: req.explain.map(|stacks_at| Explain { stacks_at }),
+                window: req.window.zip(range),
+            };
+            let (report, names, points) = device_analysis(snap, d, &mut info, groups, ask);
+            let timeline = req.timeline_points.map(|_| Timeline {
+                device: d,
+                categories: names,
+                points: points.unwrap_or_default(),
+            });
+            (report, timeline)
+        })
+        .collect())
+}
+
+/// The reports of a request that has no window (which cannot fail).
+fn reports(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Vec<DeviceReport> {
+    debug_assert!(req.window.is_none());
+    analyze_request(snap, rules, req)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// [`analyze`], and where each peak falls (phase, iteration, time) with,
@@ -59,11 +134,32 @@ pub fn analyze_explained(
     top: usize,
     stacks_at: Option<PeakAt>,
 ) -> Vec<DeviceReport> {
-    let explain = Some(Explain { stacks_at });
-    devices(snap, rules, GroupBy::Category, top, None, explain)
-        .into_iter()
-        .map(|(r, _)| r)
-        .collect()
+    let req = Request {
+        explain: Some(stacks_at),
+        ..Request::top(top)
+    };
+    reports(snap, rules, req)
+}
+
+/// [`analyze`] inside `window` (SPEC §11): each device's figures are the
+/// maxima over the window's entries, with the state before it carried in,
+/// and each report says where the window lies. With `max_points`, each
+/// device's category timeline (of the whole trace) comes from the same
+/// replay. An error when the window cannot be placed on a device or holds
+/// no entry there.
+pub fn analyze_in_window(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    max_points: Option<usize>,
+    window: &Window,
+) -> Result<Vec<(DeviceReport, Option<Timeline>)>, WindowError> {
+    let req = Request {
+        timeline_points: max_points,
+        window: Some(window),
+        ..Request::top(top)
+    };
+    analyze_request(snap, rules, req)
 }
 
 /// [`analyze`], and each device's category timeline at about `max_points`
@@ -74,7 +170,10 @@ pub fn analyze_with_timelines(
     top: usize,
     max_points: usize,
 ) -> Vec<(DeviceReport, Timeline)> {
-    devices(snap, rules, GroupBy::Category, top, Some(max_points), None)
+    analyze_grouped(snap, rules, GroupBy::Category, top, Some(max_points))
+        .into_iter()
+        .map(|(r, t)| (r, t.expect("a timeline was asked for")))
+        .collect()
 }
 
 /// [`analyze`] with each device's `categories` grouped by `group_by`
@@ -87,50 +186,41 @@ pub fn analyze_grouped(
     top: usize,
     max_points: Option<usize>,
 ) -> Vec<(DeviceReport, Option<Timeline>)> {
-    devices(snap, rules, group_by, top, max_points, None)
-        .into_iter()
-        .map(|(r, t)| (r, max_points.map(|_| t)))
-        .collect()
+    let req = Request {
+        group_by,
+        timeline_points: max_points,
+        ..Request::top(top)
+    };
+    analyze_request(snap, rules, req).unwrap_or_default()
 }
 
-/// Every device's report, and its timeline (no points unless `max_points`).
-fn devices(
-    snap: &Snapshot,
-    rules: &RuleSet,
-    group_by: GroupBy,
+/// What one device's analysis is asked for besides the figures.
+struct Ask<'w> {
+    /// How many stack groups and sites to list.
     top: usize,
-    max_points: Option<usize>,
+    timeline_points: Option<usize>,
     explain: Option<Explain>,
-) -> Vec<(DeviceReport, Timeline)> {
-    let mut info = StackInfo::new(snap, rules);
-    snap.devices()
-        .into_iter()
-        .map(|d| {
-            let groups = Groups::new(snap, d, group_by, &info);
-            let (report, names, points) =
-                device_analysis(snap, d, &mut info, groups, top, max_points, explain);
-            let timeline = Timeline {
-                device: d,
-                categories: names,
-                points: points.unwrap_or_default(),
-            };
-            (report, timeline)
-        })
-        .collect()
+    /// A window and its inclusive entry range on this device.
+    window: Option<(&'w Window, (usize, usize))>,
 }
 
 /// One replay of the device's trace, and what is derived from it: the
 /// report, the group names, and the timeline's points when asked for; with
-/// `explain`, also where each peak falls and the stacks live at that peak.
+/// `explain`, also where each peak falls and the stacks live at that peak;
+/// with a window, the peaks inside it.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
     info: &mut StackInfo<'_>,
     mut groups: Groups,
-    top: usize,
-    timeline_points: Option<usize>,
-    explain: Option<Explain>,
+    ask: Ask<'_>,
 ) -> (DeviceReport, Vec<String>, Option<Vec<TimelinePoint>>) {
+    let Ask {
+        top,
+        timeline_points,
+        explain,
+        window,
+    } = ask;
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
     let ncat = groups.names().len();
@@ -143,6 +233,7 @@ fn device_analysis(
         replay::Extras {
             timeline_points,
             curves: timed,
+            window: window.map(|(_, range)| range),
         },
     );
     let rules = info.rules();
@@ -214,6 +305,18 @@ fn device_analysis(
         stacks_at_moment,
         oom,
         warnings: warnings(&segments, &r),
+        window: window.zip(r.window).map(|((w, (from, to)), edges)| {
+            let (from_text, to_text) = w.texts();
+            WindowReport {
+                from: from_text.to_string(),
+                to: to_text.to_string(),
+                from_entry: from as u64,
+                to_entry: to as u64,
+                dynamic_usage_at_from: edges.dynamic_at_from,
+                dynamic_usage_at_to: edges.dynamic_at_to,
+                allocated_at_to: edges.allocated_at_to,
+            }
+        }),
     };
     let names = groups.names().to_vec();
     (report, names, r.timeline.take())
@@ -373,6 +476,7 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
         replay::Extras {
             timeline_points: Some(max_points),
             curves: false,
+            window: None,
         },
     );
     Timeline {
@@ -459,6 +563,7 @@ fn time_structure(
                 replay::Extras {
                     timeline_points: None,
                     curves: true,
+                    window: None,
                 },
             );
             let curves = r.curves.unwrap_or_default();

@@ -99,8 +99,11 @@ pub(crate) struct DeviceReplay {
     pub(crate) timeline: Option<Vec<TimelinePoint>>,
     /// The state after every entry, when the replay was asked for it.
     pub(crate) curves: Option<Curves>,
-    /// Every `oom` entry and the memory at it (for the OOM details).
+    /// Every `oom` entry (inside the window, when there is one) and the
+    /// memory at it (for the OOM details).
     pub(crate) ooms: Vec<OomMoment>,
+    /// The memory at the window's edges, when the replay had a window.
+    pub(crate) window: Option<WindowEdges>,
     lifetimes: Vec<Lifetime>,
 }
 
@@ -143,6 +146,19 @@ pub(crate) struct Extras {
     pub(crate) timeline_points: Option<usize>,
     /// The allocated and dynamic bytes after every entry ([`Curves`]).
     pub(crate) curves: bool,
+    /// Only entries `from..=to` count: the peaks are maxima over the
+    /// states after them (the state before `from` is carried in), and the
+    /// counts count them.
+    pub(crate) window: Option<(usize, usize)>,
+}
+
+/// The memory at a window's edges.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WindowEdges {
+    /// Dynamic bytes before the window's first entry.
+    pub(crate) dynamic_at_from: u64,
+    pub(crate) dynamic_at_to: u64,
+    pub(crate) allocated_at_to: u64,
 }
 
 /// The allocated (MemoryViz) and dynamic (Mosaic) bytes after each entry:
@@ -181,6 +197,11 @@ impl Peak {
             value: 0,
             index: (trace_len > 0).then_some(0),
         }
+    }
+    /// `v` after entry `i`, whatever came before (a window's first entry).
+    fn set(&mut self, v: i128, i: usize) {
+        self.value = v;
+        self.index = Some(i);
     }
     /// Whether `v` after entry `i` is a new (strictly higher) peak.
     fn update(&mut self, v: i128, i: usize) -> bool {
@@ -260,7 +281,17 @@ pub(crate) fn replay(
         dynamic: Vec::with_capacity(n),
     });
     let (mut last_time, mut time_backwards) = (i64::MIN, 0usize);
+    let (from, to) = extras.window.unwrap_or((0, usize::MAX));
+    let mut edges = extras.window.map(|_| WindowEdges::default());
+    let mut counted = 0u64;
+    // Relative to the start, like `allocated`; shifted at the end.
+    let mut allocated_at_to = 0i128;
     for (i, e) in trace.iter().enumerate() {
+        let inside = from <= i && i <= to;
+        if let (Some(w), true) = (&mut edges, i == from) {
+            w.dynamic_at_from = to_u64(dynamic);
+        }
+        counted += u64::from(inside);
         let time = e.time();
         if let Some(t) = time {
             time_backwards += usize::from(t < last_time);
@@ -269,7 +300,7 @@ pub(crate) fn replay(
         let changed = match e.action {
             Action::Alloc => {
                 touch(e.addr);
-                allocs += 1;
+                allocs += u64::from(inside);
                 let c = cat(Origin::Alloc(i, e));
                 let id = lifetimes.len() as u32;
                 lifetimes.push(Lifetime {
@@ -328,13 +359,26 @@ pub(crate) fn replay(
                 None
             }
             Action::Oom => {
-                ooms += 1;
-                oom_at.push((i, allocated, reserved));
+                ooms += u64::from(inside);
+                if inside {
+                    oom_at.push((i, allocated, reserved));
+                }
                 None
             }
             _ => None,
         };
-        if let Some(c) = changed {
+        if !inside {
+            // Outside the window: the state moves on, no peak is taken.
+        } else if extras.window.is_some() && i == from {
+            // The window's first entry: the state carried in, with this
+            // entry applied, is where every windowed maximum starts.
+            dyn_peak.set(dynamic, i);
+            alloc_peak.set(allocated, i);
+            res_peak.set(reserved, i);
+            cats_at_dynamic.copy_from_slice(&dyn_cats);
+            cats_at_allocated.copy_from_slice(&alloc_cats);
+            cat_peaks.copy_from_slice(&alloc_cats);
+        } else if let Some(c) = changed {
             cat_peaks[c] = cat_peaks[c].max(alloc_cats[c]);
             if dyn_peak.update(dynamic, i) {
                 cats_at_dynamic.copy_from_slice(&dyn_cats);
@@ -351,6 +395,10 @@ pub(crate) fn replay(
         if let Some(c) = &mut curves {
             c.allocated.push(clamp_i64(allocated));
             c.dynamic.push(clamp_i64(dynamic));
+        }
+        if let (Some(w), true) = (&mut edges, i == to) {
+            w.dynamic_at_to = to_u64(dynamic);
+            allocated_at_to = allocated;
         }
     }
     let complete = pre.is_empty();
@@ -390,6 +438,9 @@ pub(crate) fn replay(
             *a = a.saturating_add(start);
         }
     }
+    if let Some(w) = &mut edges {
+        w.allocated_at_to = to_u64(initial + allocated_at_to);
+    }
     let figures = Figures {
         dynamic_peak: to_u64(dyn_peak.value),
         static_memory,
@@ -398,7 +449,7 @@ pub(crate) fn replay(
         reserved_peak: to_u64(start_reserved + res_peak.value),
         oom_events: ooms,
         alloc_events: allocs,
-        trace_entries: n as u64,
+        trace_entries: counted,
     };
     DeviceReplay {
         figures,
@@ -407,8 +458,8 @@ pub(crate) fn replay(
             allocated_peak: alloc_peak.index.map(|i| i as u64),
             reserved_peak: res_peak.index.map(|i| i as u64),
         },
-        allocated_peak_at_start: alloc_peak.value == 0 && n > 0,
-        reserved_peak_at_start: res_peak.value == 0 && n > 0,
+        allocated_peak_at_start: extras.window.is_none() && alloc_peak.value == 0 && n > 0,
+        reserved_peak_at_start: extras.window.is_none() && res_peak.value == 0 && n > 0,
         complete,
         pre,
         cats_at_allocated: shifted(&pre_cats, &cats_at_allocated),
@@ -425,6 +476,7 @@ pub(crate) fn replay(
                 reserved: to_u64(start_reserved + r),
             })
             .collect(),
+        window: edges,
         lifetimes,
     }
 }

@@ -216,7 +216,7 @@ proptest! {
             raw.into_iter().map(|(a, s, z, k, t)| entry(a, s, z, k, t)).collect();
         let seg = segment(blocks);
         let segments = [&seg];
-        let r = replay(&trace, &segments, NCAT, &mut |o: Origin<'_>| cat(o.stack()), Extras { timeline_points: Some(points), curves: false });
+        let r = replay(&trace, &segments, NCAT, &mut |o: Origin<'_>| cat(o.stack()), Extras { timeline_points: Some(points), curves: false, window: None });
         let m = model(&trace, &segments);
         let f = &r.figures;
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::vocab::Figure;
 
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
+use super::window::WindowReport;
 
 impl Figure {
     /// The figure's value for a device; `None` for a time-structure figure
@@ -127,6 +128,9 @@ pub struct DeviceReport {
     /// Inconsistencies found while analysing (the figures are still given).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where the window lies, when the figures are those of a window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowReport>,
 }
 
 /// The figures of a device's time structure that budgets and baselines

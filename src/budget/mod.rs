@@ -135,6 +135,10 @@ pub struct Target {
     pub require_trace: bool,
     /// Where `require-trace` is written; `None` for the default.
     pub require_trace_loc: Option<Loc>,
+    /// `window`: judge the figures inside `FROM..TO` only, and where it is
+    /// written. The spec is parsed where budget and analysis meet
+    /// (`check`), like category names.
+    pub window: Option<(String, Loc)>,
     pub budget: BTreeMap<Figure, Limit>,
     pub category_budget: BTreeMap<String, Limit>,
     /// `[target.budget.phase."NAME"]`, in file order.

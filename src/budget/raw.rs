@@ -21,6 +21,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "device",
     "key",
     "require-trace",
+    "window",
     "budget",
     "tolerance",
 ];
@@ -111,6 +112,7 @@ pub struct RawTarget {
     pub device: Option<Leaf>,
     pub key: Option<Leaf>,
     pub require_trace: Option<Leaf>,
+    pub window: Option<Leaf>,
     pub budget: Option<RawBudget>,
     pub tolerance: Option<PerFigure>,
 }
@@ -243,6 +245,7 @@ impl Reader {
                 "device" => t.device = leaf(),
                 "key" => t.key = leaf(),
                 "require-trace" => t.require_trace = leaf(),
+                "window" => t.window = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
                 "tolerance" => {
                     let keys = tolerance_keys();

@@ -62,6 +62,10 @@ impl Validator<'_> {
                 None
             }
         });
+        let window = t.window.as_ref().and_then(|w| {
+            let s = self.string(w, "target.window")?;
+            Some((s, self.loc(w.span())))
+        });
         let mut budget = BTreeMap::new();
         let mut category_budget = BTreeMap::new();
         let mut phase_budget = Vec::new();
@@ -116,6 +120,7 @@ impl Validator<'_> {
             key,
             require_trace: require_trace.as_ref().is_none_or(|(b, _)| *b),
             require_trace_loc: require_trace.map(|(_, loc)| loc),
+            window,
             budget,
             category_budget,
             phase_budget,

@@ -6,14 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{
-    analyze_explained, analyze_grouped, DeviceReport, GroupBy, PeakAt, RuleSet, Timeline,
+    analyze_request, DeviceReport, GroupBy, PeakAt, Request, RuleSet, Timeline, Window, WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
 
 use crate::error::{Error, UsageError};
-use crate::snapshot::LoadError;
 
 use super::Outcome;
 
@@ -59,13 +58,15 @@ pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
 
 /// What to compute besides the figures.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Asked {
+pub(crate) struct Asked<'w> {
     /// How `categories` (and the timeline) group allocations.
     pub(crate) group_by: GroupBy,
     /// The timeline of every device at about this many samples.
     pub(crate) timeline_points: Option<usize>,
     /// Where each peak falls and the stacks live at this one (`peak`).
     pub(crate) explain: Option<PeakAt>,
+    /// Figures inside this window only.
+    pub(crate) window: Option<&'w Window>,
 }
 
 /// Load and analyse one file; what is `asked` comes from the same replay
@@ -74,30 +75,104 @@ pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
     top: usize,
-    asked: Asked,
-) -> Result<Analysed, LoadError> {
+    asked: Asked<'_>,
+) -> Result<Analysed, Error> {
     let snap = snapshot::load(path)?;
-    let (devices, timelines) = match asked.explain {
-        // `peak` asks for an explanation, by category, with no timeline.
-        Some(at) => (analyze_explained(&snap, rules, top, Some(at)), None),
-        None => {
-            let (d, t): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
-                analyze_grouped(&snap, rules, asked.group_by, top, asked.timeline_points)
-                    .into_iter()
-                    .unzip();
-            (d, t.into_iter().collect())
-        }
+    let req = Request {
+        top,
+        group_by: asked.group_by,
+        timeline_points: asked.timeline_points,
+        explain: asked.explain.map(Some),
+        window: asked.window,
     };
+    let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
+        analyze_request(&snap, rules, req)
+            .map_err(|error| Error::Window {
+                path: path.to_path_buf(),
+                error,
+            })?
+            .into_iter()
+            .unzip();
     Ok(Analysed {
         path: path.to_path_buf(),
         warnings: snap.warnings,
         devices,
-        timelines,
+        timelines: timelines.into_iter().collect(),
     })
 }
 
+/// A snapshot's device reports, inside `window` when one is given.
+pub(crate) fn analyse_snapshot(
+    path: &Path,
+    snap: &snapshot::Snapshot,
+    rules: &RuleSet,
+    top: usize,
+    window: Option<&Window>,
+) -> Result<Vec<DeviceReport>, Error> {
+    // Where each peak falls, so `diff` can say when one moved.
+    let req = Request {
+        explain: Some(None),
+        window,
+        ..Request::top(top)
+    };
+    analyze_request(snap, rules, req)
+        .map(|v| v.into_iter().map(|(d, _)| d).collect())
+        .map_err(|error| Error::Window {
+            path: path.to_path_buf(),
+            error,
+        })
+}
+
+/// A summary's devices, when their figures are of `window` (or, without
+/// one, of the whole trace): figures of another span compare with nothing.
+pub(crate) fn summary_in_window(
+    path: &Path,
+    devices: Vec<DeviceReport>,
+    window: Option<&Window>,
+) -> Result<Vec<DeviceReport>, Error> {
+    let asked = window.map(|w| w.texts());
+    for d in &devices {
+        let held = d.window.as_ref().map(|w| (w.from.as_str(), w.to.as_str()));
+        if held == asked {
+            continue;
+        }
+        let (window, problem) = match (asked, held) {
+            (Some(_), None) => (
+                window.map(ToString::to_string).unwrap_or_default(),
+                "this summary holds the whole trace's figures; give the snapshot itself, \
+                 or a summary of the same window"
+                    .to_string(),
+            ),
+            (_, Some((from, to))) => (
+                format!("{from}..{to}"),
+                match window {
+                    None => "this summary holds this window's figures only, and no window \
+                             was asked for"
+                        .to_string(),
+                    Some(w) => format!("this summary holds this window's figures, not `{w}`'s"),
+                },
+            ),
+            (None, None) => unreachable!("equal spans were skipped"),
+        };
+        return Err(Error::Window {
+            path: path.to_path_buf(),
+            error: WindowError {
+                device: d.device,
+                window,
+                problem,
+            },
+        });
+    }
+    Ok(devices)
+}
+
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub(crate) fn analyse_all(patterns: &[String], rules: &RuleSet, top: usize, asked: Asked) -> Batch {
+pub(crate) fn analyse_all(
+    patterns: &[String],
+    rules: &RuleSet,
+    top: usize,
+    asked: Asked<'_>,
+) -> Batch {
     let paths = match input::expand(patterns, None) {
         Ok(p) => p,
         Err(errors) => {
@@ -114,7 +189,7 @@ pub(crate) fn analyse_all(patterns: &[String], rules: &RuleSet, top: usize, aske
     for r in input::par_map(&paths, |p| analyse_one(p, rules, top, asked)) {
         match r {
             Ok(a) => batch.done.push(a),
-            Err(e) => batch.errors.push(e.into()),
+            Err(e) => batch.errors.push(e),
         }
     }
     batch

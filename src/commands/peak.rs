@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use crate::analysis::Window;
 use crate::document::PeakDocument;
 use crate::report::{document_json, peak};
 
@@ -20,6 +21,8 @@ pub struct PeakOptions {
     pub rules: String,
     /// Whose live stacks to list.
     pub at: PeakAt,
+    /// Figures inside this window only (SPEC §11).
+    pub window: Option<Window>,
 }
 
 pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
@@ -33,6 +36,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         opts.top,
         Asked {
             explain: Some(opts.at),
+            window: opts.window.as_ref(),
             ..Asked::default()
         },
     );

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 pub use crate::analysis::GroupBy;
 
 use crate::analysis::rules::print_default_rules;
+use crate::analysis::Window;
 use crate::document::ProfileDocument;
 use crate::report::{document_json, html, profile};
 
@@ -22,6 +23,8 @@ pub struct ProfileOptions {
     pub rules: String,
     /// What `categories` group the bytes by (the rules apply to `Category`).
     pub group_by: GroupBy,
+    /// Figures inside this window only (SPEC §11).
+    pub window: Option<Window>,
     pub html: Option<PathBuf>,
     pub print_rules: bool,
     pub top: usize,
@@ -50,6 +53,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
             group_by: opts.group_by,
             timeline_points: points,
             explain: None,
+            window: opts.window.as_ref(),
         },
     );
     let (snapshots, timelines) = batch.documents();

@@ -5,15 +5,15 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::RuleSet;
-use crate::baseline::{summarize_file, Summary};
+use crate::analysis::{RuleSet, Window};
+use crate::baseline::{summarize_file_with, Summary};
 use crate::input;
 use crate::report::escape::terminal;
 
 use crate::error::{Error, OutputError, UsageError};
 use crate::files::FileError;
 
-use super::analysed::rules;
+use super::analysed::{analyse_snapshot, rules};
 use super::Outcome;
 
 pub struct SummarizeOptions {
@@ -21,6 +21,8 @@ pub struct SummarizeOptions {
     pub output: PathBuf,
     pub rules: String,
     pub top: usize,
+    /// Summarize the figures inside this window (SPEC §11).
+    pub window: Option<Window>,
 }
 
 fn stem(path: &Path) -> String {
@@ -41,8 +43,16 @@ fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
     crate::files::write_atomic(path, text.as_bytes()).map_err(error)
 }
 
-fn one(path: &Path, rules: &RuleSet, top: usize, dir: &Path) -> Result<PathBuf, Error> {
-    let summary = summarize_file(path, rules, top)?;
+fn one(
+    path: &Path,
+    rules: &RuleSet,
+    top: usize,
+    window: Option<&Window>,
+    dir: &Path,
+) -> Result<PathBuf, Error> {
+    let summary = summarize_file_with(path, |snap| {
+        analyse_snapshot(path, snap, rules, top, window)
+    })?;
     let target = dir.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
     Ok(target)
@@ -97,7 +107,9 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
             error,
         });
     }
-    for r in input::par_map(&paths, |p| one(p, &rules, opts.top, &opts.output)) {
+    for r in input::par_map(&paths, |p| {
+        one(p, &rules, opts.top, opts.window.as_ref(), &opts.output)
+    }) {
         match r {
             Ok(target) => {
                 let _ = writeln!(out, "wrote {}", terminal(&target.display().to_string()));

@@ -39,6 +39,7 @@ fn dev(peak: u64, entries: u64) -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: Vec::new(),
+        window: None,
     }
 }
 

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::Finding;
+use crate::analysis::WindowReport;
 use crate::budget::{Budget, Loc};
 use crate::vocab::Unit;
 
@@ -106,6 +107,9 @@ pub struct DeviceVerdict {
     pub categories: Vec<CategoryRow>,
     /// Largest growth first.
     pub sites: Vec<SiteRow>,
+    /// Where the judged window lies, when the target has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -12,6 +12,9 @@ pub struct DiffDocument {
     /// The arguments as given.
     pub(crate) base: String,
     pub(crate) new: String,
+    /// `FROM..TO` when both sides are the figures of a window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) window: Option<String>,
     pub(crate) devices: Vec<DiffDevice>,
 }
 
@@ -33,8 +36,15 @@ impl DiffDocument {
             schema_version: Self::SCHEMA_VERSION,
             base: base.to_string(),
             new: new.to_string(),
+            window: None,
             devices,
         }
+    }
+
+    /// The document of two analyses inside `window` (as written).
+    pub fn in_window(mut self, window: Option<String>) -> DiffDocument {
+        self.window = window;
+        self
     }
 }
 

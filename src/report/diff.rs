@@ -19,6 +19,9 @@ pub fn text(out: &mut dyn Write, doc: &DiffDocument) -> io::Result<()> {
         terminal(&doc.base),
         terminal(&doc.new)
     )?;
+    if let Some(w) = &doc.window {
+        writeln!(out, "window: {}", terminal(w))?;
+    }
     doc.devices.iter().try_for_each(|d| device(out, d))
 }
 

@@ -18,6 +18,7 @@ pub mod phases;
 pub mod profile;
 pub(crate) mod terminal;
 
+use crate::analysis::DeviceReport;
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};
 use crate::units::{ByteDelta, Bytes};
 use escape::terminal;
@@ -36,6 +37,22 @@ pub(crate) fn top_growth(d: &DeviceVerdict, n: usize) -> Vec<String> {
         .take(n)
         .map(|s| format!("{} {}", ByteDelta(s.growth()), terminal(&s.site)))
         .collect()
+}
+
+/// ` in window FROM..TO (entries A..B, dynamic usage carried in: N)`,
+/// appended to a device line when the figures are a window's; empty
+/// otherwise.
+pub(crate) fn window_note(d: &DeviceReport) -> String {
+    d.window.as_ref().map_or_else(String::new, |w| {
+        format!(
+            " in window {}..{} (entries {}..{}, dynamic usage carried in: {})",
+            terminal(&w.from),
+            terminal(&w.to),
+            w.from_entry,
+            w.to_entry,
+            Bytes(w.dynamic_usage_at_from)
+        )
+    })
 }
 
 /// The top-sites listing one side of the site diff is made of, one site a
@@ -79,6 +96,7 @@ mod tests {
             checks: Vec::new(),
             categories: Vec::new(),
             sites: sites.to_vec(),
+            window: None,
         };
         let top = top_growth(&d, 5);
         assert_eq!(top.len(), 2);

@@ -76,7 +76,7 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     let f = &d.figures;
     let pe = &d.peak_entry;
     let pt = d.peak_time_us.unwrap_or_default();
-    writeln!(out, "  dev{}", d.device)?;
+    writeln!(out, "  dev{}{}", d.device, super::window_note(d))?;
     writeln!(
         out,
         "    Total Peak Dynamic Memory Usage (Relative to Start): {}{}",

@@ -19,7 +19,13 @@ pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
 
 fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     let c = &d.categories;
-    writeln!(out, "  dev{} (rules: {})", d.device, terminal(&c.rules))?;
+    writeln!(
+        out,
+        "  dev{} (rules: {}){}",
+        d.device,
+        terminal(&c.rules),
+        super::window_note(d)
+    )?;
     // Grouped by annotation or compile context, `rules` names the grouping.
     let column = if c.rules == GroupBy::Annotation.id() {
         "annotation"

@@ -1,31 +1,37 @@
 //! The seam between `check` and the analysis: the budget file and the rule
 //! set it names, read and compiled once, with every category the budget
-//! names checked against that rule set.
+//! names checked against that rule set and every target's window parsed.
 
 use std::path::Path;
 
 use crate::budget::{self, Budget, ConfigError, Validated};
 
 pub use crate::analysis::RuleSet;
+use crate::analysis::Window;
+
+/// Each target's window, in target order (`None`: the whole trace).
+pub(crate) type Windows = Vec<Option<Window>>;
 
 /// Read and validate the budget file and compile its rule set. Problems of
 /// both come together, sorted by position, as `check --validate` lists them.
 pub(crate) fn load_budget(
     path: &Path,
     check_globs: bool,
-) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
+) -> Result<(Budget, RuleSet, Windows), Vec<ConfigError>> {
     with_rules(budget::validate_file(path, check_globs))
 }
 
-/// The budget's rule set, and the category checks a budget cannot make.
-fn with_rules(validated: Validated) -> Result<(Budget, RuleSet), Vec<ConfigError>> {
+/// The budget's rule set and windows, and the category and window checks a
+/// budget cannot make.
+fn with_rules(validated: Validated) -> Result<(Budget, RuleSet, Windows), Vec<ConfigError>> {
     let Validated { budget, mut errors } = validated;
     let Some(budget) = budget else {
         return Err(errors);
     };
     let rules = rule_set(&budget, &mut errors);
+    let windows = windows(&budget, &mut errors);
     if errors.is_empty() {
-        return Ok((budget, rules));
+        return Ok((budget, rules, windows));
     }
     errors.sort_by_key(|e| (e.loc.line, e.loc.col));
     Err(errors)
@@ -64,6 +70,27 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
     }
 }
 
+/// Each target's `window`, parsed; one that does not parse is an error at
+/// `target.window`.
+fn windows(budget: &Budget, errors: &mut Vec<ConfigError>) -> Windows {
+    budget
+        .targets
+        .iter()
+        .map(|t| {
+            let (spec, loc) = t.window.as_ref()?;
+            spec.parse::<Window>()
+                .map_err(|e| {
+                    errors.push(ConfigError {
+                        loc: loc.clone(),
+                        key: "target.window".into(),
+                        message: e.to_string(),
+                    })
+                })
+                .ok()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,7 +102,7 @@ mod tests {
         dir: &Path,
         check_globs: bool,
     ) -> Result<Budget, Vec<ConfigError>> {
-        with_rules(budget::validate(text, file, dir, check_globs)).map(|(b, _)| b)
+        with_rules(budget::validate(text, file, dir, check_globs)).map(|(b, _, _)| b)
     }
 
     fn errors(text: &str) -> Vec<String> {
@@ -181,7 +208,7 @@ hccl = "1 MiB"
     #[test]
     fn the_compiled_rule_set_tries_the_custom_rules_first() {
         let text = "[categories]\nhccl = \"hccl\"\n[[target]]\nname = \"t\"\n";
-        let (_, rules) =
+        let (_, rules, _) =
             with_rules(budget::validate(text, "m.toml", Path::new(""), false)).unwrap();
         assert_eq!(rules.category_of(&[("hccl_allreduce", "x.py")]), "hccl");
     }

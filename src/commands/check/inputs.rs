@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::analysis_adapter::RuleSet;
-use crate::analysis::{analyze, DeviceReport};
+use crate::analysis::{DeviceReport, Window};
 use crate::budget::Target;
+use crate::commands::analysed::{analyse_snapshot, summary_in_window};
 use crate::compare::Lookup;
 use crate::error::Error;
 use crate::input::{self, Input};
-use crate::snapshot::LoadError;
 
 pub use super::baselines::{key_of, Baselines};
 
@@ -70,20 +70,22 @@ pub(crate) fn plan(
         .collect())
 }
 
-/// Figures of one file: a memgate summary is read, a snapshot analysed.
-/// A file read only as a baseline gets no snapshot-only hint in its error.
+/// Figures of one file, inside `window` when given: a memgate summary is
+/// read (it must hold that window's figures), a snapshot analysed. A file
+/// read only as a baseline gets no snapshot-only hint in its error.
 pub(crate) fn figures(
     path: &Path,
     rules: &RuleSet,
     as_snapshot: bool,
-) -> Result<Vec<DeviceReport>, LoadError> {
+    window: Option<&Window>,
+) -> Result<Vec<DeviceReport>, Error> {
     let read = if as_snapshot {
         input::read(path)
     } else {
         input::read_baseline(path)
     };
     match read? {
-        Input::Summary(s) => Ok(s.devices),
-        Input::Snapshot(snap) => Ok(analyze(&snap, rules, TOP_SITES)),
+        Input::Summary(s) => summary_in_window(path, s.devices, window),
+        Input::Snapshot(snap) => analyse_snapshot(path, &snap, rules, TOP_SITES, window),
     }
 }

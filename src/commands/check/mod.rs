@@ -10,11 +10,12 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::DeviceReport;
+use rayon::prelude::*;
+
+use crate::analysis::{DeviceReport, Window};
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::error::{Error, UsageError};
-use crate::input;
 use crate::report::{github, json, junit, markdown, terminal};
 
 use super::{Gate, Outcome};
@@ -49,6 +50,9 @@ pub struct CheckOptions {
     pub timestamp: Option<i64>,
     pub color: bool,
     pub github: GithubEnv,
+    /// Judge every target inside this window (replaces the targets'
+    /// `window`).
+    pub window: Option<Window>,
 }
 
 pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
@@ -56,13 +60,14 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("memgate.toml"));
-    let (budget, rules) = match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
-        Ok(b) => b,
-        Err(errors) => {
-            let errors = errors.into_iter().map(Error::from).collect();
-            return could_not_judge(opts, errors, &[&config], out);
-        }
-    };
+    let (budget, rules, windows) =
+        match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
+            Ok(b) => b,
+            Err(errors) => {
+                let errors = errors.into_iter().map(Error::from).collect();
+                return could_not_judge(opts, errors, &[&config], out);
+            }
+        };
     if opts.validate {
         let _ = writeln!(
             out,
@@ -123,37 +128,50 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         return could_not_judge(opts, errors, &inputs, out);
     }
 
-    // Every file once, all in parallel: current snapshots and baselines
-    // (those no snapshot claims too: what they hold is reported).
-    let mut files: Vec<PathBuf> = plans
+    // Each target's window: `--window`, else its own `window`.
+    let windows: Vec<Option<&Window>> = windows
         .iter()
-        .flatten()
-        .flat_map(|p| std::iter::once(p.path.clone()).chain(p.baseline.clone()))
-        .chain(unclaimed.iter().flatten().map(|(_, f)| f.clone()))
+        .map(|w| opts.window.as_ref().or(w.as_ref()))
         .collect();
-    files.sort();
-    files.dedup();
-    let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
-    let figures: HashMap<PathBuf, Result<_, _>> = files
+    // Every file once per window, all in parallel: current snapshots and
+    // baselines (those no snapshot claims too: what they hold is reported).
+    let mut files: Vec<(PathBuf, Option<&Window>)> = plans
         .iter()
-        .cloned()
-        .zip(input::par_map(&files, |p| {
-            inputs::figures(p, &rules, snapshots.contains(p))
-        }))
+        .zip(&unclaimed)
+        .zip(&windows)
+        .flat_map(|((planned, left), &w)| {
+            planned
+                .iter()
+                .flat_map(|p| std::iter::once(p.path.clone()).chain(p.baseline.clone()))
+                .chain(left.iter().map(|(_, f)| f.clone()))
+                .map(move |f| (f, w))
+        })
+        .collect();
+    files.sort_by_key(|(p, w)| file_key(p, *w));
+    files.dedup_by_key(|(p, w)| file_key(p, *w));
+    let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
+    let figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = files
+        .par_iter()
+        .map(|(p, w)| {
+            let f = inputs::figures(p, &rules, snapshots.contains(p.as_path()), *w);
+            (file_key(p, *w), f)
+        })
         .collect();
 
     let targets: Vec<TargetVerdict> = budget
         .targets
         .iter()
         .zip(plans.iter().zip(&unclaimed))
-        .map(|(t, (planned, left))| {
+        .zip(&windows)
+        .map(|((t, (planned, left)), &window)| {
+            let figures = |path: &PathBuf| &figures[&file_key(path, window)];
             let mut snapshots: Vec<_> = planned
                 .iter()
                 .map(|p| {
                     let path = p.path.display().to_string();
                     let base_name = p.baseline.as_ref().map(|b| b.display().to_string());
-                    let base = p.baseline.as_ref().map(|b| &figures[b]);
-                    match (&figures[&p.path], base) {
+                    let base = p.baseline.as_ref().map(figures);
+                    match (figures(&p.path), base) {
                         (Err(e), _) => {
                             compare::unreadable(p.name.clone(), path, base_name, e.to_string())
                         }
@@ -198,7 +216,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 .collect();
             snapshots.extend(left.iter().map(|(name, file)| {
                 let shown = file.display().to_string();
-                match &figures[file] {
+                match figures(file) {
                     Ok(devices) => {
                         compare::no_snapshot(name.clone(), shown, devices, opts.require_baseline)
                     }
@@ -215,6 +233,13 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .collect();
     let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
     report(opts, &verdict, [junit_to, markdown_to, json_to], out)
+}
+
+/// A file as analysed for a target: its path and the window's spec.
+type FileKey = (PathBuf, Option<String>);
+
+fn file_key(path: &Path, window: Option<&Window>) -> FileKey {
+    (path.to_path_buf(), window.map(ToString::to_string))
 }
 
 /// Why a readable snapshot gives the target nothing to judge: it holds no
