@@ -89,12 +89,22 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                 if not any(c.status == "fail" for c in device.checks):
                     continue
                 grown = device.growing_sites(top)
-                if not grown:
+                if grown:
+                    lines.append(f"top growing sites, {snapshot.name} dev{device.device}:")
+                    for site in grown:
+                        delta = site["current"] - site["baseline"]
+                        was, now = _size(site["baseline"]), _size(site["current"])
+                        lines.append(f"  +{_size(delta)}  {site['site']}  ({was} -> {now})")
                     continue
-                lines.append(f"top growing sites, {snapshot.name} dev{device.device}:")
-                for site in grown:
-                    delta = site["current"] - site["baseline"]
-                    lines.append(f"  +{_size(delta)}  {site['site']}  ({_size(site['baseline'])} -> {_size(site['current'])})")
+                # No baseline to grow from: the biggest sites at the peak.
+                live = sorted(
+                    (s for s in device.sites or [] if s.get("current")),
+                    key=lambda s: s["current"],
+                    reverse=True,
+                )[:top]
+                if live:
+                    lines.append(f"top sites at the peak, {snapshot.name} dev{device.device}:")
+                    lines += [f"  {_size(s['current'])}  {s['site']}" for s in live]
     return "\n".join(lines)
 
 
