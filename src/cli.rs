@@ -1,6 +1,7 @@
 //! Command-line arguments (clap derive). No logic: each subcommand's args
 //! are turned into the library's plain option structs.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -8,13 +9,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use memgate::analysis::Window;
 use memgate::commands::check::{CheckOptions, GithubEnv};
 use memgate::commands::{
+    self,
     diff::DiffOptions,
     inspect::InspectOptions,
     peak::{PeakAt, PeakOptions},
     phases::PhasesOptions,
     profile::{GroupBy, ProfileOptions},
     summarize::SummarizeOptions,
-    OutputFormat,
+    Outcome, OutputFormat,
 };
 
 /// Exit codes of `check` (and of memgate as a whole).
@@ -41,6 +43,22 @@ Exit codes:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Runs the command, writing its output to `out`. `out_is_terminal`
+    /// says whether `out` is a terminal (colour in `check`'s text).
+    pub fn run(&self, out: &mut dyn Write, out_is_terminal: bool) -> Outcome {
+        match &self.command {
+            Command::Inspect(a) => commands::inspect::run(&a.options(), out),
+            Command::Peak(a) => commands::peak::run(&a.options(), out),
+            Command::Phases(a) => commands::phases::run(&a.options(), out),
+            Command::Profile(a) => commands::profile::run(&a.options(), out),
+            Command::Diff(a) => commands::diff::run(&a.options(), out),
+            Command::Summarize(a) => commands::summarize::run(&a.options(), out),
+            Command::Check(a) => commands::check::run(&a.options(out_is_terminal), out),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -401,8 +419,7 @@ fn env(name: &str) -> Option<String> {
 impl CheckArgs {
     /// The options, with what the environment says: `SOURCE_DATE_EPOCH`
     /// (report timestamps), `NO_COLOR`, and GitHub Actions' files.
-    pub fn options(&self) -> CheckOptions {
-        use std::io::IsTerminal;
+    pub fn options(&self, out_is_terminal: bool) -> CheckOptions {
         CheckOptions {
             config: self.config.clone(),
             snapshots: self.snapshots.clone(),
@@ -415,7 +432,7 @@ impl CheckArgs {
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,
             timestamp: env("SOURCE_DATE_EPOCH").and_then(|s| s.trim().parse().ok()),
-            color: std::io::stdout().is_terminal() && env("NO_COLOR").is_none(),
+            color: out_is_terminal && env("NO_COLOR").is_none(),
             github: GithubEnv {
                 step_summary: env("GITHUB_STEP_SUMMARY").map(PathBuf::from),
                 output: env("GITHUB_OUTPUT").map(PathBuf::from),

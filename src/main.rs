@@ -3,13 +3,12 @@
 
 mod cli;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command};
-use memgate::commands::{self, Outcome};
+use cli::Cli;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -20,16 +19,9 @@ fn main() -> ExitCode {
         }
     };
     let stdout = std::io::stdout();
+    let terminal = stdout.is_terminal();
     let mut out = stdout.lock();
-    let outcome: Outcome = match &cli.command {
-        Command::Inspect(a) => commands::inspect::run(&a.options(), &mut out),
-        Command::Peak(a) => commands::peak::run(&a.options(), &mut out),
-        Command::Phases(a) => commands::phases::run(&a.options(), &mut out),
-        Command::Profile(a) => commands::profile::run(&a.options(), &mut out),
-        Command::Diff(a) => commands::diff::run(&a.options(), &mut out),
-        Command::Summarize(a) => commands::summarize::run(&a.options(), &mut out),
-        Command::Check(a) => commands::check::run(&a.options(), &mut out),
-    };
+    let outcome = cli.run(&mut out, terminal);
     let _ = out.flush();
     let stderr = std::io::stderr();
     let mut err = stderr.lock();

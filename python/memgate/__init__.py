@@ -1,0 +1,68 @@
+"""memgate: a CI memory-regression gate for PyTorch allocator snapshots.
+
+The Python face of the memgate command line (the same Rust core, in
+process): :func:`peak`, :func:`profile`, :func:`phases`, :func:`inspect`,
+:func:`diff`, :func:`summarize` and :func:`check` return typed views of the
+documents ``--format json`` prints; :func:`record` writes one allocator
+snapshot per rank on CUDA or Ascend NPU; the pytest plugin
+(``@pytest.mark.memgate``) gates a test's memory. Every error is a
+:class:`MemgateError`. Snapshots are read as data: nothing in a pickle is
+executed.
+"""
+
+from ._api import MemgateError, check, diff, inspect, peak, phases, profile, summarize
+from ._documents import (
+    AnalysedDevice,
+    AnalysedSnapshot,
+    Check,
+    CheckedDevice,
+    CheckedSnapshot,
+    Delta,
+    DeviceDiff,
+    DiffReport,
+    InspectReport,
+    PeakReport,
+    PhasesDevice,
+    PhasesReport,
+    PhasesSnapshot,
+    ProfileReport,
+    SiteDelta,
+    Summary,
+    TargetVerdict,
+    Verdict,
+)
+from ._native import __version__
+from ._record import Recording, current_rank, record
+
+__all__ = [
+    "AnalysedDevice",
+    "AnalysedSnapshot",
+    "Check",
+    "CheckedDevice",
+    "CheckedSnapshot",
+    "Delta",
+    "DeviceDiff",
+    "DiffReport",
+    "InspectReport",
+    "MemgateError",
+    "PeakReport",
+    "PhasesDevice",
+    "PhasesReport",
+    "PhasesSnapshot",
+    "ProfileReport",
+    "Recording",
+    "SiteDelta",
+    "Summary",
+    "TargetVerdict",
+    "Verdict",
+    "__version__",
+    "check",
+    "current_rank",
+    "diff",
+    "inspect",
+    "peak",
+    "phases",
+    "profile",
+    "record",
+    "summarize",
+]

@@ -1,0 +1,298 @@
+"""Typed views of memgate's JSON documents (the ``--format json`` output).
+
+Each class is a frozen dataclass built from one JSON object: keys are
+kebab-case in JSON and snake_case here (``allocated-peak`` ->
+``allocated_peak``); a key the document lacks is ``None``. Maps keyed by
+figure, category or site ids stay plain ``dict``s with the JSON keys, so
+``device.figures["allocated-peak"]`` reads like the documentation.
+``to_dict()`` returns the JSON object the instance was built from, every key
+included, even those this version of the classes does not name.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+__all__ = [
+    "AnalysedDevice",
+    "AnalysedSnapshot",
+    "Check",
+    "CheckedDevice",
+    "CheckedSnapshot",
+    "Delta",
+    "DeviceDiff",
+    "DiffReport",
+    "InspectReport",
+    "PeakReport",
+    "PhasesDevice",
+    "PhasesReport",
+    "PhasesSnapshot",
+    "ProfileReport",
+    "SiteDelta",
+    "Summary",
+    "TargetVerdict",
+    "Verdict",
+]
+
+
+def _list_of(cls: Any) -> Callable[[Any], Any]:
+    return lambda values: [cls.from_dict(v) for v in values]
+
+
+def _of(convert: Optional[Callable[[Any], Any]] = None, key: Optional[str] = None) -> Any:
+    """A field read from JSON key ``key`` (default: the kebab-case name)."""
+    return field(metadata={"convert": convert, "key": key})
+
+
+class _Document:
+    """from_dict / to_dict shared by every document class."""
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any], **extra: Any) -> Any:
+        """Builds the instance from a JSON object; ``extra`` sets the fields
+        that are not in the JSON (``Verdict.exit_code`` and ``text``)."""
+        if not isinstance(data, dict):
+            raise TypeError(f"{cls.__name__} is built from a JSON object, not {type(data).__name__}")
+        values = dict(extra)
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if f.metadata.get("skip"):
+                continue
+            key = f.metadata.get("key") or f.name.replace("_", "-")
+            value = data.get(key)
+            convert = f.metadata.get("convert")
+            if convert is not None and value is not None:
+                value = convert(value)
+            values[f.name] = value
+        obj = cls(**values)
+        object.__setattr__(obj, "_source", data)
+        return obj
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, as memgate wrote it."""
+        source = getattr(self, "_source", None)
+        if source is not None:
+            return copy.deepcopy(source)
+        out: Dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.metadata.get("skip"):
+                continue
+            key = f.metadata.get("key") or f.name.replace("_", "-")
+            out[key] = _plain(getattr(self, f.name))
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _Document):
+        return value.to_dict()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return copy.deepcopy(value)
+
+
+# --- peak, profile, summarize: figures per device --------------------------
+
+
+@dataclass(frozen=True)
+class AnalysedDevice(_Document):
+    """One device's figures (ids as in ``memgate.toml``), categories, and
+    the stacks and sites live at the peak."""
+
+    device: int = _of()
+    figures: Dict[str, int] = _of()
+    categories: Optional[Dict[str, Any]] = _of()
+    peak_entry: Optional[Dict[str, int]] = _of()
+    peak_time_us: Optional[Dict[str, int]] = _of()
+    trace_complete: Optional[bool] = _of()
+    stacks_at_peak: Optional[List[Dict[str, Any]]] = _of()
+    sites_at_peak: Optional[List[Dict[str, Any]]] = _of()
+    time: Optional[Dict[str, Any]] = _of()
+
+
+@dataclass(frozen=True)
+class AnalysedSnapshot(_Document):
+    path: str = _of()
+    devices: List[AnalysedDevice] = _of(_list_of(AnalysedDevice))
+
+
+@dataclass(frozen=True)
+class PeakReport(_Document):
+    """``memgate peak --format json``."""
+
+    schema_version: int = _of(key="schema_version")
+    snapshots: List[AnalysedSnapshot] = _of(_list_of(AnalysedSnapshot))
+
+
+@dataclass(frozen=True)
+class ProfileReport(_Document):
+    """``memgate profile --format json``."""
+
+    schema_version: int = _of(key="schema_version")
+    snapshots: List[AnalysedSnapshot] = _of(_list_of(AnalysedSnapshot))
+
+
+@dataclass(frozen=True)
+class Summary(_Document):
+    """One golden summary file (``memgate summarize``)."""
+
+    schema_version: int = _of(key="schema_version")
+    kind: str = _of()
+    provenance: Dict[str, Any] = _of()
+    devices: List[AnalysedDevice] = _of(_list_of(AnalysedDevice))
+
+
+# --- inspect ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InspectReport(_Document):
+    """``memgate inspect --format json``; each snapshot stays a dict."""
+
+    schema_version: int = _of(key="schema_version")
+    snapshots: List[Dict[str, Any]] = _of()
+
+
+# --- phases -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PhasesDevice(_Document):
+    device: int = _of()
+    annotations: List[Dict[str, Any]] = _of()
+    phases: List[Dict[str, Any]] = _of()
+    iterations: Optional[Dict[str, Any]] = _of()
+
+
+@dataclass(frozen=True)
+class PhasesSnapshot(_Document):
+    path: str = _of()
+    devices: List[PhasesDevice] = _of(_list_of(PhasesDevice))
+
+
+@dataclass(frozen=True)
+class PhasesReport(_Document):
+    """``memgate phases --format json``."""
+
+    schema_version: int = _of(key="schema_version")
+    snapshots: List[PhasesSnapshot] = _of(_list_of(PhasesSnapshot))
+
+
+# --- diff -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Delta(_Document):
+    """A figure or category: base, new, and the change."""
+
+    id: str = _of()
+    base: Optional[int] = _of()
+    new: Optional[int] = _of()
+    delta: Optional[int] = _of()
+    percent: Optional[float] = _of()
+
+
+@dataclass(frozen=True)
+class SiteDelta(_Document):
+    site: str = _of()
+    change: str = _of()
+    base: Optional[int] = _of()
+    new: Optional[int] = _of()
+    delta: Optional[int] = _of()
+
+
+@dataclass(frozen=True)
+class DeviceDiff(_Document):
+    device: int = _of()
+    in_base: bool = _of()
+    in_new: bool = _of()
+    figures: List[Delta] = _of(_list_of(Delta))
+    categories: List[Delta] = _of(_list_of(Delta))
+    sites: List[SiteDelta] = _of(_list_of(SiteDelta))
+
+
+@dataclass(frozen=True)
+class DiffReport(_Document):
+    """``memgate diff --format json``."""
+
+    schema_version: int = _of(key="schema_version")
+    base: str = _of()
+    new: str = _of()
+    devices: List[DeviceDiff] = _of(_list_of(DeviceDiff))
+
+
+# --- check ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Check(_Document):
+    """One judged figure: ``status`` is pass, warn, fail, skipped or error."""
+
+    id: str = _of()
+    status: str = _of()
+    unit: Optional[str] = _of()
+    current: Optional[float] = _of()
+    baseline: Optional[float] = _of()
+    budget: Optional[float] = _of()
+    tolerance: Optional[float] = _of()
+    findings: List[Dict[str, Any]] = _of()
+    config_line: Optional[Dict[str, Any]] = _of()
+
+
+@dataclass(frozen=True)
+class CheckedDevice(_Document):
+    device: int = _of()
+    trace_complete: Optional[bool] = _of()
+    checks: List[Check] = _of(_list_of(Check))
+    categories: Optional[Any] = _of()
+    sites: Optional[List[Dict[str, Any]]] = _of()
+
+    def growing_sites(self, top: int = 5) -> List[Dict[str, Any]]:
+        """The sites that grew most over the baseline, largest first."""
+        grown = []
+        for site in self.sites or []:
+            base, current = site.get("baseline"), site.get("current")
+            if base is not None and current is not None and current > base:
+                grown.append(site)
+        grown.sort(key=lambda s: s["current"] - s["baseline"], reverse=True)
+        return grown[:top]
+
+
+@dataclass(frozen=True)
+class CheckedSnapshot(_Document):
+    name: str = _of()
+    path: Optional[str] = _of()
+    status: str = _of()
+    baseline: Optional[str] = _of()
+    devices: List[CheckedDevice] = _of(_list_of(CheckedDevice))
+
+
+@dataclass(frozen=True)
+class TargetVerdict(_Document):
+    name: str = _of()
+    status: str = _of()
+    snapshots: List[CheckedSnapshot] = _of(_list_of(CheckedSnapshot))
+
+
+@dataclass(frozen=True)
+class Verdict(_Document):
+    """``memgate check --json``, with the exit code ``check`` returned and
+    its terminal text (one line per failed or warned check)."""
+
+    schema_version: int = _of(key="schema_version")
+    kind: str = _of()
+    verdict: str = _of()
+    generated_at: Optional[int] = _of()
+    config: Optional[str] = _of()
+    tolerance: Optional[float] = _of()
+    noise_floor: Optional[int] = _of()
+    counts: Dict[str, int] = _of()
+    targets: List[TargetVerdict] = _of(_list_of(TargetVerdict))
+    exit_code: int = field(default=0, metadata={"key": None, "skip": True})
+    text: str = field(default="", metadata={"key": None, "skip": True})
+
+    @property
+    def passed(self) -> bool:
+        """What exit code 0 means: no check failed (warnings allowed)."""
+        return self.exit_code == 0
