@@ -353,7 +353,14 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
         g.2 = g.2.min(l.index);
     }
     let mut v: Vec<(StackId, (u64, u64, usize))> = groups.into_iter().collect();
-    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .2.cmp(&b.1 .2)));
+    // Memory from before recording shares index 0: the stack id (interning
+    // order, fixed by the file) breaks the last ties, so output is stable.
+    v.sort_by(|a, b| {
+        b.1 .0
+            .cmp(&a.1 .0)
+            .then(a.1 .2.cmp(&b.1 .2))
+            .then(a.0.cmp(&b.0))
+    });
     v.into_iter()
         .take(top)
         .map(|(stack, (bytes, count, _))| StackGroup {
