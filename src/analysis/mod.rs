@@ -42,7 +42,7 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
     reports(snap, rules, Request::top(top))
 }
 
-/// What [`analyze_explained`] adds: where each peak falls, and the stacks
+/// What [`Request::explain`] asks for: where each peak falls, and the stacks
 /// live at one peak when `stacks_at` names it.
 #[derive(Debug, Clone, Copy)]
 struct Explain {
@@ -115,30 +115,23 @@ pub fn analyze_request(
         .collect())
 }
 
-/// The reports of a request that has no window (which cannot fail).
-fn reports(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Vec<DeviceReport> {
+/// The reports and timelines of a request that has no window (which
+/// cannot fail).
+fn reports_and_timelines(
+    snap: &Snapshot,
+    rules: &RuleSet,
+    req: Request<'_>,
+) -> Vec<(DeviceReport, Option<Timeline>)> {
     debug_assert!(req.window.is_none());
-    analyze_request(snap, rules, req)
-        .unwrap_or_default()
+    analyze_request(snap, rules, req).unwrap_or_default()
+}
+
+/// The reports of a request that has no window.
+fn reports(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Vec<DeviceReport> {
+    reports_and_timelines(snap, rules, req)
         .into_iter()
         .map(|(r, _)| r)
         .collect()
-}
-
-/// [`analyze`], and where each peak falls (phase, iteration, time) with,
-/// when `stacks_at` names a peak, the stacks live at it (`memgate peak`;
-/// `diff` asks for the places only).
-pub fn analyze_explained(
-    snap: &Snapshot,
-    rules: &RuleSet,
-    top: usize,
-    stacks_at: Option<PeakAt>,
-) -> Vec<DeviceReport> {
-    let req = Request {
-        explain: Some(stacks_at),
-        ..Request::top(top)
-    };
-    reports(snap, rules, req)
 }
 
 /// [`analyze`] inside `window` (SPEC §11): each device's figures are the
@@ -170,28 +163,14 @@ pub fn analyze_with_timelines(
     top: usize,
     max_points: usize,
 ) -> Vec<(DeviceReport, Timeline)> {
-    analyze_grouped(snap, rules, GroupBy::Category, top, Some(max_points))
+    let req = Request {
+        timeline_points: Some(max_points),
+        ..Request::top(top)
+    };
+    reports_and_timelines(snap, rules, req)
         .into_iter()
         .map(|(r, t)| (r, t.expect("a timeline was asked for")))
         .collect()
-}
-
-/// [`analyze`] with each device's `categories` grouped by `group_by`
-/// (SPEC §11), and with `max_points`, its timeline by the same groups at
-/// about that many samples; one replay of each trace.
-pub fn analyze_grouped(
-    snap: &Snapshot,
-    rules: &RuleSet,
-    group_by: GroupBy,
-    top: usize,
-    max_points: Option<usize>,
-) -> Vec<(DeviceReport, Option<Timeline>)> {
-    let req = Request {
-        group_by,
-        timeline_points: max_points,
-        ..Request::top(top)
-    };
-    analyze_request(snap, rules, req).unwrap_or_default()
 }
 
 /// What one device's analysis is asked for besides the figures.
@@ -495,18 +474,12 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
 
 /// The time structure of every device (SPEC §11): annotation events with
 /// the memory at each, phase spans, iterations and the leak fit, from one
-/// replay of each trace. `substrings`, when given, keep only the annotation
-/// events whose name contains one of them.
-/// Devices are those with a trace or a segment, and those an annotation
-/// names.
-pub fn phases(snap: &Snapshot, boundary: &Boundary, substrings: &[String]) -> Vec<DevicePhases> {
-    time_structure(snap, boundary, substrings, None)
-}
-
-/// [`phases`], with the phase spans of a device that has no annotation
-/// from the `[phases]` stack rules of `rules` (NPU snapshots: see
-/// `rule_phases`). Where a device has annotations they give its phases and
-/// the rules are not used (a warning says so).
+/// replay of each trace; `substrings`, when given, keep only the annotation
+/// events whose name contains one of them. Devices are those with a trace
+/// or a segment, and those an annotation names. A device with no annotation
+/// takes its phases from the `[phases]` stack rules of `rules` (NPU
+/// snapshots: see `rule_phases`); where a device has annotations they give
+/// its phases and the rules are not used (a warning says so).
 pub fn phases_with_rules(
     snap: &Snapshot,
     boundary: &Boundary,

@@ -115,7 +115,7 @@ pub struct DeviceReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeFigures>,
     /// Where each peak falls (SPEC §11 `peak-phase`): `memgate peak` and
-    /// `diff` ask for it ([`analyze_explained`](super::analyze_explained)).
+    /// `diff` ask for it ([`Request::explain`](super::Request)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_phase: Option<PeakPhase>,
     /// The stacks live at the peak `memgate peak --at` names.
