@@ -530,3 +530,29 @@ fn a_reserved_peak_held_from_the_start_lists_what_was_live_before_the_first_entr
     assert_eq!(d["figures"]["reserved-peak"], 1000);
     assert_eq!(stacks(d), [(400, String::new())]);
 }
+
+#[test]
+fn diff_against_a_summary_says_the_peak_moved_as_against_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.json", &snapshot(A, C));
+    let new = write(dir.path(), "new.json", &snapshot(3 * A, 1200 * M));
+    let golden = dir.path().join("golden");
+    memgate()
+        .args(["summarize", "-o"])
+        .arg(&golden)
+        .arg(&base)
+        .assert()
+        .success();
+    let summary = golden.join("base.json");
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(
+        stored["devices"][0]["peak-phase"]["allocated-peak"]["annotation"],
+        "forward"
+    );
+    let (s, n) = (summary.to_str().unwrap(), new.to_str().unwrap());
+    let d = &json(&["diff", "--format", "json", s, n])["devices"][0];
+    let moved = &d["peak-moved"][0];
+    assert_eq!(moved["peak"], "allocated-peak", "{d}");
+    assert_eq!(moved["base"]["annotation"], "forward");
+    assert_eq!(moved["new"]["annotation"], "Optimizer.step");
+}

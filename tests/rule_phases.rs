@@ -251,3 +251,35 @@ fn a_rules_file_with_only_phases_still_serves_as_category_rules() {
             "no [categories], [phases] or [iterations] table",
         ));
 }
+
+#[test]
+fn on_an_npu_trace_the_peaks_are_placed_in_their_stack_rule_phase_by_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = vec![
+        alloc(1, 100, "fwd"), // 0: forward #0            100
+        alloc(2, 300, "bwd"), // 1: backward #0           400: the peak
+        free(1, 100),         // 2                        300
+        alloc(3, 5, "opt"),   // 3: optimizer #0          305
+    ];
+    let (snap, rules) = write(dir.path(), trace, vec![]);
+    for command in ["peak", "profile"] {
+        let out = memgate()
+            .args([command, "--format", "json", "--rules"])
+            .arg(&rules)
+            .arg(&snap)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let d = &v["snapshots"][0]["devices"][0];
+        assert_eq!(d["figures"]["allocated-peak"], 400, "{command}");
+        // No time_us: placed by entry alone, in the phase its rule names.
+        assert_eq!(
+            d["peak-phase"]["allocated-peak"],
+            json!({"annotation": "backward", "entry": 1}),
+            "{command}"
+        );
+    }
+}

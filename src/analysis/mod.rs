@@ -42,13 +42,6 @@ pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport
     reports(snap, rules, Request::top(top))
 }
 
-/// What [`Request::explain`] asks for: where each peak falls, and the stacks
-/// live at one peak when `stacks_at` names it.
-#[derive(Debug, Clone, Copy)]
-struct Explain {
-    stacks_at: Option<PeakAt>,
-}
-
 /// Everything an analysis can be asked for besides the figures, all from
 /// one replay of each trace.
 #[derive(Debug, Clone, Copy, Default)]
@@ -59,11 +52,13 @@ pub struct Request<'w> {
     pub group_by: GroupBy,
     /// Each device's timeline at about this many samples.
     pub timeline_points: Option<usize>,
-    /// Where each peak falls (phase, iteration, time); `Some(Some(at))`
-    /// also lists the stacks live at that peak.
-    pub explain: Option<Option<PeakAt>>,
+    /// The stacks live at this peak, listed besides those at the dynamic
+    /// peak (`peak --at`).
+    pub stacks_at: Option<PeakAt>,
     /// Figures inside this window only (SPEC §11).
     pub window: Option<&'w Window>,
+    /// Where iterations start (the default boundaries when `None`).
+    pub iteration_boundary: Option<&'w Boundary>,
 }
 
 impl Request<'_> {
@@ -101,8 +96,9 @@ pub fn analyze_request(
             let ask = Ask {
                 top: req.top,
                 timeline_points: req.timeline_points,
-                explain: req.explain.map(|stacks_at| Explain { stacks_at }),
+                stacks_at: req.stacks_at,
                 window: req.window.zip(range),
+                boundary: req.iteration_boundary.unwrap_or(&Boundary::Default),
             };
             let (report, names, points) = device_analysis(snap, d, &mut info, groups, ask);
             let timeline = req.timeline_points.map(|_| Timeline {
@@ -178,15 +174,16 @@ struct Ask<'w> {
     /// How many stack groups and sites to list.
     top: usize,
     timeline_points: Option<usize>,
-    explain: Option<Explain>,
+    stacks_at: Option<PeakAt>,
     /// A window and its inclusive entry range on this device.
     window: Option<(&'w Window, (usize, usize))>,
+    boundary: &'w Boundary,
 }
 
 /// One replay of the device's trace, and what is derived from it: the
-/// report, the group names, and the timeline's points when asked for; with
-/// `explain`, also where each peak falls and the stacks live at that peak;
-/// with a window, the peaks inside it.
+/// report (with where each peak falls), the group names, and the
+/// timeline's points when asked for; with `stacks_at`, the stacks live at
+/// that peak; with a window, the peaks inside it.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
@@ -197,8 +194,9 @@ fn device_analysis(
     let Ask {
         top,
         timeline_points,
-        explain,
+        stacks_at,
         window,
+        boundary,
     } = ask;
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
@@ -216,16 +214,12 @@ fn device_analysis(
         },
     );
     let rules = info.rules();
-    let time = r.curves.take().map(|c| {
-        time_figures(&device_time(
-            snap,
-            device,
-            &c,
-            &Boundary::Default,
-            &[],
-            Some(rules),
-        ))
-    });
+    let attribution = phases::attribute(snap, device);
+    let structure = r
+        .curves
+        .take()
+        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], Some(rules)));
+    let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules_source());
     let time_at = |i: Option<u64>| i.and_then(|i| trace[i as usize].time()).map(|t| t as u64);
     let peak_time_us = snap.has_time().then(|| PeakEntry {
@@ -245,17 +239,15 @@ fn device_analysis(
     let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
-    // Attribution costs a pass over the annotations and 4 bytes an entry:
-    // only when something is to be placed.
-    let clock = (explain.is_some() || !r.ooms.is_empty()).then(|| moment::Clock::new(snap, device));
+    // Every report says where its peaks fall (SPEC §11 `peak-phase`): the
+    // attribution above is the only pass this costs.
+    let clock =
+        (!trace.is_empty()).then(|| moment::Clock::new(trace, attribution, structure.as_ref()));
     let oom = clock
         .as_ref()
         .map_or_else(Vec::new, |c| c.ooms(snap, &r.ooms));
-    let peak_phase = explain
-        .and(clock.as_ref())
-        .filter(|_| !trace.is_empty())
-        .map(|c| c.peaks(&r.peak_entry));
-    let stacks_at_moment = explain.and_then(|e| e.stacks_at).map(|at| {
+    let peak_phase = clock.as_ref().map(|c| c.peaks(&r.peak_entry));
+    let stacks_at_moment = stacks_at.map(|at| {
         let stacks = match at {
             PeakAt::DynamicPeak => stacks_at_peak.clone(),
             PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),
@@ -496,11 +488,12 @@ fn device_time(
     snap: &Snapshot,
     device: Device,
     curves: &replay::Curves,
+    attribution: &phases::Attribution,
     boundary: &Boundary,
     substrings: &[String],
     rules: Option<&RuleSet>,
 ) -> DevicePhases {
-    let mut p = phases::device_phases(snap, device, curves, boundary, substrings);
+    let mut p = phases::device_phases(snap, device, curves, attribution, boundary, substrings);
     let Some(rules) = rules.filter(|r| r.has_time_rules()) else {
         return p;
     };
@@ -547,7 +540,8 @@ fn time_structure(
                 },
             );
             let curves = r.curves.unwrap_or_default();
-            device_time(snap, d, &curves, boundary, substrings, rules)
+            let attribution = phases::attribute(snap, d);
+            device_time(snap, d, &curves, &attribution, boundary, substrings, rules)
         })
         .collect()
 }

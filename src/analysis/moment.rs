@@ -6,9 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::{Device, Snapshot, TraceEntry};
+use crate::snapshot::{Snapshot, TraceEntry};
 
-use super::phases::{self, Attribution, Boundary};
+use super::phases::{self, Attribution, DevicePhases};
 use super::replay::OomMoment;
 use super::types::{PeakEntry, StackGroup};
 
@@ -110,24 +110,62 @@ pub struct MomentStacks {
 }
 
 /// Names the place of any entry of one device: its annotation (by
-/// Mosaic's attribution), its iteration (default boundaries) and its time
-/// relative to the device's first timed entry.
+/// Mosaic's attribution; on a device without annotations, the stack-rule
+/// phase span holding it), its iteration (the iterations its time figures
+/// use) and its time relative to the device's first timed entry.
 pub(crate) struct Clock<'a> {
     trace: &'a [TraceEntry],
     attribution: Attribution,
+    /// Stack-rule phase spans (entries `from..to`, name), when the device
+    /// has no annotations.
+    rule_spans: Vec<(usize, usize, String)>,
     starts: Vec<usize>,
     first_time: Option<i64>,
 }
 
 impl<'a> Clock<'a> {
-    pub(crate) fn new(snap: &'a Snapshot, device: Device) -> Clock<'a> {
-        let trace = snap.trace(device);
+    /// `time` is the device's time structure, when it has one.
+    pub(crate) fn new(
+        trace: &'a [TraceEntry],
+        attribution: Attribution,
+        time: Option<&DevicePhases>,
+    ) -> Clock<'a> {
+        let starts = time
+            .and_then(|t| t.iterations.as_ref())
+            .map_or_else(Vec::new, |it| {
+                it.items.iter().map(|i| i.from_entry as usize).collect()
+            });
+        let rule_spans = match time {
+            Some(t) if attribution.owner.is_empty() => t
+                .phases
+                .iter()
+                .map(|p| {
+                    let to = p.to_entry.map_or(p.from_entry, |e| e + 1);
+                    (p.from_entry as usize, to as usize, p.name.clone())
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         Clock {
             trace,
-            attribution: phases::attribute(snap, device),
-            starts: phases::iteration_starts(snap, device, &Boundary::Default),
+            attribution,
+            rule_spans,
+            starts,
             first_time: trace.iter().find_map(|e| e.time()),
         }
+    }
+
+    /// The annotation (or stack-rule phase) entry `i` belongs to.
+    fn phase_at(&self, i: usize) -> &str {
+        if self.attribution.owner.is_empty() {
+            // Spans are in trace order; the last one begun by `i` holds it.
+            let k = self.rule_spans.partition_point(|s| s.0 <= i);
+            return match k.checked_sub(1).map(|k| &self.rule_spans[k]) {
+                Some((_, to, name)) if i < *to => name,
+                _ => phases::NO_ANNOTATION,
+            };
+        }
+        self.attribution.name_at(i)
     }
 
     pub(crate) fn place(&self, i: usize) -> Place {
@@ -136,7 +174,7 @@ impl<'a> Clock<'a> {
             _ => None,
         };
         Place {
-            annotation: self.attribution.name_at(i).to_string(),
+            annotation: self.phase_at(i).to_string(),
             iteration: phases::iteration_of(&self.starts, i),
             entry: i as u64,
             rel_s,

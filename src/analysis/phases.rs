@@ -169,6 +169,15 @@ fn positions(trace: &[TraceEntry], anns: &[&Annotation]) -> Vec<usize> {
 pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
     let trace = snap.trace(device);
     let anns: Vec<&Annotation> = snap.annotations_of(device).collect();
+    if anns.is_empty() {
+        // Every entry belongs to "": nothing to walk.
+        return Attribution {
+            names: vec![NO_ANNOTATION.to_string()],
+            owner: Vec::new(),
+            spans: Vec::new(),
+            unmatched_ends: 0,
+        };
+    }
     let at = positions(trace, &anns);
     let mut names = vec![NO_ANNOTATION.to_string()];
     let mut ids: HashMap<u32, u32> = HashMap::new();
@@ -244,13 +253,14 @@ pub enum Boundary {
 const DEFAULT_BOUNDARIES: [&str; 3] = ["ProfilerStep#", "Optimizer.zero_grad", "Optimizer.step"];
 
 /// The time structure of `device` (SPEC §11). `curves` come from the
-/// device's replay; `substrings`, when not empty, keep only the annotation
-/// events whose name contains one of them (the phases and iterations still
-/// use every annotation).
+/// device's replay and `att` is its [`attribute`]; `substrings`, when not
+/// empty, keep only the annotation events whose name contains one of them
+/// (the phases and iterations still use every annotation).
 pub(crate) fn device_phases(
     snap: &Snapshot,
     device: Device,
     curves: &Curves,
+    att: &Attribution,
     boundary: &Boundary,
     substrings: &[String],
 ) -> DevicePhases {
@@ -294,7 +304,6 @@ pub(crate) fn device_phases(
         });
     }
 
-    let att = attribute(snap, device);
     let phases: Vec<PhaseSpan> = att
         .spans
         .iter()
@@ -401,17 +410,8 @@ fn boundary_cuts(
     (!cuts.is_empty()).then_some((format!("{label}*:START"), cuts))
 }
 
-/// The first entry of each iteration of `device` (empty when the boundary
-/// picks none), for naming the iteration an entry falls in
-/// ([`iteration_of`]).
-pub(crate) fn iteration_starts(snap: &Snapshot, device: Device, boundary: &Boundary) -> Vec<usize> {
-    let anns: Vec<&Annotation> = snap.annotations_of(device).collect();
-    let at = positions(snap.trace(device), &anns);
-    boundary_cuts(snap, &anns, &at, boundary).map_or_else(Vec::new, |(_, c)| c)
-}
-
-/// The index of the iteration entry `i` falls in, given
-/// [`iteration_starts`]; `None` before the first one.
+/// The index of the iteration entry `i` falls in, given the first entry of
+/// each iteration (ascending); `None` before the first one.
 pub(crate) fn iteration_of(starts: &[usize], i: usize) -> Option<u64> {
     starts
         .partition_point(|&s| s <= i)

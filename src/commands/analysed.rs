@@ -63,8 +63,8 @@ pub(crate) struct Asked<'w> {
     pub(crate) group_by: GroupBy,
     /// The timeline of every device at about this many samples.
     pub(crate) timeline_points: Option<usize>,
-    /// Where each peak falls and the stacks live at this one (`peak`).
-    pub(crate) explain: Option<PeakAt>,
+    /// The stacks live at this peak (`peak --at`).
+    pub(crate) stacks_at: Option<PeakAt>,
     /// Figures inside this window only.
     pub(crate) window: Option<&'w Window>,
 }
@@ -82,8 +82,9 @@ pub(crate) fn analyse_one(
         top,
         group_by: asked.group_by,
         timeline_points: asked.timeline_points,
-        explain: asked.explain.map(Some),
+        stacks_at: asked.stacks_at,
         window: asked.window,
+        iteration_boundary: None,
     };
     let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
         analyze_request(&snap, rules, req)
@@ -109,9 +110,7 @@ pub(crate) fn analyse_snapshot(
     top: usize,
     window: Option<&Window>,
 ) -> Result<Vec<DeviceReport>, Error> {
-    // Where each peak falls, so `diff` can say when one moved.
     let req = Request {
-        explain: Some(None),
         window,
         ..Request::top(top)
     };

@@ -35,7 +35,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         &rules,
         opts.top,
         Asked {
-            explain: Some(opts.at),
+            stacks_at: Some(opts.at),
             window: opts.window.as_ref(),
             ..Asked::default()
         },

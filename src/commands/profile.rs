@@ -52,8 +52,8 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         Asked {
             group_by: opts.group_by,
             timeline_points: points,
-            explain: None,
             window: opts.window.as_ref(),
+            ..Asked::default()
         },
     );
     let (snapshots, timelines) = batch.documents();
