@@ -12,7 +12,7 @@ mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::{DeviceReport, Figure, OomDetail};
+use crate::analysis::{DeviceReport, Figure, OomDetail, PeakAt};
 use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
@@ -166,6 +166,7 @@ fn listed_twice(devices: &[&DeviceReport]) -> BTreeSet<u32> {
 fn account(device: u32, status: Status, finding: Finding) -> DeviceVerdict {
     DeviceVerdict {
         device,
+        peak_phase: None,
         trace_complete: true,
         warnings: Vec::new(),
         checks: vec![baseline_check(status, finding, None)],
@@ -303,14 +304,47 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             }
         }
     }
+    for c in checks.iter_mut().filter(|c| c.status >= Status::Warn) {
+        explain_when(c, cur, base);
+    }
     DeviceVerdict {
         device: cur.device,
+        peak_phase: cur.peak_phase.clone(),
         trace_complete: cur.trace_complete,
         warnings: cur.warnings.clone(),
         checks,
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
         window: cur.window.clone(),
+    }
+}
+
+/// Say when a failing or warning figure was reached: the place of the peak
+/// it is read at (and the baseline's, when that lies in another phase or
+/// iteration), and the window it was judged in.
+fn explain_when(c: &mut Check, cur: &DeviceReport, base: Option<&DeviceReport>) {
+    let peak = match c.id.as_str() {
+        "allocated-peak" => Some(PeakAt::AllocatedPeak),
+        // The overall peak is static memory plus the dynamic peak.
+        "dynamic-peak" | "overall-peak" => Some(PeakAt::DynamicPeak),
+        "reserved-peak" => Some(PeakAt::ReservedPeak),
+        _ => None,
+    };
+    let place_of = |d: &DeviceReport, at| d.peak_phase.as_ref().and_then(|p| p.of(at)).cloned();
+    if let Some(at) = peak {
+        if let Some(place) = place_of(cur, at) {
+            let baseline = base
+                .and_then(|b| place_of(b, at))
+                .filter(|b| b.annotation != place.annotation || b.iteration != place.iteration);
+            c.findings.push(Finding::PeakAt {
+                peak: at,
+                place,
+                baseline,
+            });
+        }
+    }
+    if let Some(w) = &cur.window {
+        c.findings.push(Finding::InWindow { window: w.clone() });
     }
 }
 

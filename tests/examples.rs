@@ -67,9 +67,56 @@ fn the_regressed_example_fails_on_budget_and_baseline_growth() {
             cur as f64 > base as f64 * 1.02,
             "past the 2% tolerance: {check}"
         );
+        // The generator doubles an activation of the last of 5 steps: the
+        // peak moved from the first steady iteration (1; 0 is the warm-up
+        // without optimizer state) to iteration 4, both in the backward pass.
+        let when = check["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "peak-at")
+            .unwrap_or_else(|| panic!("no peak-at finding: {check}"));
+        assert_eq!(when["peak"], "allocated-peak");
+        assert_eq!(when["place"]["iteration"], 4, "{when}");
+        assert_eq!(when["place"]["annotation"], "## backward ##", "{when}");
+        assert_eq!(when["baseline"]["iteration"], 1, "{when}");
+        assert_eq!(
+            s["devices"][0]["peak-phase"]["allocated-peak"],
+            when["place"]
+        );
         ranks += 1;
     }
     assert_eq!(ranks, 2);
+}
+
+#[test]
+fn the_gates_failure_text_says_when_the_peak_was_reached_and_where_it_was_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let out = memgate()
+        .args(["check", "--config", "examples/memgate-regressed.toml"])
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("FAIL toy-gpt-2rank rank0 dev0 allocated-peak:"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("the allocated peak was reached at entry ")
+            && line.contains("phase: ## backward ##, iteration 4 (the baseline's at entry "),
+        "{line}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("phase: ## backward ##, iteration 4 (the baseline"),
+        "{xml}"
+    );
 }
 
 #[test]

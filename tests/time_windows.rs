@@ -740,3 +740,51 @@ fn the_cli_gives_mosaics_window_peak_and_event_usage_in_json() {
     let d = run("..c01a00000_21:free_completed");
     assert_eq!(d["window"]["dynamic-usage-at-to"], 10674970632u64);
 }
+
+#[test]
+fn a_failing_windowed_check_says_its_window_and_where_its_peak_was_reached() {
+    let f = write(true);
+    // Entries 4..6 reach 650 at entry 5 (alloc C at 600 µs, 500 µs after
+    // the first entry), between the two `fwd` spans; `my:step`, listed
+    // last, only opens after them (annotations are taken in list order).
+    let (code, json, err) = check(&budget_file(&f, "window = \"#4..#6\""), &[]);
+    assert_eq!(code, Some(1), "{err}");
+    let d = &json.unwrap()["targets"][0]["snapshots"][0]["devices"][0];
+    let dynamic = d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "dynamic-peak")
+        .unwrap()
+        .clone();
+    assert_eq!(dynamic["status"], "fail");
+    let kinds: Vec<&str> = dynamic["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["over-budget", "peak-at", "in-window"], "{dynamic}");
+    assert_eq!(
+        dynamic["findings"][1]["place"],
+        json!({"annotation": "", "entry": 5, "rel-s": 0.0005})
+    );
+    // The terminal line says both.
+    let out = memgate()
+        .arg("check")
+        .arg("--config")
+        .arg(budget_file(&f, "window = \"#4..#6\""))
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "the dynamic peak was reached at entry 5, +0.001 s, phase: (none); \
+             judged in the window #4..#6 (entries 4..6)"
+        ),
+        "{stdout}"
+    );
+}

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::OomDetail;
+use crate::analysis::{OomDetail, PeakAt, Place, WindowReport};
 
 /// One reason behind a [`Check`](super::Check)'s status, in the check's unit.
 ///
@@ -92,6 +92,17 @@ pub enum Finding {
     /// A phase budget names an annotation the device has no span of; it
     /// has spans of `phases`.
     NoSuchPhase { phase: String, phases: Vec<String> },
+    /// Where the judged peak (`peak`) was reached; `baseline` is where the
+    /// baseline's was, when that lies in another phase or iteration.
+    /// Added to a failing or warning peak check: the gate says *when*.
+    PeakAt {
+        peak: PeakAt,
+        place: Place,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        baseline: Option<Place>,
+    },
+    /// The figures judged are those of the target's window.
+    InWindow { window: WindowReport },
 }
 
 /// Where a snapshot's baseline was looked for in vain.

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::Finding;
-use crate::analysis::WindowReport;
+use crate::analysis::{PeakPhase, WindowReport};
 use crate::budget::{Budget, Loc};
 use crate::vocab::Unit;
 
@@ -99,6 +99,9 @@ impl SiteRow {
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceVerdict {
     pub device: u32,
+    /// Where each peak of the run was reached (SPEC §11).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_phase: Option<PeakPhase>,
     pub trace_complete: bool,
     /// What the analysis found odd (the figures are still given).
     #[serde(skip_serializing_if = "Vec::is_empty")]

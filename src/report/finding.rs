@@ -3,7 +3,7 @@
 
 use super::frames;
 use super::peak::place;
-use crate::analysis::{OomDetail, Place, OOM_DETAILS};
+use crate::analysis::{OomDetail, PeakAt, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
 use crate::units::{ByteDelta, Bytes};
 use crate::vocab::Unit;
@@ -29,6 +29,14 @@ pub fn delta(unit: Unit, d: i128) -> String {
 pub fn sentence(c: &Check) -> String {
     let parts: Vec<String> = c.findings.iter().map(|f| clause(c.unit, f)).collect();
     parts.join("; ")
+}
+
+fn peak_words(at: PeakAt) -> &'static str {
+    match at {
+        PeakAt::AllocatedPeak => "allocated peak",
+        PeakAt::DynamicPeak => "dynamic peak",
+        PeakAt::ReservedPeak => "reserved peak",
+    }
 }
 
 /// What an empty trace means for the figures.
@@ -129,6 +137,21 @@ fn clause(unit: Unit, f: &Finding) -> String {
              ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step annotations: \
              see `memgate phases`)",
             crate::units::counted(*iterations, "iteration", "iterations")
+        ),
+        Finding::PeakAt {
+            peak,
+            place: here,
+            baseline,
+        } => {
+            let mut s = format!("the {} was reached at {}", peak_words(*peak), place(here));
+            if let Some(b) = baseline {
+                s.push_str(&format!(" (the baseline's at {})", place(b)));
+            }
+            s
+        }
+        Finding::InWindow { window: w } => format!(
+            "judged in the window {}..{} (entries {}..{})",
+            w.from, w.to, w.from_entry, w.to_entry
         ),
         Finding::NoSuchPhase { phase, phases } => {
             let held = if phases.is_empty() {

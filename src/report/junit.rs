@@ -188,6 +188,7 @@ mod tests {
             over: 1,
         };
         let device = DeviceVerdict {
+            peak_phase: None,
             device: 0,
             trace_complete: true,
             warnings: Vec::new(),

@@ -90,6 +90,7 @@ mod tests {
             "{listing}"
         );
         let d = DeviceVerdict {
+            peak_phase: None,
             device: 0,
             trace_complete: true,
             warnings: Vec::new(),
