@@ -358,6 +358,11 @@ pub struct SummarizeArgs {
     /// peak --window` (the baseline of a `check` target with that window).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    /// Iterations start at the START of annotations whose name begins with
+    /// PREFIX, as a `check` target's `iteration-boundary` [default:
+    /// ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step].
+    #[arg(long, value_name = "PREFIX")]
+    pub iteration_boundary: Option<String>,
 }
 
 impl SummarizeArgs {
@@ -368,6 +373,7 @@ impl SummarizeArgs {
             rules: self.rules.clone(),
             top: self.top,
             window: self.window.clone(),
+            iteration_boundary: self.iteration_boundary.clone(),
         }
     }
 }

@@ -257,6 +257,12 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         if no_trace && f.is_trace_based() {
             without_trace(&mut check, t, t.level_of(f));
         }
+        if f.needs_iterations() {
+            if let Some(differ) = boundary_differs(cur, base) {
+                check.status = Status::Error;
+                check.findings.insert(0, differ);
+            }
+        }
         checks.push(check);
     }
     // Category bytes from other rules are other categories: no growth
@@ -293,8 +299,16 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         checks.push(check);
     }
-    for p in &t.phase_budget {
-        checks.push(phase_check(p, cur, base, a));
+    for (phase, figure, limit, tol) in t.phase_checks(a.budget) {
+        checks.push(phase_check(
+            &phase,
+            figure,
+            limit.as_ref(),
+            &tol,
+            cur,
+            base,
+            a,
+        ));
     }
     // A figure skipped for want of a baseline says which one was missing.
     if let Some(why) = missing {
@@ -316,6 +330,18 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
         window: cur.window.clone(),
+    }
+}
+
+/// The baseline's and the run's iteration boundaries, when both have
+/// iterations and they differ.
+fn boundary_differs(cur: &DeviceReport, base: Option<&DeviceReport>) -> Option<Finding> {
+    let of = |d: &DeviceReport| d.time.as_ref().and_then(|t| t.boundary.clone());
+    match (base.and_then(of), of(cur)) {
+        (Some(baseline), Some(current)) if baseline != current => {
+            Some(Finding::BoundaryDiffers { baseline, current })
+        }
+        _ => None,
     }
 }
 
@@ -370,20 +396,24 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
     }
 }
 
-/// `[target.budget.phase."NAME"]`: the figure over the phase's spans (the
-/// maximum over its occurrences), against its limit and the baseline's.
+/// `[target.budget.phase."NAME"]` / `[target.tolerance.phase."NAME"]`: the
+/// figure over the phase's spans (the maximum over its occurrences),
+/// against its limit and the baseline's.
 fn phase_check(
-    p: &crate::budget::PhaseLimit,
+    phase: &str,
+    figure: Figure,
+    limit: Option<&Limit>,
+    tol: &Tolerance,
     cur: &DeviceReport,
     base: Option<&DeviceReport>,
     a: &Against,
 ) -> Check {
-    let id = format!("phase.{}.{}", p.phase, p.figure.id());
+    let id = format!("phase.{phase}.{}", figure.id());
     let of = |d: &DeviceReport| {
         d.time
             .as_ref()
-            .and_then(|t| t.phases.get(&p.phase))
-            .and_then(|x| x.value(p.figure))
+            .and_then(|t| t.phases.get(phase))
+            .and_then(|x| x.value(figure))
     };
     let Some(current) = of(cur) else {
         let phases = cur
@@ -397,23 +427,27 @@ fn phase_check(
             unit: Unit::Bytes,
             current: 0,
             baseline: None,
-            budget: Some(p.limit.value.raw()),
+            budget: limit.map(|l| l.value.raw()),
             tolerance: None,
             findings: vec![Finding::NoSuchPhase {
-                phase: p.phase.clone(),
+                phase: phase.to_string(),
                 phases,
             }],
-            config_line: Some(p.limit.loc.clone()),
+            config_line: Some(
+                limit
+                    .map(|l| l.loc.clone())
+                    .or_else(|| tol.loc.clone())
+                    .unwrap_or_else(|| a.target.loc.clone()),
+            ),
         };
     };
-    let tol = a.target.tolerance_of(p.figure, a.budget);
     judge_value(
         &id,
         Unit::Bytes,
         current,
         base.and_then(of),
-        Some(&p.limit),
-        &tol,
+        limit,
+        tol,
         a.budget.noise_floor.0,
         a.target,
     )

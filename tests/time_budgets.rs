@@ -145,7 +145,8 @@ steady-state-peak = "5%"
     let golden: Value = serde_json::from_str(&w.read("golden/rank0.json")).unwrap();
     assert_eq!(
         golden["devices"][0]["time"],
-        json!({"iterations": 4, "steady-state-peak": 4 * MIB, "leak-per-iteration": 0,
+        json!({"iterations": 4, "boundary": "ProfilerStep#*:START",
+               "steady-state-peak": 4 * MIB, "leak-per-iteration": 0,
                "phases": {
                    "ProfilerStep#0": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
                    "ProfilerStep#1": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
@@ -326,4 +327,101 @@ leak-per-iteration = "3 MiB"
         it["leak"],
         json!({"bytes-per-iteration": 2 * MIB, "iterations": 4, "residual": 0})
     );
+}
+
+/// `memgate summarize base.json --output golden EXTRA…` in the workdir,
+/// the summary renamed to the snapshot's name (`rank0`).
+fn golden_of_base(w: &Workdir, extra: &[&str]) {
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_memgate"))
+        .current_dir(w.tmp.path())
+        .args(["summarize", "base.json", "--output", "golden"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    std::fs::rename(w.path("golden/base.json"), w.path("golden/rank0.json")).unwrap();
+}
+
+/// `memgate check` on the workdir's config: exit code and the checks.
+fn run_check(w: &Workdir) -> (Option<i32>, Vec<(String, String, u64)>) {
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .output()
+        .unwrap();
+    (out.status.code(), checks(w))
+}
+
+#[test]
+fn a_phase_tolerance_judges_that_phases_growth_tighter_than_the_figures() {
+    // The forward spans peak at 4·leak + temp: 8 MiB, then 8.5 MiB (+6.25%).
+    let tolerances = |phase: &str| {
+        format!(
+            "[target.tolerance]\nallocated-peak = \"10%\"\n\n\
+             [target.tolerance.phase.forward]\nallocated-peak = \"{phase}\"\n"
+        )
+    };
+    let w = Workdir::new(&config(true, &tolerances("2%")));
+    write(&w, "base.json", &loop_snapshot(MIB, 4 * MIB));
+    golden_of_base(&w, &[]);
+    write(
+        &w,
+        "snaps/rank0.json",
+        &loop_snapshot(MIB, 4 * MIB + MIB / 2),
+    );
+    let (code, checks) = run_check(&w);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        checks,
+        [
+            // The whole run's peak grows the same 6.25%: within its 10%.
+            ("allocated-peak".into(), "pass".into(), 8 * MIB + MIB / 2),
+            // A tolerance alone makes the phase check; its 2% is exceeded.
+            (
+                "phase.forward.allocated-peak".into(),
+                "fail".into(),
+                8 * MIB + MIB / 2
+            ),
+        ]
+    );
+    std::fs::write(w.path("memgate.toml"), config(true, &tolerances("10%"))).unwrap();
+    assert_eq!(run_check(&w).0, Some(0));
+}
+
+#[test]
+fn a_targets_iteration_boundary_cuts_its_iterations_and_its_baseline_must_match() {
+    let budget = |boundary: &str| {
+        format!(
+            "iteration-boundary = \"{boundary}\"\n\n[target.tolerance]\n\
+             steady-state-peak = \"5%\"\n"
+        )
+    };
+    let w = Workdir::new(&config(true, &budget("forward")));
+    write(&w, "base.json", &loop_snapshot(MIB, 4 * MIB));
+    write(&w, "snaps/rank0.json", &loop_snapshot(MIB, 4 * MIB));
+    // A golden cut at the default boundary (ProfilerStep#) is not compared.
+    golden_of_base(&w, &[]);
+    let (code, checks) = run_check(&w);
+    assert_eq!(code, Some(2));
+    assert_eq!(checks[0].0, "steady-state-peak");
+    assert_eq!(checks[0].1, "error");
+    let verdict = w.read("verdict.json");
+    assert!(
+        verdict.contains("\"kind\": \"boundary-differs\"")
+            || verdict.contains("\"kind\":\"boundary-differs\""),
+        "{verdict}"
+    );
+    assert!(verdict.contains("forward*:START"), "{verdict}");
+    // Summarized with the same boundary, the run equals its golden.
+    golden_of_base(&w, &["--iteration-boundary", "forward"]);
+    let (code, checks) = run_check(&w);
+    assert_eq!((code, &checks[0].1[..]), (Some(0), "pass"), "{checks:?}");
+    // A boundary no annotation starts: no iterations, nothing to judge.
+    std::fs::write(w.path("memgate.toml"), config(true, &budget("nothing#"))).unwrap();
+    let (code, checks) = run_check(&w);
+    assert_eq!((code, &checks[0].1[..]), (Some(2), "error"), "{checks:?}");
 }

@@ -304,6 +304,7 @@ fn time_figures(p: &DevicePhases) -> TimeFigures {
     let it = p.iterations.as_ref();
     TimeFigures {
         iterations: it.map_or(0, |i| i.items.len() as u64),
+        boundary: it.map(|i| i.boundary.clone()),
         steady_state_peak: it.and_then(|i| i.steady_state_peak),
         leak_per_iteration: it
             .and_then(|i| i.leak.as_ref())

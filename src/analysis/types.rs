@@ -140,6 +140,10 @@ pub struct DeviceReport {
 pub struct TimeFigures {
     /// How many iterations the boundary annotations mark.
     pub iterations: u64,
+    /// What starts an iteration (`ProfilerStep#*:START`, `stack /re/`…):
+    /// figures from other boundaries are not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state_peak: Option<u64>,
     /// Bytes per iteration (negative: shrinking), when fitted.

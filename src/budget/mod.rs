@@ -144,6 +144,11 @@ pub struct Target {
     /// `[target.budget.phase."NAME"]`, in file order.
     pub phase_budget: Vec<PhaseLimit>,
     pub tolerance: BTreeMap<Figure, Tolerance>,
+    /// `[target.tolerance.phase."NAME"]`, in file order.
+    pub phase_tolerance: Vec<PhaseTolerance>,
+    /// `iteration-boundary`: iterations start at annotations whose name
+    /// starts with this (the default boundaries when `None`).
+    pub iteration_boundary: Option<String>,
 }
 
 /// A limit on a figure over one annotation's spans (SPEC §11).
@@ -154,6 +159,15 @@ pub struct PhaseLimit {
     /// One of [`Figure::PER_PHASE`].
     pub figure: Figure,
     pub limit: Limit,
+}
+
+/// A tolerance on a figure over one annotation's spans.
+#[derive(Debug, Clone)]
+pub struct PhaseTolerance {
+    pub phase: String,
+    /// One of [`Figure::PER_PHASE`].
+    pub figure: Figure,
+    pub tolerance: Tolerance,
 }
 
 /// The validated budget file.
@@ -206,6 +220,45 @@ impl Target {
         }
         let limit = self.budget.get(&figure);
         budget.tolerance.under(limit)
+    }
+
+    /// The phase checks of this target: every (phase, figure) with a
+    /// budget or a tolerance, in file order (budgets first), each with its
+    /// limit and tolerance (the phase's own, else the figure's).
+    pub fn phase_checks(&self, budget: &Budget) -> Vec<(String, Figure, Option<Limit>, Tolerance)> {
+        let mut out: Vec<(String, Figure, Option<Limit>, Tolerance)> = Vec::new();
+        let keys = self
+            .phase_budget
+            .iter()
+            .map(|p| (&p.phase, p.figure))
+            .chain(self.phase_tolerance.iter().map(|p| (&p.phase, p.figure)));
+        for (phase, figure) in keys {
+            if out.iter().any(|(p, f, _, _)| p == phase && *f == figure) {
+                continue;
+            }
+            let limit = self
+                .phase_budget
+                .iter()
+                .find(|p| &p.phase == phase && p.figure == figure)
+                .map(|p| p.limit.clone());
+            let tolerance = self
+                .phase_tolerance
+                .iter()
+                .find(|p| &p.phase == phase && p.figure == figure)
+                .map_or_else(
+                    || match &limit {
+                        // A phase's own limit sets the level of its growth
+                        // check, as a figure's does.
+                        Some(l) if !self.tolerance.contains_key(&figure) => {
+                            budget.tolerance.under(Some(l))
+                        }
+                        _ => self.tolerance_of(figure, budget),
+                    },
+                    |p| p.tolerance.clone(),
+                );
+            out.push((phase.clone(), figure, limit, tolerance));
+        }
+        out
     }
 
     /// The level of a figure's own checks that are not a comparison (a

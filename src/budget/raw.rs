@@ -22,6 +22,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "key",
     "require-trace",
     "window",
+    "iteration-boundary",
     "budget",
     "tolerance",
 ];
@@ -47,6 +48,11 @@ fn phase_keys() -> Vec<&'static str> {
 /// `[target.tolerance]` keys: every figure id.
 pub(crate) fn tolerance_keys() -> Vec<&'static str> {
     Figure::ALL.iter().map(|f| f.id()).collect()
+}
+
+/// `[target.tolerance]` keys with its table of phase tables.
+fn tolerance_table_keys() -> Vec<&'static str> {
+    std::iter::once(PHASE).chain(tolerance_keys()).collect()
 }
 
 /// A value whose type is checked by validation, with its position.
@@ -113,11 +119,14 @@ pub struct RawTarget {
     pub key: Option<Leaf>,
     pub require_trace: Option<Leaf>,
     pub window: Option<Leaf>,
+    pub iteration_boundary: Option<Leaf>,
     pub budget: Option<RawBudget>,
-    pub tolerance: Option<PerFigure>,
+    /// `[target.tolerance]`: per figure id, and per phase in its `phase`.
+    pub tolerance: Option<RawBudget>,
 }
 
-/// `[target.budget]`: a ceiling per figure id, plus `[target.budget.category]`.
+/// `[target.budget]`: a ceiling per figure id, plus `[target.budget.category]`
+/// (and `[target.tolerance]`, which has no category table).
 /// Each value is a size / count, or `{ limit = …, level = "warn" }`.
 #[derive(Debug, Default)]
 pub struct RawBudget {
@@ -246,12 +255,13 @@ impl Reader {
                 "key" => t.key = leaf(),
                 "require-trace" => t.require_trace = leaf(),
                 "window" => t.window = leaf(),
+                "iteration-boundary" => t.iteration_boundary = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
                 "tolerance" => {
-                    let keys = tolerance_keys();
+                    let keys = tolerance_table_keys();
                     t.tolerance = self
                         .table(item, &at)
-                        .map(|tol| self.per_figure(tol, &keys, "[target.tolerance]").figures);
+                        .map(|tol| self.per_figure(tol, &keys, "[target.tolerance]"));
                 }
                 _ => {}
             }
@@ -270,7 +280,7 @@ impl Reader {
             if key == CATEGORY {
                 b.category = self.open_table(item, &at);
             } else if key == PHASE {
-                b.phase = self.phase_tables(item, &at);
+                b.phase = self.phase_tables(item, &at, name);
             } else if let Some(f) = Figure::from_id(key) {
                 b.figures.insert(f, self.leaf(item, &at));
             }
@@ -278,8 +288,14 @@ impl Reader {
         b
     }
 
-    /// `[target.budget.phase]`: a table of figure ids per annotation name.
-    fn phase_tables(&mut self, item: &Item, at: &Range<usize>) -> Vec<(Key, PerFigure)> {
+    /// `[target.budget.phase]` (or `[target.tolerance.phase]`, as `within`
+    /// names it): a table of figure ids per annotation name.
+    fn phase_tables(
+        &mut self,
+        item: &Item,
+        at: &Range<usize>,
+        within: &str,
+    ) -> Vec<(Key, PerFigure)> {
         let Some(table) = self.table_of(item, at, "a table of phase names") else {
             return Vec::new();
         };
@@ -290,7 +306,8 @@ impl Reader {
             let Some(sub) = self.table(item, &span) else {
                 continue;
             };
-            let where_ = format!("[target.budget.phase.{name:?}]");
+            let section = within.trim_start_matches('[').trim_end_matches(']');
+            let where_ = format!("[{section}.phase.{name:?}]");
             let figures = self.per_figure(sub, &keys, &where_).figures;
             let name = name.to_string();
             out.push((Key { name, span }, figures));

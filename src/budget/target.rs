@@ -10,7 +10,7 @@ use toml::Value;
 use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
 use super::values::last_line;
-use super::{CategoryKey, PhaseLimit, Rules, Target};
+use super::{CategoryKey, PhaseLimit, PhaseTolerance, Rules, Target};
 use crate::input;
 use crate::vocab::Figure;
 use crate::vocab::Unit;
@@ -103,14 +103,33 @@ impl Validator<'_> {
                 }
             }
         }
+        let mut phase_tolerance = Vec::new();
         if let Some(tol) = &t.tolerance {
             for f in Figure::ALL {
-                let Some(leaf) = tol.get(&f) else { continue };
+                let Some(leaf) = tol.figures.get(&f) else {
+                    continue;
+                };
                 if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
                     tolerance.insert(f, x);
                 }
             }
+            for (k, figures) in &tol.phase {
+                for (f, leaf) in figures {
+                    let key = format!("target.tolerance.phase.{:?}.{}", k.name, f.id());
+                    if let Some(x) = self.tolerance(leaf, &key) {
+                        phase_tolerance.push(PhaseTolerance {
+                            phase: k.name.clone(),
+                            figure: *f,
+                            tolerance: x,
+                        });
+                    }
+                }
+            }
         }
+        let iteration_boundary = t
+            .iteration_boundary
+            .as_ref()
+            .and_then(|b| self.string(b, "target.iteration-boundary"));
         Some(Target {
             name: name?,
             loc: self.loc(t.name.as_ref().map_or(span, |n| n.span())),
@@ -125,6 +144,8 @@ impl Validator<'_> {
             category_budget,
             phase_budget,
             tolerance,
+            phase_tolerance,
+            iteration_boundary,
         })
     }
 

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{
-    analyze_request, DeviceReport, GroupBy, PeakAt, Request, RuleSet, Timeline, Window, WindowError,
+    analyze_request, Boundary, DeviceReport, GroupBy, PeakAt, Request, RuleSet, Timeline, Window,
+    WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -102,16 +103,19 @@ pub(crate) fn analyse_one(
     })
 }
 
-/// A snapshot's device reports, inside `window` when one is given.
+/// A snapshot's device reports, inside `window` when one is given, with
+/// iterations cut at `iteration_boundary` (the default ones when `None`).
 pub(crate) fn analyse_snapshot(
     path: &Path,
     snap: &snapshot::Snapshot,
     rules: &RuleSet,
     top: usize,
     window: Option<&Window>,
+    iteration_boundary: Option<&Boundary>,
 ) -> Result<Vec<DeviceReport>, Error> {
     let req = Request {
         window,
+        iteration_boundary,
         ..Request::top(top)
     };
     analyze_request(snap, rules, req)

@@ -36,7 +36,7 @@ fn reports(
     match input::read(path)? {
         Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, true)),
         Input::Snapshot(snap) => Ok((
-            analyse_snapshot(path, &snap, rules, usize::MAX, window)?,
+            analyse_snapshot(path, &snap, rules, usize::MAX, window, None)?,
             false,
         )),
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{RuleSet, Window};
+use crate::analysis::{Boundary, RuleSet, Window};
 use crate::baseline::{summarize_file_with, Summary};
 use crate::input;
 use crate::report::escape::terminal;
@@ -23,6 +23,9 @@ pub struct SummarizeOptions {
     pub top: usize,
     /// Summarize the figures inside this window (SPEC §11).
     pub window: Option<Window>,
+    /// Iterations start at annotations whose name starts with this (the
+    /// default boundaries when `None`).
+    pub iteration_boundary: Option<String>,
 }
 
 fn stem(path: &Path) -> String {
@@ -43,16 +46,13 @@ fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
     crate::files::write_atomic(path, text.as_bytes()).map_err(error)
 }
 
-fn one(
-    path: &Path,
-    rules: &RuleSet,
-    top: usize,
-    window: Option<&Window>,
-    dir: &Path,
-) -> Result<PathBuf, Error> {
+fn one(path: &Path, opts: &SummarizeOptions, rules: &RuleSet) -> Result<PathBuf, Error> {
+    let boundary = opts.iteration_boundary.clone().map(Boundary::Prefix);
     let summary = summarize_file_with(path, |snap| {
-        analyse_snapshot(path, snap, rules, top, window)
+        let window = opts.window.as_ref();
+        analyse_snapshot(path, snap, rules, opts.top, window, boundary.as_ref())
     })?;
+    let dir = &opts.output;
     let target = dir.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
     Ok(target)
@@ -107,9 +107,7 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
             error,
         });
     }
-    for r in input::par_map(&paths, |p| {
-        one(p, &rules, opts.top, opts.window.as_ref(), &opts.output)
-    }) {
+    for r in input::par_map(&paths, |p| one(p, opts, &rules)) {
         match r {
             Ok(target) => {
                 let _ = writeln!(out, "wrote {}", terminal(&target.display().to_string()));

@@ -92,6 +92,9 @@ pub enum Finding {
     /// A phase budget names an annotation the device has no span of; it
     /// has spans of `phases`.
     NoSuchPhase { phase: String, phases: Vec<String> },
+    /// The baseline's iterations start at another boundary than the run's:
+    /// per-iteration figures cannot be compared.
+    BoundaryDiffers { baseline: String, current: String },
     /// Where the judged peak (`peak`) was reached; `baseline` is where the
     /// baseline's was, when that lies in another phase or iteration.
     /// Added to a failing or warning peak check: the gate says *when*.

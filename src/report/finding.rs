@@ -149,6 +149,11 @@ fn clause(unit: Unit, f: &Finding) -> String {
             }
             s
         }
+        Finding::BoundaryDiffers { baseline, current } => format!(
+            "the baseline's iterations start at {baseline}, the run's at {current}: \
+             per-iteration figures are not compared (summarize the baseline with \
+             the target's `iteration-boundary`)"
+        ),
         Finding::InWindow { window: w } => format!(
             "judged in the window {}..{} (entries {}..{})",
             w.from, w.to, w.from_entry, w.to_entry

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::analysis_adapter::RuleSet;
-use crate::analysis::{DeviceReport, Window};
+use crate::analysis::{Boundary, DeviceReport, Window};
 use crate::budget::Target;
 use crate::commands::analysed::{analyse_snapshot, summary_in_window};
 use crate::compare::Lookup;
@@ -70,7 +70,8 @@ pub(crate) fn plan(
         .collect())
 }
 
-/// Figures of one file, inside `window` when given: a memgate summary is
+/// Figures of one file, inside `window` when given, iterations cut at
+/// `boundary` (the default boundaries when `None`): a memgate summary is
 /// read (it must hold that window's figures), a snapshot analysed. A file
 /// read only as a baseline gets no snapshot-only hint in its error.
 pub(crate) fn figures(
@@ -78,6 +79,7 @@ pub(crate) fn figures(
     rules: &RuleSet,
     as_snapshot: bool,
     window: Option<&Window>,
+    boundary: Option<&Boundary>,
 ) -> Result<Vec<DeviceReport>, Error> {
     let read = if as_snapshot {
         input::read(path)
@@ -86,6 +88,6 @@ pub(crate) fn figures(
     };
     match read? {
         Input::Summary(s) => summary_in_window(path, s.devices, window),
-        Input::Snapshot(snap) => analyse_snapshot(path, &snap, rules, TOP_SITES, window),
+        Input::Snapshot(snap) => analyse_snapshot(path, &snap, rules, TOP_SITES, window, boundary),
     }
 }

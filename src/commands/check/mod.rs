@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::analysis::{DeviceReport, Window};
+use crate::analysis::{Boundary, DeviceReport, Window};
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::error::{Error, UsageError};
@@ -128,33 +128,44 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         return could_not_judge(opts, errors, &inputs, out);
     }
 
-    // Each target's window: `--window`, else its own `window`.
-    let windows: Vec<Option<&Window>> = windows
+    // Each target's window (`--window`, else its own `window`) and
+    // iteration boundary: a file is analysed once per pair.
+    let boundaries: Vec<Option<Boundary>> = budget
+        .targets
         .iter()
-        .map(|w| opts.window.as_ref().or(w.as_ref()))
+        .map(|t| t.iteration_boundary.clone().map(Boundary::Prefix))
         .collect();
-    // Every file once per window, all in parallel: current snapshots and
+    let lenses: Vec<Lens> = windows
+        .iter()
+        .zip(&boundaries)
+        .map(|(w, b)| Lens {
+            window: opts.window.as_ref().or(w.as_ref()),
+            boundary: b.as_ref(),
+        })
+        .collect();
+    // Every file once per lens, all in parallel: current snapshots and
     // baselines (those no snapshot claims too: what they hold is reported).
-    let mut files: Vec<(PathBuf, Option<&Window>)> = plans
+    let mut files: Vec<(PathBuf, Lens)> = plans
         .iter()
         .zip(&unclaimed)
-        .zip(&windows)
-        .flat_map(|((planned, left), &w)| {
+        .zip(&lenses)
+        .flat_map(|((planned, left), &l)| {
             planned
                 .iter()
                 .flat_map(|p| std::iter::once(p.path.clone()).chain(p.baseline.clone()))
                 .chain(left.iter().map(|(_, f)| f.clone()))
-                .map(move |f| (f, w))
+                .map(move |f| (f, l))
         })
         .collect();
-    files.sort_by_key(|(p, w)| file_key(p, *w));
-    files.dedup_by_key(|(p, w)| file_key(p, *w));
+    files.sort_by_key(|(p, l)| file_key(p, *l));
+    files.dedup_by_key(|(p, l)| file_key(p, *l));
     let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
     let figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = files
         .par_iter()
-        .map(|(p, w)| {
-            let f = inputs::figures(p, &rules, snapshots.contains(p.as_path()), *w);
-            (file_key(p, *w), f)
+        .map(|(p, l)| {
+            let as_snapshot = snapshots.contains(p.as_path());
+            let f = inputs::figures(p, &rules, as_snapshot, l.window, l.boundary);
+            (file_key(p, *l), f)
         })
         .collect();
 
@@ -162,9 +173,9 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .targets
         .iter()
         .zip(plans.iter().zip(&unclaimed))
-        .zip(&windows)
-        .map(|((t, (planned, left)), &window)| {
-            let figures = |path: &PathBuf| &figures[&file_key(path, window)];
+        .zip(&lenses)
+        .map(|((t, (planned, left)), &lens)| {
+            let figures = |path: &PathBuf| &figures[&file_key(path, lens)];
             let mut snapshots: Vec<_> = planned
                 .iter()
                 .map(|p| {
@@ -235,11 +246,28 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     report(opts, &verdict, [junit_to, markdown_to, json_to], out)
 }
 
-/// A file as analysed for a target: its path and the window's spec.
-type FileKey = (PathBuf, Option<String>);
+/// How a target looks at its files: inside its window, with its
+/// iteration boundary.
+#[derive(Clone, Copy)]
+struct Lens<'a> {
+    window: Option<&'a Window>,
+    boundary: Option<&'a Boundary>,
+}
 
-fn file_key(path: &Path, window: Option<&Window>) -> FileKey {
-    (path.to_path_buf(), window.map(ToString::to_string))
+/// A file as analysed for a target: its path, the window's spec and the
+/// iteration boundary's prefix.
+type FileKey = (PathBuf, Option<String>, Option<String>);
+
+fn file_key(path: &Path, lens: Lens<'_>) -> FileKey {
+    let boundary = lens.boundary.map(|b| match b {
+        Boundary::Default => String::new(),
+        Boundary::Prefix(p) => p.clone(),
+    });
+    (
+        path.to_path_buf(),
+        lens.window.map(ToString::to_string),
+        boundary,
+    )
 }
 
 /// Why a readable snapshot gives the target nothing to judge: it holds no
