@@ -78,11 +78,11 @@ pub(crate) fn summarize(
     digest: FileDigest,
     mut devices: Vec<DeviceReport>,
 ) -> Summary {
-    // OOM details (with their stacks) and the stacks at a chosen moment are
-    // for reading a run, not for comparing runs: a summary stays small. The
-    // peaks' places stay, so a diff against a summary can say a peak moved.
+    // The stacks at a chosen moment are for reading a run, not for
+    // comparing runs: a summary stays small. The peaks' places and the
+    // first OOMs (SPEC §11) stay, so a diff against a summary can say a
+    // peak moved.
     for d in &mut devices {
-        d.oom.clear();
         d.stacks_at_moment = None;
     }
     let (format, pickle_protocol) = match snap.format {

@@ -167,6 +167,7 @@ fn account(device: u32, status: Status, finding: Finding) -> DeviceVerdict {
     DeviceVerdict {
         device,
         peak_phase: None,
+        oom: Vec::new(),
         trace_complete: true,
         warnings: Vec::new(),
         checks: vec![baseline_check(status, finding, None)],
@@ -324,6 +325,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     DeviceVerdict {
         device: cur.device,
         peak_phase: cur.peak_phase.clone(),
+        oom: cur.oom.clone(),
         trace_complete: cur.trace_complete,
         warnings: cur.warnings.clone(),
         checks,

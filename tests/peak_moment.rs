@@ -280,6 +280,20 @@ fn a_gate_failing_on_an_oom_says_where_it_happened() {
         all.contains("(allocated 350.00 MiB, reserved 2 GiB) at entry 6, +2.100 s, phase: Optimizer.step, iteration 1, in step (opt.py:8)"),
         "{all}"
     );
+    // The verdict JSON carries the OOM details per device (SPEC §11 `oom`).
+    let out = memgate()
+        .current_dir(dir.path())
+        .args(["check", "--json", "-"])
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let oom = &v["targets"][0]["snapshots"][0]["devices"][0]["oom"][0];
+    assert_eq!(
+        (&oom["entry"], &oom["phase"]),
+        (&serde_json::json!(6), &serde_json::json!("Optimizer.step"))
+    );
 }
 
 #[test]

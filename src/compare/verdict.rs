@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::Finding;
-use crate::analysis::{PeakPhase, WindowReport};
+use crate::analysis::{OomDetail, PeakPhase, WindowReport};
 use crate::budget::{Budget, Loc};
 use crate::vocab::Unit;
 
@@ -102,6 +102,9 @@ pub struct DeviceVerdict {
     /// Where each peak of the run was reached (SPEC §11).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_phase: Option<PeakPhase>,
+    /// The first OOM entries of the run in detail (SPEC §11 `oom`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub oom: Vec<OomDetail>,
     pub trace_complete: bool,
     /// What the analysis found odd (the figures are still given).
     #[serde(skip_serializing_if = "Vec::is_empty")]

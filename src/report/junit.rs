@@ -189,6 +189,7 @@ mod tests {
         };
         let device = DeviceVerdict {
             peak_phase: None,
+            oom: Vec::new(),
             device: 0,
             trace_complete: true,
             warnings: Vec::new(),

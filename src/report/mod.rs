@@ -91,6 +91,7 @@ mod tests {
         );
         let d = DeviceVerdict {
             peak_phase: None,
+            oom: Vec::new(),
             device: 0,
             trace_complete: true,
             warnings: Vec::new(),
