@@ -394,6 +394,9 @@ pub struct CheckArgs {
     /// Write the JSON verdict (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write GitLab's metrics report, OpenMetrics text (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub metrics: Option<PathBuf>,
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -428,6 +431,7 @@ impl CheckArgs {
             junit: self.junit.clone(),
             markdown: self.markdown.clone(),
             json: self.json.clone(),
+            metrics: self.metrics.clone(),
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,
