@@ -207,6 +207,10 @@ pub struct PeakArgs {
     /// in; peaks are maxima over the window's entries, counts count them.
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    /// Also write the figures as GitLab's metrics report, OpenMetrics text
+    /// (`-`: to stdout, in place of the text or JSON).
+    #[arg(long, value_name = "PATH")]
+    pub metrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -287,6 +291,7 @@ impl PeakArgs {
             rules: self.rules.clone(),
             at: self.at.into(),
             window: self.window.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! GitLab's metrics report (`artifacts: reports: metrics`), in the
 //! OpenMetrics text format: one gauge sample per figure, target, snapshot
-//! and device, for the current value, the baseline and the budget's limit.
+//! and device, for the current value, the baseline and the budget's limit
+//! (`check`), or for the figure alone (`peak`, nothing judged).
 //!
 //! GitLab's merge-request widget pairs a line of the merge request's report
 //! with the target branch's by everything before the value (name and
@@ -13,7 +14,9 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use super::escape::openmetrics_label;
+use crate::analysis::Figure;
 use crate::compare::{Check, Status, Verdict};
+use crate::document::AnalysedSnapshot;
 use crate::vocab::Unit;
 
 /// One family of samples: the current value, the baseline or the limit of
@@ -45,7 +48,7 @@ const FAMILIES: [(Unit, Family); 6] = [
         Family {
             name: "memgate_figure_bytes",
             unit: Some("bytes"),
-            help: "A judged figure of this run, bytes.",
+            help: "A figure of this run, bytes.",
             value: current,
         },
     ),
@@ -72,7 +75,7 @@ const FAMILIES: [(Unit, Family); 6] = [
         Family {
             name: "memgate_figure",
             unit: None,
-            help: "A judged count figure of this run.",
+            help: "A count figure of this run.",
             value: current,
         },
     ),
@@ -179,6 +182,41 @@ pub(crate) fn render(v: &Verdict) -> String {
         header(&mut out, family.name, "gauge", family.unit, family.help);
         for (labels, x) in samples {
             let _ = writeln!(out, "{}{{{labels}}} {x}", family.name);
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// The figures of analysed snapshots (`peak --metrics`): one line per
+/// figure, snapshot (its path as given) and device, in the families `check`
+/// writes the current values to; a figure the device lacks (no iterations
+/// for `steady-state-peak`) has no line.
+pub(crate) fn figures(snapshots: &[AnalysedSnapshot]) -> String {
+    let mut out = String::new();
+    let current_values = FAMILIES
+        .iter()
+        .filter(|(_, f)| matches!(f.name, "memgate_figure_bytes" | "memgate_figure"));
+    for (unit, family) in current_values {
+        let mut samples = String::new();
+        for s in snapshots {
+            for d in &s.devices {
+                for f in Figure::ALL.into_iter().filter(|f| f.unit() == *unit) {
+                    let Some(x) = f.value(d) else { continue };
+                    let _ = writeln!(
+                        samples,
+                        "{}{{snapshot=\"{}\",device=\"{}\",figure=\"{}\"}} {x}",
+                        family.name,
+                        openmetrics_label(&s.path),
+                        d.device,
+                        f.id()
+                    );
+                }
+            }
+        }
+        if !samples.is_empty() {
+            header(&mut out, family.name, "gauge", family.unit, family.help);
+            out.push_str(&samples);
         }
     }
     out.push_str("# EOF\n");
