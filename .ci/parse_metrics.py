@@ -5,21 +5,25 @@
 
 Needs prometheus_client (in .ci/run's venv). For each file: it parses as
 OpenMetrics (prometheus_client.openmetrics.parser), the state set
-`memgate_verdict` is VERDICT, every sample's name and labels are unique, and
-every figure that has a baseline or a limit also has a current value.
+`memgate_verdict` is VERDICT (`none`: there is none, as from `peak`), every
+sample's name and labels are unique, and every figure that has a baseline or
+a limit also has a current value.
 """
 import sys
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-LABELS = ("target", "snapshot", "device", "figure")
+LABELS = ("snapshot", "device", "figure")
 
 
 def check(path, verdict):
     with open(path, encoding="utf-8") as f:
         families = {fam.name: fam for fam in text_string_to_metric_families(f.read())}
-    states = {s.labels["memgate_verdict"]: s.value for s in families["memgate_verdict"].samples}
-    assert states == {v: float(v == verdict) for v in ("pass", "warn", "fail", "error")}, states
+    if verdict == "none":
+        assert "memgate_verdict" not in families, families.keys()
+    else:
+        states = {s.labels["memgate_verdict"]: s.value for s in families["memgate_verdict"].samples}
+        assert states == {v: float(v == verdict) for v in ("pass", "warn", "fail", "error")}, states
     keys = set()
     current = set()
     samples = 0
