@@ -207,6 +207,10 @@ pub struct PeakArgs {
     /// in; peaks are maxima over the window's entries, counts count them.
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    /// Also write the figures as GitLab's metrics report, OpenMetrics text
+    /// (`-`: to stdout, in place of the text or JSON).
+    #[arg(long, value_name = "PATH")]
+    pub metrics: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -287,6 +291,7 @@ impl PeakArgs {
             rules: self.rules.clone(),
             at: self.at.into(),
             window: self.window.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -400,6 +405,9 @@ pub struct CheckArgs {
     /// Write the JSON verdict (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write GitLab's metrics report, OpenMetrics text (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub metrics: Option<PathBuf>,
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -434,6 +442,7 @@ impl CheckArgs {
             junit: self.junit.clone(),
             markdown: self.markdown.clone(),
             json: self.json.clone(),
+            metrics: self.metrics.clone(),
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,

@@ -4,10 +4,12 @@
 //! grouped by call stack.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use crate::analysis::Window;
 use crate::document::PeakDocument;
-use crate::report::{document_json, peak};
+use crate::error::OutputError;
+use crate::report::{document_json, metrics, peak};
 
 pub use crate::analysis::PeakAt;
 
@@ -23,6 +25,9 @@ pub struct PeakOptions {
     pub at: PeakAt,
     /// Figures inside this window only (SPEC §11).
     pub window: Option<Window>,
+    /// Also write the figures as GitLab's metrics report (OpenMetrics);
+    /// `-`: to stdout, in place of the text or JSON.
+    pub metrics: Option<PathBuf>,
 }
 
 pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
@@ -41,9 +46,27 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
         },
     );
     let doc = PeakDocument::new(batch.documents().0);
-    let written = match opts.format {
-        OutputFormat::Json => document_json::write(out, &doc),
-        OutputFormat::Text => peak::text(out, &doc),
+    let mut more = Vec::new();
+    let report = opts
+        .metrics
+        .as_ref()
+        .map(|p| (p, metrics::figures(&doc.snapshots)));
+    let written = match (&report, opts.format) {
+        (Some((p, text)), _) if p.as_os_str() == "-" => out.write_all(text.as_bytes()),
+        (_, OutputFormat::Json) => document_json::write(out, &doc),
+        (_, OutputFormat::Text) => peak::text(out, &doc),
     };
-    batch.outcome(written.err().and_then(super::write_error))
+    more.extend(written.err().and_then(super::write_error));
+    if let Some((path, text)) = report.filter(|(p, _)| p.as_os_str() != "-") {
+        if let Err(error) = crate::files::write_atomic(path, text.as_bytes()) {
+            more.push(
+                OutputError::Report {
+                    path: path.clone(),
+                    error,
+                }
+                .into(),
+            );
+        }
+    }
+    batch.outcome(more)
 }

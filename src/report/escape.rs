@@ -13,6 +13,11 @@
 //!   markup (`<`, `&`, …) is left to the XML writer, which always escapes it.
 //! * HTML: as the terminal, plus the five characters HTML reads as markup as
 //!   character references.
+//! * OpenMetrics label value (GitLab's metrics report): the spec's three
+//!   escapes (`\\`, `\"`, `\n`); other control characters as on the
+//!   terminal, and `#` as `\u{23}`, because GitLab's parser cuts every line
+//!   at its first `#` (one in a label would lose the line, or in older
+//!   GitLab fail the whole report).
 
 use std::borrow::Cow;
 
@@ -69,6 +74,31 @@ pub(crate) fn html(s: &str) -> Cow<'_, str> {
     )
 }
 
+/// Text for an OpenMetrics label value, between its double quotes. What
+/// the terminal would write as an escape (`\u{1b}`) and `#` (as `\u{23}`)
+/// reach the parsed value as that escape's text, so a reader sees it and
+/// GitLab, which drops what follows a `#`, keeps the line whole.
+pub(crate) fn openmetrics_label(s: &str) -> Cow<'_, str> {
+    escape_where(
+        s,
+        |c| c.is_control() || matches!(c, '\\' | '"' | '#'),
+        |c, out| match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '#' => out.push_str("\\\\u{23}"),
+            c => {
+                for e in c.escape_default() {
+                    if e == '\\' {
+                        out.push('\\');
+                    }
+                    out.push(e);
+                }
+            }
+        },
+    )
+}
+
 /// Characters GitHub-flavoured Markdown can read as markup in running text.
 fn is_markdown_markup(c: char) -> bool {
     matches!(
@@ -108,7 +138,7 @@ mod tests {
     #[test]
     fn plain_names_are_borrowed_unchanged_by_every_sink() {
         let name = "forward (/src/model.py)";
-        for f in [terminal, markdown, xml, html] {
+        for f in [terminal, markdown, xml, html, openmetrics_label] {
             assert!(matches!(f(name), Cow::Borrowed(n) if n == name));
         }
     }
@@ -143,6 +173,23 @@ mod tests {
         assert_eq!(
             html(HOSTILE),
             "f\\n::error::forged\\u{1b}[31m &lt;b&gt;&amp;&#39;&quot;|*_`\\u{7}\\t\\r\u{fffe}"
+        );
+    }
+
+    #[test]
+    fn an_openmetrics_label_escapes_quotes_backslashes_newlines_and_gitlabs_comment_sign() {
+        assert_eq!(
+            openmetrics_label(HOSTILE),
+            "f\\n::error::forged\\\\u{1b}[31m <b>&'\\\"|*_`\\\\u{7}\\\\t\\\\r\u{fffe}"
+        );
+        assert_eq!(
+            openmetrics_label(r#"a\b"c"#),
+            r#"a\\b\"c"#,
+            "the spec's escapes"
+        );
+        assert_eq!(
+            openmetrics_label("phase.## forward ##"),
+            r"phase.\\u{23}\\u{23} forward \\u{23}\\u{23}"
         );
     }
 }

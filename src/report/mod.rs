@@ -13,6 +13,7 @@ pub mod inspect;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;
+pub(crate) mod metrics;
 pub mod peak;
 pub mod phases;
 pub mod profile;

@@ -1,5 +1,6 @@
 //! `memgate check`: budget file → snapshots and baselines → verdict →
-//! JUnit, Markdown, JSON, GitHub Actions outputs, terminal summary.
+//! JUnit, Markdown, JSON, GitLab metrics, GitHub Actions outputs, terminal
+//! summary.
 
 mod analysis_adapter;
 mod baselines;
@@ -16,7 +17,7 @@ use crate::analysis::{Boundary, DeviceReport, Window};
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::error::{Error, UsageError};
-use crate::report::{github, json, junit, markdown, terminal};
+use crate::report::{github, json, junit, markdown, metrics, terminal};
 
 use super::{Gate, Outcome};
 use inputs::{Baselines, Planned};
@@ -42,6 +43,8 @@ pub struct CheckOptions {
     pub junit: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
     pub json: Option<PathBuf>,
+    /// GitLab's metrics report (OpenMetrics text).
+    pub metrics: Option<PathBuf>,
     pub warn_only: bool,
     pub require_baseline: bool,
     pub comment_size: bool,
@@ -77,8 +80,8 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         );
         return Outcome::ok();
     }
-    let [junit_to, markdown_to, json_to] = destinations(opts);
-    let named = by_flag([&junit_to, &markdown_to, &json_to]);
+    let [junit_to, markdown_to, json_to, metrics_to] = destinations(opts);
+    let named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
     let errors = usage(outputs::check(&named));
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &[&config], out);
@@ -243,7 +246,12 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         })
         .collect();
     let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
-    report(opts, &verdict, [junit_to, markdown_to, json_to], out)
+    report(
+        opts,
+        &verdict,
+        [junit_to, markdown_to, json_to, metrics_to],
+        out,
+    )
 }
 
 /// How a target looks at its files: inside its window, with its
@@ -305,14 +313,15 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Where `--junit`, `--markdown` and `--json` send their reports.
-fn destinations(opts: &CheckOptions) -> [Option<Dest>; 3] {
-    [&opts.junit, &opts.markdown, &opts.json].map(|p| p.as_deref().map(Dest::new))
+/// Where `--junit`, `--markdown`, `--json` and `--metrics` send their
+/// reports.
+fn destinations(opts: &CheckOptions) -> [Option<Dest>; 4] {
+    [&opts.junit, &opts.markdown, &opts.json, &opts.metrics].map(|p| p.as_deref().map(Dest::new))
 }
 
 /// The given destinations, each with the flag that named it.
-fn by_flag(dests: [&Option<Dest>; 3]) -> Vec<(&'static str, &Dest)> {
-    ["--junit", "--markdown", "--json"]
+fn by_flag(dests: [&Option<Dest>; 4]) -> Vec<(&'static str, &Dest)> {
+    ["--junit", "--markdown", "--json", "--metrics"]
         .into_iter()
         .zip(dests)
         .filter_map(|(f, d)| d.as_ref().map(|d| (f, d)))
@@ -322,7 +331,7 @@ fn by_flag(dests: [&Option<Dest>; 3]) -> Vec<(&'static str, &Dest)> {
 /// The gate could not judge at all (bad budget file, nothing to judge, an
 /// unusable report path): write what still can be written, so CI shows why
 /// the job is red: a one-case JUnit `<error>`, a one-line Markdown report
-/// and step summary, `verdict=error` in `GITHUB_OUTPUT`, `::error` lines.
+/// and step summary, a metrics report with the verdict `error` only, `verdict=error` in `GITHUB_OUTPUT`, `::error` lines.
 /// A report path that is itself the problem, or would overwrite one of
 /// `inputs`, is left alone. The exit status stays "could not judge".
 fn could_not_judge(
@@ -332,9 +341,9 @@ fn could_not_judge(
     out: &mut dyn Write,
 ) -> Outcome {
     let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    let [junit_to, markdown_to, json_to] = destinations(opts);
+    let [junit_to, markdown_to, json_to, metrics_to] = destinations(opts);
     // --json takes part in the clash checks though it gets nothing to write.
-    let named = by_flag([&junit_to, &markdown_to, &json_to]);
+    let named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
     let usable: Vec<(&str, &Dest)> = outputs::usable(&named, inputs)
         .into_iter()
         .filter(|(flag, _)| *flag != "--json")
@@ -342,10 +351,10 @@ fn could_not_judge(
     let stamp = opts.timestamp.unwrap_or_else(now);
     let line = markdown::error_report(&reasons);
     for &(flag, d) in &usable {
-        let text = if flag == "--junit" {
-            junit::error_report(&reasons, stamp)
-        } else {
-            line.clone()
+        let text = match flag {
+            "--junit" => junit::error_report(&reasons, stamp),
+            "--metrics" => metrics::error_report(),
+            _ => line.clone(),
         };
         if let Err(e) = outputs::write(d, &text, out) {
             errors.push(e.into());
@@ -381,7 +390,7 @@ fn could_not_judge(
 fn report(
     opts: &CheckOptions,
     v: &Verdict,
-    [junit_to, markdown_to, json_to]: [Option<Dest>; 3],
+    [junit_to, markdown_to, json_to, metrics_to]: [Option<Dest>; 4],
     out: &mut dyn Write,
 ) -> Outcome {
     let mut errors: Vec<Error> = Vec::new();
@@ -400,7 +409,8 @@ fn report(
     written(&junit_to, &|| junit::render(v));
     written(&markdown_to, &|| markdown::render(v, limit));
     written(&json_to, &|| json::render(v));
-    let stdout_taken = [&junit_to, &markdown_to, &json_to]
+    written(&metrics_to, &|| metrics::render(v));
+    let stdout_taken = [&junit_to, &markdown_to, &json_to, &metrics_to]
         .iter()
         .any(|d| **d == Some(Dest::Stdout));
     let mut stderr = std::io::stderr();
