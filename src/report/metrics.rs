@@ -260,6 +260,8 @@ mod tests {
             baseline: None,
             error: None,
             devices: vec![DeviceVerdict {
+                peak_phase: None,
+                oom: Vec::new(),
                 device: 3,
                 trace_complete: true,
                 warnings: Vec::new(),
