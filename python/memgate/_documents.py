@@ -109,6 +109,9 @@ class AnalysedDevice(_Document):
     stacks_at_peak: Optional[List[Dict[str, Any]]] = _of()
     sites_at_peak: Optional[List[Dict[str, Any]]] = _of()
     time: Optional[Dict[str, Any]] = _of()
+    peak_phase: Optional[Dict[str, Any]] = _of()
+    oom: Optional[List[Dict[str, Any]]] = _of()
+    window: Optional[Dict[str, Any]] = _of()
 
 
 @dataclass(frozen=True)
@@ -247,6 +250,9 @@ class CheckedDevice(_Document):
     checks: List[Check] = _of(_list_of(Check))
     categories: Optional[Any] = _of()
     sites: Optional[List[Dict[str, Any]]] = _of()
+    peak_phase: Optional[Dict[str, Any]] = _of()
+    oom: Optional[List[Dict[str, Any]]] = _of()
+    window: Optional[Dict[str, Any]] = _of()
 
     def growing_sites(self, top: int = 5) -> List[Dict[str, Any]]:
         """The sites that grew most over the baseline, largest first."""

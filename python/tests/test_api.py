@@ -88,6 +88,11 @@ def test_check_returns_a_failing_verdict_for_the_regressed_example(examples, tmp
     ]
     assert "allocated-peak" in failed
     assert "allocated-peak: 212.10 MiB is over its budget of 208 MiB" in verdict.text
+    # The regression doubles an activation of the last of the 5 steps: the
+    # gate says the peak was reached there, in the backward pass.
+    device = verdict.targets[0].snapshots[0].devices[0]
+    place = device.peak_phase["allocated-peak"]
+    assert (place["annotation"], place["iteration"]) == ("## backward ##", 4)
     assert (tmp_path / "junit.xml").is_file()
 
 
