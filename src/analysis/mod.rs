@@ -218,7 +218,7 @@ fn device_analysis(
     let structure = r
         .curves
         .take()
-        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], Some(rules)));
+        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
     let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules_source());
     let time_at = |i: Option<u64>| i.and_then(|i| trace[i as usize].time()).map(|t| t as u64);
@@ -479,7 +479,7 @@ pub fn phases_with_rules(
     substrings: &[String],
     rules: &RuleSet,
 ) -> Vec<DevicePhases> {
-    time_structure(snap, boundary, substrings, Some(rules))
+    time_structure(snap, boundary, substrings, rules)
 }
 
 /// A device's time structure from its curves: annotations give phases and
@@ -492,12 +492,12 @@ fn device_time(
     attribution: &phases::Attribution,
     boundary: &Boundary,
     substrings: &[String],
-    rules: Option<&RuleSet>,
+    rules: &RuleSet,
 ) -> DevicePhases {
     let mut p = phases::device_phases(snap, device, curves, attribution, boundary, substrings);
-    let Some(rules) = rules.filter(|r| r.has_time_rules()) else {
+    if !rules.has_time_rules() {
         return p;
-    };
+    }
     if snap.annotations_of(device).next().is_some() {
         p.warnings.push(
             "the [phases] / [iterations] rules were not used: this device's phases come \
@@ -519,7 +519,7 @@ fn time_structure(
     snap: &Snapshot,
     boundary: &Boundary,
     substrings: &[String],
-    rules: Option<&RuleSet>,
+    rules: &RuleSet,
 ) -> Vec<DevicePhases> {
     let mut devices = snap.devices();
     devices.extend(snap.annotations.iter().filter_map(|a| a.device));

@@ -126,6 +126,9 @@ pub struct DevicePhases {
 pub(crate) struct Attribution {
     pub(crate) names: Vec<String>,
     pub(crate) owner: Vec<u32>,
+    /// Where each of the device's annotation events falls (see
+    /// [`positions`]), in list order.
+    positions: Vec<usize>,
     spans: Vec<RawSpan>,
     unmatched_ends: usize,
 }
@@ -174,6 +177,7 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
         return Attribution {
             names: vec![NO_ANNOTATION.to_string()],
             owner: Vec::new(),
+            positions: Vec::new(),
             spans: Vec::new(),
             unmatched_ends: 0,
         };
@@ -235,6 +239,7 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
     Attribution {
         names,
         owner,
+        positions: at,
         spans,
         unmatched_ends,
     }
@@ -266,7 +271,7 @@ pub(crate) fn device_phases(
 ) -> DevicePhases {
     let trace = snap.trace(device);
     let anns: Vec<&Annotation> = snap.annotations_of(device).collect();
-    let at = positions(trace, &anns);
+    let at = &att.positions;
     let first_time = trace.iter().find_map(|e| e.time());
     let rel = |t: i64| first_time.map(|f| (t - f) as f64 / 1e6);
     let u = |v: i64| v.max(0) as u64;
@@ -275,7 +280,7 @@ pub(crate) fn device_phases(
     let mut annotations = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut applied = 0;
-    for (a, &entry) in anns.iter().zip(&at) {
+    for (a, &entry) in anns.iter().zip(at) {
         let name = snap.str(a.name);
         if !substrings.is_empty() && !substrings.iter().any(|s| name.contains(s.as_str())) {
             continue;
@@ -329,7 +334,7 @@ pub(crate) fn device_phases(
     DevicePhases {
         device,
         annotations,
-        iterations: iterations(snap, &anns, &at, curves, boundary),
+        iterations: iterations(snap, &anns, at, curves, boundary),
         phases,
         warnings,
     }
