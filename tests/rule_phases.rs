@@ -47,19 +47,31 @@ fn write(dir: &Path, trace: Vec<Value>, annotations: Vec<Value>) -> (PathBuf, Pa
     (snap, rules)
 }
 
-/// `memgate phases --format json --rules RULES SNAP`: device 0.
-fn phases(snap: &Path, rules: &Path) -> Value {
-    let out = memgate()
-        .args(["phases", "--format", "json", "--rules"])
+/// The standard output of `memgate ARGS… --rules RULES SNAP`, which must
+/// succeed.
+fn run(args: &[&str], snap: &Path, rules: &Path) -> Vec<u8> {
+    memgate()
+        .args(args)
+        .arg("--rules")
         .arg(rules)
         .arg(snap)
         .assert()
         .success()
         .get_output()
         .stdout
-        .clone();
+        .clone()
+}
+
+/// Device 0 of `memgate COMMAND --format json --rules RULES SNAP`.
+fn device_json(command: &str, snap: &Path, rules: &Path) -> Value {
+    let out = run(&[command, "--format", "json"], snap, rules);
     let v: Value = serde_json::from_slice(&out).unwrap();
     v["snapshots"][0]["devices"][0].clone()
+}
+
+/// `memgate phases --format json --rules RULES SNAP`: device 0.
+fn phases(snap: &Path, rules: &Path) -> Value {
+    device_json("phases", snap, rules)
 }
 
 /// (name, occurrence, from, to, closed, allocated-peak, live-at-start,
@@ -196,16 +208,7 @@ fn annotations_win_over_the_phase_rules_and_a_warning_says_so() {
 fn the_text_report_says_where_the_phases_came_from() {
     let dir = tempfile::tempdir().unwrap();
     let (snap, rules) = write(dir.path(), vec![alloc(1, 10, "fwd")], vec![]);
-    let out = memgate()
-        .args(["phases", "--rules"])
-        .arg(&rules)
-        .arg(&snap)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = String::from_utf8(run(&["phases"], &snap, &rules)).unwrap();
     assert!(
         text.contains("no annotations; phases from the [phases] rules"),
         "{text}"
@@ -263,17 +266,7 @@ fn on_an_npu_trace_the_peaks_are_placed_in_their_stack_rule_phase_by_entry() {
     ];
     let (snap, rules) = write(dir.path(), trace, vec![]);
     for command in ["peak", "profile"] {
-        let out = memgate()
-            .args([command, "--format", "json", "--rules"])
-            .arg(&rules)
-            .arg(&snap)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        let d = &v["snapshots"][0]["devices"][0];
+        let d = &device_json(command, &snap, &rules);
         assert_eq!(d["figures"]["allocated-peak"], 400, "{command}");
         // No time_us: placed by entry alone, in the phase its rule names.
         assert_eq!(

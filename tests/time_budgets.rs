@@ -131,17 +131,7 @@ steady-state-peak = "5%"
 "#,
     ));
     write(&w, "base.json", &loop_snapshot(0, 4 * MIB));
-    let made = std::process::Command::new(env!("CARGO_BIN_EXE_memgate"))
-        .current_dir(w.tmp.path())
-        .args(["summarize", "base.json", "--output", "golden"])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    std::fs::rename(w.path("golden/base.json"), w.path("golden/rank0.json")).unwrap();
+    golden_of_base(&w, &[]);
     let golden: Value = serde_json::from_str(&w.read("golden/rank0.json")).unwrap();
     assert_eq!(
         golden["devices"][0]["time"],
