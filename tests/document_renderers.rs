@@ -329,19 +329,23 @@ fn html_page_escapes_names_and_draws_each_device_from_its_timeline() {
             TimelinePoint {
                 entry: None,
                 time_us: None,
+                reserved: 128 * MIB,
                 bytes: vec![60 * MIB, 0, 0],
             },
             TimelinePoint {
                 entry: Some(900),
                 time_us: None,
+                reserved: 128 * MIB,
                 bytes: vec![60 * MIB, 20 * MIB, 0],
             },
             TimelinePoint {
                 entry: Some(1790),
                 time_us: None,
+                reserved: 128 * MIB,
                 bytes: vec![60 * MIB, 38 * MIB, MIB],
             },
         ],
+        ..Timeline::default()
     };
     let page = html::render(&doc, &[vec![timeline]]);
     assert!(!page.contains('\u{1b}') && !page.contains("<b>"), "{page}");
