@@ -199,7 +199,7 @@ fn a_bad_rules_file_exits_2_naming_the_problem() {
 }
 
 #[test]
-fn profile_html_is_one_self_contained_page_with_an_inline_svg() {
+fn profile_html_is_one_self_contained_page_under_a_strict_policy_with_its_data_inline() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("profile.html");
     memgate()
@@ -213,13 +213,62 @@ fn profile_html_is_one_self_contained_page_with_an_inline_svg() {
         .success();
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(html.contains("<svg") && html.contains("<polygon"));
-    assert!(!html.contains("<script"), "no scripts");
+    assert!(html.contains(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"
+    ));
+    // The data block and the page's own script, nothing loaded from anywhere.
+    assert_eq!(html.matches("<script").count(), 2, "{html}");
+    assert!(
+        !html.contains(" src=") && !html.contains(" href="),
+        "{html}"
+    );
     let without_ns = html.replace("http://www.w3.org/2000/svg", "");
     assert!(
         !without_ns.contains("http://") && !without_ns.contains("https://"),
         "nothing fetched"
     );
+    let open = "<script type=\"application/json\" id=\"memgate-data\">";
+    let json = &html[html.find(open).unwrap() + open.len()..];
+    let json = &json[..json.find("</script>").unwrap()];
+    let data: Value = serde_json::from_str(json).unwrap();
+    let device = &data["devices"][0];
+    assert_eq!(device["snapshot"], fixture("main_proto4.pickle").as_str());
+    let doc = memgate()
+        .args([
+            "profile",
+            "--format",
+            "json",
+            &fixture("main_proto4.pickle"),
+        ])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&doc.stdout).unwrap();
+    let figures = &doc["snapshots"][0]["devices"][0]["figures"];
+    let marks = device["marks"].as_array().unwrap();
+    for id in ["allocated-peak", "dynamic-peak", "reserved-peak"] {
+        let mark = marks.iter().find(|m| m["figure"] == id);
+        let mark = mark.unwrap_or_else(|| panic!("no {id} marker in {marks:?}"));
+        assert_eq!(mark["bytes"], figures[id].to_string(), "{id}");
+    }
+    // The allocated peak's sample is in the series, at the figure.
+    let moment = &marks
+        .iter()
+        .find(|m| m["figure"] == "allocated-peak")
+        .unwrap()["moment"];
+    let at = &device["moments"][moment.as_u64().unwrap() as usize]["entry"];
+    let i = device["entry"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e == at)
+        .unwrap();
+    let total: u64 = device["cats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["bytes"][i].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, figures["allocated-peak"].as_u64().unwrap());
 }
 
 #[test]

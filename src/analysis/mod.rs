@@ -287,13 +287,16 @@ fn device_analysis(
         }),
     };
     let timeline = r.timeline.take().map(|points| {
-        let bands = structure.as_ref().map_or_else(Vec::new, |p| bands(trace, p));
+        let bands = structure
+            .as_ref()
+            .map_or_else(Vec::new, |p| bands(trace, p));
         Timeline {
             device,
             categories: groups.names().to_vec(),
             points,
             moments: moments(snap, trace, &r, &report, &bands),
             bands,
+            origin_time_us: trace.iter().find_map(|e| e.time()),
             window: report.window.as_ref().map(|w| {
                 let time = |i: u64| trace.get(i as usize).and_then(|e| e.time());
                 timeline::Band {
@@ -373,7 +376,7 @@ fn moments(
         ),
     ] {
         let at = entry.map_or(-1, |i| i as i64);
-        wanted.push((at, MomentKind::Peak(id.id())));
+        wanted.push((at, MomentKind::Peak(id)));
     }
     wanted.extend(report.oom.iter().map(|o| (o.entry as i64, MomentKind::Oom)));
     let phases: Vec<usize> = (0..bands.len()).filter(|&b| !bands[b].iteration).collect();

@@ -7,7 +7,7 @@
 
 use crate::snapshot::Device;
 
-use super::types::StackGroup;
+use super::types::{Figure, StackGroup};
 
 /// One sample: the live bytes per category after trace entry `entry`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,8 +38,8 @@ pub struct Band {
 /// What a [`Moment`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MomentKind {
-    /// A peak, by its figure id (`allocated-peak`, …).
-    Peak(&'static str),
+    /// A peak: allocated, dynamic or reserved.
+    Peak(Figure),
     Oom,
     /// The start of a phase span (its index in `Timeline::bands`).
     PhaseStart(usize),
@@ -73,6 +73,8 @@ pub struct Timeline {
     pub moments: Vec<Moment>,
     /// The window the figures are of, when one was given.
     pub window: Option<Band>,
+    /// `time_us` of the device's first timed entry: where seconds count from.
+    pub origin_time_us: Option<i64>,
 }
 
 /// How many stack groups each moment lists.
@@ -187,8 +189,8 @@ impl Sampler {
     /// with `start` (bytes per category live before recording) and
     /// `start_reserved` added.
     pub(crate) fn finish(mut self, start: &[i64], start_reserved: i128) -> Vec<TimelinePoint> {
-        let point = |entry: Option<usize>, time_us, relative: &[i64], reserved: i128| {
-            TimelinePoint {
+        let point =
+            |entry: Option<usize>, time_us, relative: &[i64], reserved: i128| TimelinePoint {
                 entry: entry.map(|i| i as u64),
                 time_us,
                 bytes: start
@@ -197,8 +199,7 @@ impl Sampler {
                     .map(|(s, r)| (s + r).max(0) as u64)
                     .collect(),
                 reserved: (start_reserved + reserved).clamp(0, i128::from(u64::MAX)) as u64,
-            }
-        };
+            };
         for p in self.pins.iter_mut().filter_map(Option::take) {
             if let Err(at) = self.chosen.binary_search_by_key(&p.entry, |c| c.entry) {
                 self.chosen.insert(at, p);

@@ -13,8 +13,16 @@
 //!   markup (`<`, `&`, …) is left to the XML writer, which always escapes it.
 //! * HTML: as the terminal, plus the five characters HTML reads as markup as
 //!   character references.
+//! * JSON inside an HTML `<script>` element: the JSON text as serde_json
+//!   writes it, with `<`, `>` and `&` written as `\u003c`, `\u003e`,
+//!   `\u0026` (so no `</script>` or `<!--` can end or bend the element) and
+//!   U+2028 / U+2029 as `\u2028` / `\u2029` (line terminators to older
+//!   JavaScript parsers). These characters occur in JSON text only inside
+//!   strings, where the escapes mean the same characters, so `JSON.parse`
+//!   reads back exactly the names the snapshot has.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Text for a terminal or a CI log: one line, no escape sequences.
 pub fn terminal(s: &str) -> Cow<'_, str> {
@@ -65,6 +73,18 @@ pub(crate) fn html(s: &str) -> Cow<'_, str> {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c => out.extend(c.escape_default()),
+        },
+    )
+}
+
+/// JSON text for the content of an HTML `<script type="application/json">`
+/// element.
+pub(crate) fn json_in_script(json: &str) -> Cow<'_, str> {
+    escape_where(
+        json,
+        |c| matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'),
+        |c, out| {
+            let _ = write!(out, "\\u{:04x}", c as u32);
         },
     )
 }
@@ -136,6 +156,19 @@ mod tests {
             xml(HOSTILE),
             "f\n::error::forged\\u{1b}[31m <b>&'\"|*_`\\u{7}\t\r\\u{fffe}"
         );
+    }
+
+    #[test]
+    fn json_in_a_script_element_cannot_close_it_and_parses_back_to_the_same_name() {
+        let name = "</script><!--x-->&\u{2028}\u{2029}\"";
+        let json = serde_json::to_string(name).unwrap();
+        let out = json_in_script(&json);
+        for bad in ["<", ">", "&", "\u{2028}", "\u{2029}"] {
+            assert!(!out.contains(bad), "{out}");
+        }
+        assert!(out.contains("\\u003c/script\\u003e"), "{out}");
+        let back: String = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, name);
     }
 
     #[test]

@@ -1,0 +1,259 @@
+//! The page's one JSON block: per device, the timeline's series on one x
+//! axis (microseconds since the device's first timed entry, or entries
+//! applied where the trace has no usable time), the peak and OOM markers,
+//! the bands, the window and the moments with their folded stacks. Names
+//! are stored raw: the page's script writes them as text, never as markup.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::analysis::{Band, DeviceReport, MomentKind, Timeline};
+use crate::report::frames;
+
+/// Every device of the page, in page order.
+#[derive(Serialize)]
+pub(super) struct PageData<'a> {
+    pub(super) devices: Vec<DeviceData<'a>>,
+}
+
+/// One device chart.
+#[derive(Serialize)]
+pub(super) struct DeviceData<'a> {
+    snapshot: &'a str,
+    device: u32,
+    /// `"s"`: x is microseconds since `origin`; `"entry"`: entries applied.
+    axis: &'static str,
+    x: Vec<i64>,
+    /// The entry each sample is after (`-1`: before the first).
+    entry: Vec<i64>,
+    cats: Vec<Series<'a>>,
+    reserved: Vec<u64>,
+    marks: Vec<Mark>,
+    bands: Vec<BandData<'a>>,
+    window: Option<BandData<'a>>,
+    moments: Vec<MomentData>,
+    /// The stack lines the moments refer to by index.
+    lines: Vec<String>,
+}
+
+/// One category's bytes at every sample.
+#[derive(Serialize)]
+struct Series<'a> {
+    name: &'a str,
+    /// Index into the page's palette (the category's place in the rules).
+    color: usize,
+    bytes: Vec<u64>,
+}
+
+/// A peak or OOM marker.
+#[derive(Serialize)]
+struct Mark {
+    /// The figure id, or `oom`.
+    figure: &'static str,
+    /// The exact value as text (the JSON figure), and as a number to draw.
+    bytes: String,
+    y: u64,
+    x: i64,
+    /// Index into `moments`.
+    moment: usize,
+}
+
+#[derive(Serialize)]
+struct BandData<'a> {
+    iteration: bool,
+    name: &'a str,
+    x0: i64,
+    x1: i64,
+}
+
+#[derive(Serialize)]
+struct MomentData {
+    /// What falls here, e.g. `allocated-peak`, `oom`, `phase forward`.
+    label: String,
+    entry: i64,
+    x: i64,
+    allocated: u64,
+    stacks: Vec<StackData>,
+}
+
+#[derive(Serialize)]
+struct StackData {
+    bytes: u64,
+    count: u64,
+    /// Indices into `lines`: Python frames first, C++ frames folded.
+    lines: Vec<u32>,
+}
+
+/// Where entries are on the x axis.
+struct Axis {
+    origin: Option<i64>,
+}
+
+impl Axis {
+    /// Seconds when every entry the chart places has a `time_us` and the
+    /// samples' times do not go backwards; entries applied otherwise.
+    fn of(t: &Timeline) -> Axis {
+        let Some(origin) = t.origin_time_us else {
+            return Axis { origin: None };
+        };
+        let timed = t
+            .points
+            .iter()
+            .all(|p| p.entry.is_none() || p.time_us.is_some())
+            && t.moments
+                .iter()
+                .all(|m| m.entry.is_none() || m.time_us.is_some())
+            && t.bands
+                .iter()
+                .chain(&t.window)
+                .all(|b| b.from_time_us.is_some() && b.to_time_us.is_some())
+            && t.points
+                .windows(2)
+                .all(|w| w[0].time_us.unwrap_or(origin) <= w[1].time_us.unwrap_or(origin));
+        Axis {
+            origin: timed.then_some(origin),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        if self.origin.is_some() {
+            "s"
+        } else {
+            "entry"
+        }
+    }
+
+    /// The x of the state after `entry` (`None`: before the first).
+    fn x(&self, entry: Option<u64>, time_us: Option<i64>) -> i64 {
+        match (self.origin, entry) {
+            (_, None) => 0,
+            (Some(origin), Some(_)) => time_us.map_or(0, |t| (t - origin).max(0)),
+            (None, Some(e)) => e as i64 + 1,
+        }
+    }
+}
+
+/// Interns stack lines so a frame shared by many stacks is stored once.
+#[derive(Default)]
+struct Lines {
+    index: HashMap<String, u32>,
+    lines: Vec<String>,
+}
+
+impl Lines {
+    fn id(&mut self, line: String) -> u32 {
+        if let Some(&i) = self.index.get(&line) {
+            return i;
+        }
+        let i = self.lines.len() as u32;
+        self.lines.push(line.clone());
+        self.index.insert(line, i);
+        i
+    }
+}
+
+fn moment_label(kind: MomentKind, bands: &[Band]) -> String {
+    match kind {
+        MomentKind::Peak(f) => f.id().to_string(),
+        MomentKind::Oom => "oom".to_string(),
+        MomentKind::PhaseStart(b) => format!("{} starts", bands[b].name),
+        MomentKind::Sample => "sample".to_string(),
+    }
+}
+
+impl<'a> DeviceData<'a> {
+    pub(super) fn new(path: &'a str, report: &'a DeviceReport, t: &'a Timeline) -> Self {
+        let axis = Axis::of(t);
+        let band = |b: &'a Band| BandData {
+            iteration: b.iteration,
+            name: &b.name,
+            x0: axis.x(Some(b.from_entry), b.from_time_us),
+            x1: axis.x(Some(b.to_entry), b.to_time_us),
+        };
+        let cats = t
+            .categories
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| t.points.iter().any(|p| p.bytes[*k] > 0))
+            .map(|(k, name)| Series {
+                name,
+                color: k,
+                bytes: t.points.iter().map(|p| p.bytes[k]).collect(),
+            })
+            .collect();
+        let mut lines = Lines::default();
+        let mut marks = Vec::new();
+        let mut oom_at: HashMap<u64, u64> =
+            report.oom.iter().map(|o| (o.entry, o.allocated)).collect();
+        let moments = t
+            .moments
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                let x = axis.x(m.entry, m.time_us);
+                for kind in &m.kinds {
+                    let (figure, value) = match *kind {
+                        MomentKind::Peak(f) => (f.id(), f.value(report).unwrap_or(0)),
+                        MomentKind::Oom => {
+                            let at = m.entry.and_then(|e| oom_at.remove(&e));
+                            ("oom", at.unwrap_or(m.allocated))
+                        }
+                        _ => continue,
+                    };
+                    marks.push(Mark {
+                        figure,
+                        bytes: value.to_string(),
+                        y: value,
+                        x,
+                        moment: k,
+                    });
+                }
+                MomentData {
+                    label: m
+                        .kinds
+                        .iter()
+                        .map(|k| moment_label(*k, &t.bands))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    entry: m.entry.map_or(-1, |e| e as i64),
+                    x,
+                    allocated: m.allocated,
+                    stacks: m
+                        .stacks
+                        .iter()
+                        .map(|s| StackData {
+                            bytes: s.bytes,
+                            count: s.count,
+                            lines: frames::folded(&s.frames)
+                                .into_iter()
+                                .map(|l| lines.id(l))
+                                .collect(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        DeviceData {
+            snapshot: path,
+            device: report.device,
+            axis: axis.name(),
+            x: t.points
+                .iter()
+                .map(|p| axis.x(p.entry, p.time_us))
+                .collect(),
+            entry: t
+                .points
+                .iter()
+                .map(|p| p.entry.map_or(-1, |e| e as i64))
+                .collect(),
+            cats,
+            reserved: t.points.iter().map(|p| p.reserved).collect(),
+            marks,
+            bands: t.bands.iter().map(band).collect(),
+            window: t.window.as_ref().map(band),
+            moments,
+            lines: lines.lines,
+        }
+    }
+}
