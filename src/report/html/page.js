@@ -64,6 +64,15 @@
     this.full = [0, Math.max(last, 1)];
     this.dom = this.full.slice();
     this.sel = -1;
+    // Nested or overlapping phases go on separate rows (at most three).
+    var ends = [];
+    d.bands.filter(function (b) { return !b.iteration; })
+      .sort(function (a, b) { return a.x0 - b.x0 || b.x1 - a.x1; }).forEach(function (b) {
+      var row = 0;
+      while (row < ends.length && ends[row] > b.x0) { row++; }
+      b.row = Math.min(row, 2);
+      ends[b.row] = Math.max(ends[b.row] || 0, b.x1);
+    });
     this.build();
   }
 
@@ -123,7 +132,7 @@
     this.ymax = Math.max(ticks[ticks.length - 1], ymax * 1.05);
     var clip = 'clip' + this.id;
     var cp = svg('clipPath', {id: clip}, svg('defs', {}, s));
-    svg('rect', {x: L, y: T - 26, width: W - L - R, height: H - B - T + 26}, cp);
+    svg('rect', {x: L, y: T - 32, width: W - L - R, height: H - B - T + 32}, cp);
     var axis = svg('g', {'class': 'axis'}, s);
     ticks.forEach(function (v) {
       var y = self.sy(v);
@@ -164,10 +173,11 @@
       } else {
         k++;
         var c = PALETTE[(k - 1) % PALETTE.length];
-        svg('rect', {x: x0, y: T - 24, width: x1 - x0, height: 10, fill: c, 'fill-opacity': 0.5}, band);
+        var y = T - 30 + 10 * b.row;
+        svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: c, 'fill-opacity': 0.55}, band);
         svg('title', {}, band).textContent = 'phase ' + b.name;
         if (x1 - x0 > 60) {
-          svg('text', {x: x0 + 2, y: T - 4}, band).textContent = b.name.slice(0, Math.floor((x1 - x0) / 7));
+          svg('text', {x: x0 + 2, y: y + 8}, band).textContent = b.name.slice(0, Math.floor((x1 - x0) / 6));
         }
       }
     });
@@ -367,11 +377,14 @@
     while (host.firstChild) { host.removeChild(host.firstChild); }
     var t = tag('table', null, host, 'moment');
     t.setAttribute('data-entry', String(m.entry));
-    tag('caption', 'Largest live allocations at ' + m.label + ' (' + xText(d, m.x) +
+    var label = m.label.split(', ').map(function (l) { return NAMES[l] || l; }).join(', ');
+    tag('caption', 'Largest live allocations at ' + label + ' (' + xText(d, m.x) +
       (m.entry >= 0 ? ', after entry ' + m.entry : ', before the first entry') + '): ' +
       exact(m.allocated) + ' live', t);
     var head = tag('tr', null, t);
-    ['bytes', 'allocations', 'call stack (Python frames first, C++ folded)'].forEach(function (h) { tag('th', h, head); });
+    tag('th', 'bytes', head);
+    tag('th', 'allocations', head);
+    tag('th', 'call stack (Python frames first, C++ folded)', head, 'stack');
     m.stacks.forEach(function (st) {
       var row = tag('tr', null, t);
       var b = tag('td', exact(st.bytes), row);
