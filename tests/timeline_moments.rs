@@ -38,11 +38,15 @@ fn each_peak_is_a_sample_and_a_moment_whose_stacks_are_those_peak_lists() {
                 if report.figures.trace_entries == 0 || value == 0 {
                     continue;
                 }
-                let Some(m) = t.moments.iter().find(|m| m.kinds.contains(&MomentKind::Peak(figure)))
+                let Some(m) = t
+                    .moments
+                    .iter()
+                    .find(|m| m.kinds.contains(&MomentKind::Peak(figure)))
                 else {
                     // Dynamic peak 0, or a peak reached before the first entry.
                     assert!(
-                        figure != Figure::AllocatedPeak || report.peak_entry.allocated_peak.is_some(),
+                        figure != Figure::AllocatedPeak
+                            || report.peak_entry.allocated_peak.is_some(),
                         "{name}: no moment"
                     );
                     continue;

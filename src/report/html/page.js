@@ -221,7 +221,9 @@
         d: 'M' + self.sx(m.x) + ',' + (H - B) + 'l-5,9h10z'}, g);
       svg('title', {}, t).textContent = m.label + ' · ' + xText(d, m.x) + ' · ' + bytes(m.allocated);
     });
-    d.marks.forEach(function (m) {
+    // The allocated peak (the figure the README says to gate) on top.
+    var order = {'oom': 0, 'reserved-peak': 1, 'dynamic-peak': 2, 'allocated-peak': 3};
+    d.marks.slice().sort(function (a, b) { return order[a.figure] - order[b.figure]; }).forEach(function (m) {
       if (m.x < self.dom[0] || m.x > self.dom[1]) { return; }
       var x = self.sx(m.x), y = self.sy(m.y), e;
       if (m.figure === 'oom') {
