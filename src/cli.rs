@@ -325,6 +325,10 @@ pub struct DiffArgs {
     /// the same window's figures).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    /// Also write a self-contained HTML page: NEW's timeline with BASE's
+    /// drawn over it on the same axis, and the deltas.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
 }
 
 impl DiffArgs {
@@ -336,6 +340,7 @@ impl DiffArgs {
             rules: self.rules.clone(),
             top: self.top,
             window: self.window.clone(),
+            html: self.html.clone(),
         }
     }
 }

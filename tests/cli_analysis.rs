@@ -271,6 +271,69 @@ fn profile_html_is_one_self_contained_page_under_a_strict_policy_with_its_data_i
     assert_eq!(total, figures["allocated-peak"].as_u64().unwrap());
 }
 
+/// The JSON block of a page written by `--html`.
+fn page_data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"memgate-data\">";
+    let json = &html[html.find(open).unwrap() + open.len()..];
+    serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap()
+}
+
+#[test]
+fn diff_html_draws_the_new_run_with_the_baseline_over_it_and_the_deltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("diff.html");
+    let (base, new) = (fixture("rank0.pickle"), fixture("rank0_regressed.pickle"));
+    memgate()
+        .args(["diff", "--html", page.to_str().unwrap(), &base, &new])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("activation"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let data = page_data(&html);
+    let device = &data["devices"][0];
+    assert_eq!(device["snapshot"], new.as_str());
+    let overlay = &device["baseline"];
+    assert_eq!(overlay["snapshot"], base.as_str());
+    let n = overlay["x"].as_array().unwrap().len();
+    assert!(n > 1 && overlay["allocated"].as_array().unwrap().len() == n);
+    // The baseline's highest sample is its allocated peak.
+    let peak = |p: &str| {
+        let out = memgate()
+            .args(["peak", "--format", "json", p])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["snapshots"][0]["devices"][0]["figures"]["allocated-peak"]
+            .as_u64()
+            .unwrap()
+    };
+    let highest = overlay["allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .max();
+    assert_eq!(highest, Some(peak(&base)));
+    assert!(html.contains("<caption>Figures</caption>"), "{html}");
+    assert!(html.contains("grew"), "the site that grew: {html}");
+
+    // A summary baseline: the deltas, and no line it cannot draw.
+    memgate()
+        .args(["summarize", "-o", dir.path().to_str().unwrap(), &base])
+        .assert()
+        .success();
+    let summary = dir.path().join("rank0.json");
+    memgate()
+        .args(["diff", "--html", page.to_str().unwrap()])
+        .arg(&summary)
+        .arg(&new)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(page_data(&html)["devices"][0].get("baseline").is_none());
+    assert!(html.contains("it is a summary"), "{html}");
+}
+
 #[test]
 fn diff_shows_the_regressed_category_and_the_site_that_grew() {
     memgate()

@@ -4,15 +4,17 @@
     python3 tests/browser/check_html.py --memgate target/debug/memgate \
         --out SCREENSHOT_DIR [--chromium chromium] [--real DIR]
 
-For the bundled examples (one page of examples/snapshots/*.pickle) and, with
---real, one page per snapshot in that directory, it writes the page with
-`memgate profile --html`, opens it from disk and checks:
+For the bundled examples (one page of examples/snapshots/*.pickle, and the
+`diff --html` page of rank0 against its regressed twin) and, with --real, one
+page per snapshot in that directory, it writes the page with
+`memgate profile --html` (`diff --html`), opens it from disk and checks:
 
 * no console error, no uncaught exception, no CSP or other log error;
 * no network request besides the page's own file;
 * each chart carries data-snapshot / data-device, and its peak markers'
   data-bytes equal `memgate peak --format json`'s figures (OOM markers the
-  allocated bytes at each detailed OOM);
+  allocated bytes at each detailed OOM); a diff chart draws the baseline's
+  allocated and reserved lines;
 * hovering the allocated-peak marker shows the allocated peak's bytes;
 * clicking it lists the same top stack (bytes, innermost Python frame) as
   `memgate peak --at allocated --format json`;
@@ -171,9 +173,14 @@ def innermost(frames: list[str]) -> str | None:
 
 
 def check_page(b: Browser, memgate: str, name: str, snapshots: list[Path],
-               work: Path, shots: Path) -> list[str]:
+               work: Path, shots: Path, diff_base: Path | None = None) -> list[str]:
+    """The page of `profile` over `snapshots`, or with `diff_base`, of
+    `diff diff_base snapshots[0]` (NEW's chart with BASE drawn over it)."""
     page = work / f"{name}.html"
-    run_memgate(memgate, "profile", "--html", str(page), *map(str, snapshots))
+    if diff_base is None:
+        run_memgate(memgate, "profile", "--html", str(page), *map(str, snapshots))
+    else:
+        run_memgate(memgate, "diff", "--html", str(page), str(diff_base), str(snapshots[0]))
     peak = json.loads(run_memgate(memgate, "peak", "--format", "json",
                                   "--at", "allocated", *map(str, snapshots)))
     failures: list[str] = []
@@ -188,6 +195,7 @@ def check_page(b: Browser, memgate: str, name: str, snapshots: list[Path],
     charts = b.js("""Array.from(document.querySelectorAll('.chart')).map(c => ({
         snapshot: c.dataset.snapshot, device: c.dataset.device,
         drawn: !!c.querySelector('svg polygon'),
+        baseline: c.querySelectorAll('svg polyline.baseline').length,
         marks: Array.from(c.querySelectorAll('[data-figure]')).map(m => ({
             figure: m.dataset.figure, bytes: m.dataset.bytes}))}))""")
     want = [(s["path"], d) for s in peak["snapshots"] for d in s["devices"]]
@@ -199,6 +207,8 @@ def check_page(b: Browser, memgate: str, name: str, snapshots: list[Path],
             fail(f"chart {k} is {c['snapshot']} dev{c['device']}, want {where}")
         if not c["drawn"] and d["figures"]["trace-entries"]:
             fail(f"{where}: no area drawn")
+        if diff_base is not None and c["baseline"] != 2:
+            fail(f"{where}: {c['baseline']} baseline lines drawn, want 2 (allocated, reserved)")
         got = {m["figure"]: m["bytes"] for m in c["marks"] if m["figure"] != "oom"}
         for fig in PEAKS:
             value = d["figures"][fig]
@@ -270,11 +280,14 @@ def main() -> int:
     a = ap.parse_args()
     shots = Path(a.out)
     shots.mkdir(parents=True, exist_ok=True)
-    cases = [("examples", sorted((ROOT / "examples/snapshots").glob("*.pickle")))]
+    examples = sorted((ROOT / "examples/snapshots").glob("*.pickle"))
+    cases = [("examples", examples, None)]
+    regressed = ROOT / "examples/snapshots-regressed" / examples[0].name
+    cases.append(("diff-examples", [regressed], examples[0]))
     if a.real:
         for p in sorted(Path(a.real).iterdir()):
             if p.suffix in (".pickle", ".pkl"):
-                cases.append((p.stem, [p]))
+                cases.append((p.stem, [p], None))
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memgate-browser-") as tmp:
         work = Path(tmp)
@@ -285,8 +298,8 @@ def main() -> int:
             return 2
         failures: list[str] = []
         try:
-            for name, snaps in cases:
-                got = check_page(b, a.memgate, name, snaps, work, shots)
+            for name, snaps, base in cases:
+                got = check_page(b, a.memgate, name, snaps, work, shots, base)
                 size = (work / f"{name}.html").stat().st_size
                 print(f"{'FAIL' if got else 'ok  '} {name}: {len(snaps)} snapshot(s), "
                       f"page {size} bytes, screenshot {shots / (name + '.png')}")

@@ -35,6 +35,18 @@ pub(super) struct DeviceData<'a> {
     moments: Vec<MomentData>,
     /// The stack lines the moments refer to by index.
     lines: Vec<String>,
+    /// The baseline's totals on the same axis (`diff --html`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<Overlay<'a>>,
+}
+
+/// Another run's allocated and reserved bytes, drawn over a chart.
+#[derive(Serialize)]
+struct Overlay<'a> {
+    snapshot: &'a str,
+    x: Vec<i64>,
+    allocated: Vec<u64>,
+    reserved: Vec<u64>,
 }
 
 /// One category's bytes at every sample.
@@ -254,6 +266,28 @@ impl<'a> DeviceData<'a> {
             window: t.window.as_ref().map(band),
             moments,
             lines: lines.lines,
+            baseline: None,
         }
+    }
+
+    /// The chart with `base`'s allocated and reserved bytes drawn over it;
+    /// unchanged (and `false`) when the two cannot share an axis (one is
+    /// timed, the other is not).
+    pub(super) fn with_baseline(&mut self, path: &'a str, base: &Timeline) -> bool {
+        let axis = Axis::of(base);
+        if axis.name() != self.axis {
+            return false;
+        }
+        self.baseline = Some(Overlay {
+            snapshot: path,
+            x: base
+                .points
+                .iter()
+                .map(|p| axis.x(p.entry, p.time_us))
+                .collect(),
+            allocated: base.points.iter().map(|p| p.bytes.iter().sum()).collect(),
+            reserved: base.points.iter().map(|p| p.reserved).collect(),
+        });
+        true
     }
 }

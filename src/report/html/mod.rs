@@ -6,6 +6,9 @@
 //! (by their SHA-256) and nothing else.
 
 mod data;
+mod diff;
+
+pub use diff::{render_diff, DiffSide};
 
 use std::fmt::Write as _;
 
@@ -164,6 +167,58 @@ fn table(s: &Section<'_>) -> String {
     out
 }
 
+/// The page up to the first section.
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>{STYLE}</style></head><body>\n<h1>{title}</h1>\n",
+        content_security_policy()
+    )
+}
+
+/// The element chart `k` of the page data is drawn into.
+fn chart(k: usize, path: &str, device: u32) -> String {
+    format!(
+        "<figure class=\"chart\" data-index=\"{k}\" data-snapshot=\"{}\" \
+         data-device=\"{device}\"></figure>\n",
+        escape(path)
+    )
+}
+
+/// The page's end: the data block and the script.
+fn foot(out: &mut String, page: &data::PageData<'_>) {
+    let json = serde_json::to_string(page).expect("page data serializes");
+    let _ = write!(
+        out,
+        "<p class=\"note\">Written by memgate. Bytes in binary units. The charts need the \
+         page's script; the tables hold the same figures.</p>\n\
+         <script type=\"application/json\" id=\"memgate-data\">{}</script>\n\
+         <script>{SCRIPT}</script>\n</body></html>\n",
+        json_in_script(&json)
+    );
+}
+
+/// A device's heading and figures line.
+fn device_heading(out: &mut String, k: usize, s: &Section<'_>) {
+    let f = &s.report.figures;
+    let _ = writeln!(
+        out,
+        "<section id=\"device-{k}\">\n<h2>{} — dev{}</h2>\n<p>allocated peak {} · dynamic \
+         peak {} · reserved peak {} · rules {} · {} trace entries, {} samples drawn (each \
+         the highest moment of its stretch of entries, and every peak's own moment)</p>",
+        escape(s.path),
+        s.report.device,
+        Bytes(f.allocated_peak),
+        Bytes(f.dynamic_peak),
+        Bytes(f.reserved_peak),
+        escape(&s.report.categories.rules),
+        f.trace_entries,
+        s.timeline.points.len()
+    );
+}
+
 /// The whole page: the profile document, with `timelines[i][j]` the
 /// timeline of device `j` of snapshot `i`.
 pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
@@ -185,51 +240,16 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
             .map(|s| data::DeviceData::new(s.path, s.report, s.timeline))
             .collect(),
     };
-    let json = serde_json::to_string(&page).expect("page data serializes");
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>memgate profile</title>\n<style>{STYLE}</style></head><body>\n\
-         <h1>memgate profile</h1>\n",
-        content_security_policy()
-    );
+    let mut out = head("memgate profile");
     for (k, s) in sections.iter().enumerate() {
-        let f = &s.report.figures;
-        let _ = writeln!(
-            out,
-            "<section id=\"device-{k}\">\n<h2>{} — dev{}</h2>\n<p>allocated peak {} · dynamic \
-             peak {} · reserved peak {} · rules {} · {} trace entries, {} samples drawn (each \
-             the highest moment of its stretch of entries, and every peak's own moment)</p>",
-            escape(s.path),
-            s.report.device,
-            Bytes(f.allocated_peak),
-            Bytes(f.dynamic_peak),
-            Bytes(f.reserved_peak),
-            escape(&s.report.categories.rules),
-            f.trace_entries,
-            s.timeline.points.len()
-        );
-        let _ = writeln!(
-            out,
-            "<figure class=\"chart\" data-index=\"{k}\" data-snapshot=\"{}\" \
-             data-device=\"{}\"></figure>",
-            escape(s.path),
-            s.report.device
-        );
+        device_heading(&mut out, k, s);
+        out.push_str(&chart(k, s.path, s.report.device));
         out.push_str(&peaks_table(s));
         out.push_str(&table(s));
         out.push_str(&sites(s));
         out.push_str("</section>\n");
     }
-    let _ = write!(
-        out,
-        "<p class=\"note\">Written by memgate. Bytes in binary units. The charts need the \
-         page's script; the tables hold the same figures.</p>\n\
-         <script type=\"application/json\" id=\"memgate-data\">{}</script>\n\
-         <script>{SCRIPT}</script>\n</body></html>\n",
-        json_in_script(&json)
-    );
+    foot(&mut out, &page);
     out
 }
 

@@ -61,6 +61,7 @@
   function Chart(host, d, id) {
     this.host = host; this.d = d; this.id = id;
     var xs = d.x, last = xs.length ? xs[xs.length - 1] : 1;
+    if (d.baseline && d.baseline.x.length) { last = Math.max(last, d.baseline.x[d.baseline.x.length - 1]); }
     this.full = [0, Math.max(last, 1)];
     this.dom = this.full.slice();
     this.sel = -1;
@@ -101,7 +102,8 @@
       tag('span', null, s, 'sw c' + (c.color % PALETTE.length));
       s.appendChild(document.createTextNode(c.name));
     });
-    tag('span', 'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM', legend);
+    tag('span', 'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
+      (d.baseline ? ' · baseline: grey line allocated, dotted reserved' : ''), legend);
     this.table = tag('div', null, this.host);
     reset.addEventListener('click', function () { self.dom = self.full.slice(); self.draw(); });
     this.svg.addEventListener('mousemove', function (e) { self.onMove(e); });
@@ -128,6 +130,11 @@
     d.marks.forEach(function (m) {
       if (m.x >= self.dom[0] && m.x <= self.dom[1]) { ymax = Math.max(ymax, m.y); }
     });
+    var bl = d.baseline;
+    if (bl) {
+      var b0 = Math.max(0, lowerBound(bl.x, this.dom[0]) - 1), b1 = Math.min(bl.x.length, lowerBound(bl.x, this.dom[1]) + 1);
+      for (var bi = b0; bi < b1; bi++) { ymax = Math.max(ymax, bl.allocated[bi], bl.reserved[bi]); }
+    }
     var ticks = byteTicks(ymax * 1.05);
     this.ymax = Math.max(ticks[ticks.length - 1], ymax * 1.05);
     var clip = 'clip' + this.id;
@@ -211,6 +218,17 @@
       line.push(this.sx(d.x[k]).toFixed(1) + ',' + this.sy(d.reserved[k]).toFixed(1));
     }
     if (line.length) { svg('polyline', {'class': 'reserved', points: line.join(' ')}, g); }
+    var bl = d.baseline;
+    if (!bl) { return; }
+    var b0 = Math.max(0, lowerBound(bl.x, this.dom[0]) - 1), b1 = Math.min(bl.x.length, lowerBound(bl.x, this.dom[1]) + 1);
+    ['allocated', 'reserved'].forEach(function (key) {
+      var pts = [];
+      for (var i = b0; i < b1; i++) { pts.push(self.sx(bl.x[i]).toFixed(1) + ',' + self.sy(bl[key][i]).toFixed(1)); }
+      if (pts.length) {
+        var p = svg('polyline', {'class': 'baseline ' + key, points: pts.join(' ')}, g);
+        svg('title', {}, p).textContent = 'baseline ' + key + ' (' + bl.snapshot + ')';
+      }
+    });
   };
 
   Chart.prototype.drawMarks = function (g) {
@@ -262,6 +280,12 @@
       (d.entry[i] >= 0 ? ' · after entry ' + d.entry[i] : ' · before the first entry') +
       ' · allocated ' + exact(t) + ' · reserved ' + bytes(d.reserved[i]));
     lines.push(d.cats.map(function (c) { return c.name + ' ' + bytes(c.bytes[i]); }).join(' · '));
+    var bl = d.baseline;
+    if (bl && bl.x.length) {
+      var j = Math.min(lowerBound(bl.x, d.x[i]), bl.x.length - 1);
+      lines.push('baseline at ' + xText(d, bl.x[j]) + ': allocated ' + bytes(bl.allocated[j]) +
+        ' · reserved ' + bytes(bl.reserved[j]));
+    }
     this.readout.textContent = lines.join('\n');
     this.readout.setAttribute('data-allocated', String(t));
     this.readout.setAttribute('data-entry', String(d.entry[i]));
