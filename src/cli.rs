@@ -399,6 +399,11 @@ pub struct CheckArgs {
     /// Write the JSON verdict (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML page of the run: every target, snapshot
+    /// and device, failures first, the current timeline with the
+    /// baseline's drawn over it, and the deltas.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -433,6 +438,7 @@ impl CheckArgs {
             junit: self.junit.clone(),
             markdown: self.markdown.clone(),
             json: self.json.clone(),
+            html: self.html.clone(),
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,

@@ -154,9 +154,10 @@ class Browser:
             self.proc.kill()
 
 
-def run_memgate(memgate: str, *args: str) -> str:
-    p = subprocess.run([memgate, *args], capture_output=True, text=True)
-    if p.returncode not in (0,):
+def run_memgate(memgate: str, *args: str, cwd: Path = ROOT) -> str:
+    p = subprocess.run([memgate, *args], capture_output=True, text=True, cwd=cwd)
+    # `check` exits 1 on a failed gate: the page is still written.
+    if p.returncode not in ((0, 1) if args[0] == "check" else (0,)):
         raise RuntimeError(f"memgate {' '.join(args)}: exit {p.returncode}: {p.stderr}")
     return p.stdout
 
@@ -172,17 +173,12 @@ def innermost(frames: list[str]) -> str | None:
     return frames[0] if frames else None
 
 
-def check_page(b: Browser, memgate: str, name: str, snapshots: list[Path],
-               work: Path, shots: Path, diff_base: Path | None = None) -> list[str]:
-    """The page of `profile` over `snapshots`, or with `diff_base`, of
-    `diff diff_base snapshots[0]` (NEW's chart with BASE drawn over it)."""
+def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
+               shots: Path, baseline: bool = False, cwd: Path = ROOT) -> list[str]:
+    """Write a page with `memgate MAKE... --html PAGE` (run in `cwd`) and
+    check it; `baseline`: every chart draws a baseline over it."""
     page = work / f"{name}.html"
-    if diff_base is None:
-        run_memgate(memgate, "profile", "--html", str(page), *map(str, snapshots))
-    else:
-        run_memgate(memgate, "diff", "--html", str(page), str(diff_base), str(snapshots[0]))
-    peak = json.loads(run_memgate(memgate, "peak", "--format", "json",
-                                  "--at", "allocated", *map(str, snapshots)))
+    run_memgate(memgate, *make, "--html", str(page), cwd=cwd)
     failures: list[str] = []
 
     def fail(msg: str) -> None:
@@ -198,16 +194,28 @@ def check_page(b: Browser, memgate: str, name: str, snapshots: list[Path],
         baseline: c.querySelectorAll('svg polyline.baseline').length,
         marks: Array.from(c.querySelectorAll('[data-figure]')).map(m => ({
             figure: m.dataset.figure, bytes: m.dataset.bytes}))}))""")
-    want = [(s["path"], d) for s in peak["snapshots"] for d in s["devices"]]
-    if len(charts) != len(want):
-        fail(f"{len(charts)} charts, {len(want)} devices")
-    for k, (c, (path, d)) in enumerate(zip(charts, want)):
+    if make[0] == "check":
+        order = b.js("Array.from(document.querySelectorAll('section.case')).map(s => "
+                     "s.className.split(' ')[1])")
+        rank = {"error": 0, "fail": 1, "warn": 2, "skipped": 3, "pass": 4}
+        if not order or [rank[o] for o in order] != sorted(rank[o] for o in order):
+            fail(f"sections not failures first: {order}")
+    paths = list(dict.fromkeys(c["snapshot"] for c in charts))
+    peak = json.loads(run_memgate(memgate, "peak", "--format", "json", "--at", "allocated",
+                                  *paths, cwd=cwd)) if paths else {"snapshots": []}
+    devices = {(s["path"], str(d["device"])): d for s in peak["snapshots"] for d in s["devices"]}
+    if not charts:
+        fail("no chart")
+    for k, c in enumerate(charts):
+        path = c["snapshot"]
+        d = devices.get((path, c["device"]))
+        if d is None:
+            fail(f"chart {k} ({path} dev{c['device']}) names no device `memgate peak` found")
+            continue
         where = f"{path} dev{d['device']}"
-        if c["snapshot"] != path or c["device"] != str(d["device"]):
-            fail(f"chart {k} is {c['snapshot']} dev{c['device']}, want {where}")
         if not c["drawn"] and d["figures"]["trace-entries"]:
             fail(f"{where}: no area drawn")
-        if diff_base is not None and c["baseline"] != 2:
+        if baseline and c["baseline"] != 2:
             fail(f"{where}: {c['baseline']} baseline lines drawn, want 2 (allocated, reserved)")
         got = {m["figure"]: m["bytes"] for m in c["marks"] if m["figure"] != "oom"}
         for fig in PEAKS:
@@ -280,14 +288,20 @@ def main() -> int:
     a = ap.parse_args()
     shots = Path(a.out)
     shots.mkdir(parents=True, exist_ok=True)
-    examples = sorted((ROOT / "examples/snapshots").glob("*.pickle"))
-    cases = [("examples", examples, None)]
-    regressed = ROOT / "examples/snapshots-regressed" / examples[0].name
-    cases.append(("diff-examples", [regressed], examples[0]))
+    examples = [str(p) for p in sorted((ROOT / "examples/snapshots").glob("*.pickle"))]
+    regressed = str(ROOT / "examples/snapshots-regressed/rank0.pickle")
+    # (page name, memgate arguments, charts draw a baseline, working dir)
+    cases = [
+        ("examples", ["profile", *examples], False, ROOT),
+        ("diff-examples", ["diff", examples[0], regressed], True, ROOT),
+        # The regressed example against its snapshots: failures first.
+        ("check-examples", ["check", "--config", "memgate-regressed.toml",
+                            "--baseline", "snapshots/"], True, ROOT / "examples"),
+    ]
     if a.real:
         for p in sorted(Path(a.real).iterdir()):
             if p.suffix in (".pickle", ".pkl"):
-                cases.append((p.stem, [p], None))
+                cases.append((p.stem, ["profile", str(p)], False, ROOT))
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memgate-browser-") as tmp:
         work = Path(tmp)
@@ -298,10 +312,10 @@ def main() -> int:
             return 2
         failures: list[str] = []
         try:
-            for name, snaps, base in cases:
-                got = check_page(b, a.memgate, name, snaps, work, shots, base)
+            for name, make, baseline, cwd in cases:
+                got = check_page(b, a.memgate, name, make, work, shots, baseline, cwd)
                 size = (work / f"{name}.html").stat().st_size
-                print(f"{'FAIL' if got else 'ok  '} {name}: {len(snaps)} snapshot(s), "
+                print(f"{'FAIL' if got else 'ok  '} {name}: memgate {make[0]}, "
                       f"page {size} bytes, screenshot {shots / (name + '.png')}")
                 failures += got
         finally:

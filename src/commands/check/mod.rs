@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::analysis::{DeviceReport, Window};
+use crate::analysis::{DeviceReport, Timeline, Window};
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::error::{Error, UsageError};
-use crate::report::{github, json, junit, markdown, terminal};
+use crate::report::{github, html, json, junit, markdown, terminal};
 
 use super::{Gate, Outcome};
 use inputs::{Baselines, Planned};
@@ -42,6 +42,8 @@ pub struct CheckOptions {
     pub junit: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
     pub json: Option<PathBuf>,
+    /// The HTML page of the run.
+    pub html: Option<PathBuf>,
     pub warn_only: bool,
     pub require_baseline: bool,
     pub comment_size: bool,
@@ -78,7 +80,10 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         return Outcome::ok();
     }
     let [junit_to, markdown_to, json_to] = destinations(opts);
-    let named = by_flag([&junit_to, &markdown_to, &json_to]);
+    // A file always: the page is no report for a terminal.
+    let html_to = opts.html.clone().map(Dest::File);
+    let mut named = by_flag([&junit_to, &markdown_to, &json_to]);
+    named.extend(html_to.as_ref().map(|d| ("--html", d)));
     let errors = usage(outputs::check(&named));
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &[&config], out);
@@ -150,13 +155,30 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     files.sort_by_key(|(p, w)| file_key(p, *w));
     files.dedup_by_key(|(p, w)| file_key(p, *w));
     let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
-    let figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = files
+    // With --html, each snapshot's timelines come from the same replay.
+    let points = html::points_for(files.len());
+    let analysed: Vec<Analysed> = files
         .par_iter()
         .map(|(p, w)| {
-            let f = inputs::figures(p, &rules, snapshots.contains(p.as_path()), *w);
-            (file_key(p, *w), f)
+            let current = snapshots.contains(p.as_path());
+            let (f, t) = match &opts.html {
+                None => (inputs::figures(p, &rules, current, *w), None),
+                Some(_) => match inputs::figures_and_timelines(p, &rules, current, *w, points) {
+                    Ok((f, t)) => (Ok(f), t),
+                    Err(e) => (Err(e), None),
+                },
+            };
+            (file_key(p, *w), f, t)
         })
         .collect();
+    let mut figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = HashMap::new();
+    let mut timelines: HashMap<FileKey, Vec<Timeline>> = HashMap::new();
+    for (k, f, t) in analysed {
+        if let Some(t) = t {
+            timelines.insert(k.clone(), t);
+        }
+        figures.insert(k, f);
+    }
 
     let targets: Vec<TargetVerdict> = budget
         .targets
@@ -232,11 +254,33 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         })
         .collect();
     let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
-    report(opts, &verdict, [junit_to, markdown_to, json_to], out)
+    let mut outcome = report(opts, &verdict, [junit_to, markdown_to, json_to], out);
+    if let Some(d) = &html_to {
+        // The page finds each file as its target analysed it (the window).
+        let charted = |t: usize, path: &str| {
+            let key = file_key(Path::new(path), windows.get(t).copied().flatten());
+            let devices = figures.get(&key)?.as_deref().ok()?;
+            let timelines = timelines.get(&key)?;
+            Some(html::Charted { devices, timelines })
+        };
+        let page = html::render_check(&verdict, &charted);
+        if let Err(e) = outputs::write(d, &page, out) {
+            outcome.errors.push(e.into());
+        }
+    }
+    outcome
 }
 
 /// A file as analysed for a target: its path and the window's spec.
 type FileKey = (PathBuf, Option<String>);
+
+/// A file's figures (or why there are none) and, with `--html`, a
+/// snapshot's timelines.
+type Analysed = (
+    FileKey,
+    Result<Vec<DeviceReport>, Error>,
+    Option<Vec<Timeline>>,
+);
 
 fn file_key(path: &Path, window: Option<&Window>) -> FileKey {
     (path.to_path_buf(), window.map(ToString::to_string))
@@ -370,7 +414,15 @@ fn report(
         }
     };
     written(&junit_to, &|| junit::render(v));
-    written(&markdown_to, &|| markdown::render(v, limit));
+    // The Markdown links to the page when one is written next to it.
+    let page_link = opts
+        .html
+        .as_deref()
+        .map(|p| markdown::page_link(&p.display().to_string()))
+        .unwrap_or_default();
+    written(&markdown_to, &|| {
+        markdown::render(v, limit.saturating_sub(page_link.len())) + &page_link
+    });
     written(&json_to, &|| json::render(v));
     let stdout_taken = [&junit_to, &markdown_to, &json_to]
         .iter()

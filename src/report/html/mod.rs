@@ -5,9 +5,11 @@
 //! inline and the page's Content-Security-Policy allows exactly those two
 //! (by their SHA-256) and nothing else.
 
+mod check;
 mod data;
 mod diff;
 
+pub use check::{render_check, Charted};
 pub use diff::{render_diff, DiffSide};
 
 use std::fmt::Write as _;
@@ -21,6 +23,13 @@ use crate::units::Bytes;
 
 /// Most samples drawn per device; keeps a 2M-entry trace's page small.
 pub(crate) const MAX_POINTS: usize = 800;
+
+/// Samples per device when a page charts `files` files (`check --html`):
+/// [`MAX_POINTS`] for up to 16, fewer beyond (at least 200), so a
+/// 64-rank run's page stays within a few megabytes.
+pub(crate) fn points_for(files: usize) -> usize {
+    (MAX_POINTS * 16 / files.max(1)).clamp(200, MAX_POINTS)
+}
 
 /// The palette's size (Tableau 10, classes `c0`…`c9` in `page.css`).
 const PALETTE: usize = 10;
@@ -256,6 +265,14 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_run_gets_fewer_samples_per_device_but_never_under_two_hundred() {
+        assert_eq!(points_for(1), MAX_POINTS);
+        assert_eq!(points_for(16), MAX_POINTS);
+        assert_eq!(points_for(32), MAX_POINTS / 2);
+        assert_eq!(points_for(128), 200);
+    }
 
     #[test]
     fn base64_pads_like_the_standard_alphabet() {
