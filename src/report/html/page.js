@@ -89,7 +89,7 @@
     var self = this, d = this.d;
     this.svg = svg('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', tabindex: '0',
       'aria-label': 'allocated bytes by category over ' + (d.axis === 's' ? 'time' : 'trace entries') +
-        '; arrow keys step through moments, Enter lists the live allocations'}, this.host);
+        '; arrow keys step through the moments and list the allocations live at each'}, this.host);
     var tools = tag('div', null, this.host, 'tools');
     var reset = tag('button', 'Reset zoom', tools);
     reset.type = 'button';
