@@ -194,6 +194,10 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
         baseline: c.querySelectorAll('svg polyline.baseline').length,
         marks: Array.from(c.querySelectorAll('[data-figure]')).map(m => ({
             figure: m.dataset.figure, bytes: m.dataset.bytes}))}))""")
+    injected = b.js("document.querySelectorAll('img, iframe, object, embed').length + "
+                    "document.scripts.length - 2")
+    if injected:
+        fail(f"{injected} element(s) the page did not write itself (markup from a name?)")
     if make[0] == "check":
         order = b.js("Array.from(document.querySelectorAll('section.case')).map(s => "
                      "s.className.split(' ')[1])")
@@ -279,6 +283,37 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
     return failures
 
 
+HOSTILE = "</script><img src=x onerror=alert(1)><!--\u2028&amp;'\""
+
+
+def hostile_snapshot(directory: Path) -> Path:
+    """A JSON snapshot whose file, frame and annotation names are markup:
+    the page must show them as text, load nothing and run nothing."""
+    frames = [{"name": HOSTILE, "filename": f"/w/{HOSTILE}.py", "line": 7},
+              {"name": "at::empty", "filename": "aten/Empty.cpp", "line": 0}]
+    t0 = 1_700_000_000_000_000
+    trace = [
+        {"action": "segment_alloc", "addr": 1 << 30, "size": 8 << 20, "stream": 0,
+         "time_us": t0, "frames": frames},
+        {"action": "alloc", "addr": 1 << 30, "size": 3 << 20, "stream": 0,
+         "time_us": t0 + 10, "frames": frames},
+        {"action": "alloc", "addr": (1 << 30) + (4 << 20), "size": 1 << 20, "stream": 0,
+         "time_us": t0 + 20, "frames": frames[1:]},
+        {"action": "free_completed", "addr": 1 << 30, "size": 3 << 20, "stream": 0,
+         "time_us": t0 + 30, "frames": frames},
+    ]
+    snap = {
+        "segments": [], "device_traces": [trace],
+        "external_annotations": [
+            {"device": 0, "name": HOSTILE, "stage": "START", "time_us": t0 + 5},
+            {"device": 0, "name": HOSTILE, "stage": "END", "time_us": t0 + 25},
+        ],
+    }
+    path = directory / f"evil {HOSTILE.replace('/', '|')}.json"
+    path.write_text(json.dumps(snap))
+    return path
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--memgate", default=str(ROOT / "target/debug/memgate"))
@@ -305,6 +340,7 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memgate-browser-") as tmp:
         work = Path(tmp)
+        cases.append(("hostile", ["profile", str(hostile_snapshot(work))], False, ROOT))
         try:
             b = Browser(a.chromium, str(work / "profile"))
         except (OSError, RuntimeError) as e:
