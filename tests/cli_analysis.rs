@@ -279,6 +279,35 @@ fn page_data(html: &str) -> Value {
 }
 
 #[test]
+fn profile_html_marks_the_window_and_its_peaks_inside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("w.html");
+    let snap = fixture("rank0.pickle");
+    memgate()
+        .args([
+            "profile",
+            "--window",
+            "#100..#300",
+            "--html",
+            page.to_str().unwrap(),
+            &snap,
+        ])
+        .assert()
+        .success();
+    let data = page_data(&std::fs::read_to_string(&page).unwrap());
+    let d = &data["devices"][0];
+    let (x0, x1) = (
+        d["window"]["x0"].as_i64().unwrap(),
+        d["window"]["x1"].as_i64().unwrap(),
+    );
+    assert!(x0 < x1, "{}", d["window"]);
+    for m in d["marks"].as_array().unwrap() {
+        let x = m["x"].as_i64().unwrap();
+        assert!(x0 <= x && x <= x1, "a window's peak outside it: {m}");
+    }
+}
+
+#[test]
 fn diff_html_draws_the_new_run_with_the_baseline_over_it_and_the_deltas() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("diff.html");

@@ -321,6 +321,8 @@ def main() -> int:
     ap.add_argument("--out", required=True, help="directory for the screenshots")
     ap.add_argument("--real", help="directory of real snapshots: one page each")
     a = ap.parse_args()
+    # Pages are written from more than one working directory.
+    a.memgate = str(Path(a.memgate).resolve())
     shots = Path(a.out)
     shots.mkdir(parents=True, exist_ok=True)
     examples = [str(p) for p in sorted((ROOT / "examples/snapshots").glob("*.pickle"))]
