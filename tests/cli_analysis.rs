@@ -308,6 +308,55 @@ fn profile_html_marks_the_window_and_its_peaks_inside_it() {
 }
 
 #[test]
+fn diff_html_draws_the_baselines_iteration_k_over_the_new_runs_iteration_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("diff.html");
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let (base, new) = (
+        format!("{ex}/snapshots/rank0.pickle"),
+        format!("{ex}/snapshots-regressed/rank0.pickle"),
+    );
+    memgate()
+        .args(["diff", "--html", page.to_str().unwrap(), &base, &new])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let device = &page_data(&html)["devices"][0];
+    let overlay = &device["baseline"];
+    assert_eq!(overlay["aligned"], "iteration");
+    assert!(html.contains("iteration k over iteration k"), "{html}");
+    let xs: Vec<i64> = overlay["x"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert!(xs.windows(2).all(|w| w[0] <= w[1]), "still in time order");
+    // BASE's peak (iteration 1) lands inside NEW's iteration 1.
+    let at = overlay["allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap());
+    let peak_at = at
+        .enumerate()
+        .max_by_key(|(i, v)| (*v, std::cmp::Reverse(*i)))
+        .unwrap()
+        .0;
+    let it1 = device["bands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["iteration"] == true && b["name"] == "1")
+        .unwrap();
+    let x = xs[peak_at];
+    assert!(
+        it1["x0"].as_i64().unwrap() <= x && x <= it1["x1"].as_i64().unwrap(),
+        "{x} not in {it1}"
+    );
+}
+
+#[test]
 fn diff_html_draws_the_new_run_with_the_baseline_over_it_and_the_deltas() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("diff.html");
@@ -323,6 +372,10 @@ fn diff_html_draws_the_new_run_with_the_baseline_over_it_and_the_deltas() {
     assert_eq!(device["snapshot"], new.as_str());
     let overlay = &device["baseline"];
     assert_eq!(overlay["snapshot"], base.as_str());
+    assert!(
+        overlay.get("aligned").is_none(),
+        "no iterations to align by"
+    );
     let n = overlay["x"].as_array().unwrap().len();
     assert!(n > 1 && overlay["allocated"].as_array().unwrap().len() == n);
     // The baseline's highest sample is its allocated peak.

@@ -170,6 +170,7 @@ pub fn render_check<'a>(
                 Some((b, bt))
             });
             let overlaid = base.map(|(b, bt)| data.with_baseline(b, bt));
+            let aligned = data.baseline_aligned();
             page.devices.push(data);
             let sec = Section {
                 path: &s.path,
@@ -179,6 +180,10 @@ pub fn render_check<'a>(
             device_heading(&mut out, k, &sec);
             out.push_str(&chart(k, &s.path, d.device));
             let note = match overlaid {
+                Some(true) if aligned => {
+                    "The grey lines are the baseline on the same axis, its iterations \
+                     stretched onto this run's (iteration k over iteration k)."
+                }
                 Some(true) => "The grey lines are the baseline on the same axis.",
                 Some(false) => {
                     "The baseline is not drawn: one run has time_us, the other does \

@@ -44,6 +44,9 @@ pub(super) struct DeviceData<'a> {
 #[derive(Serialize)]
 struct Overlay<'a> {
     snapshot: &'a str,
+    /// `"iteration"` when BASE's x was mapped onto NEW's iterations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aligned: Option<&'static str>,
     x: Vec<i64>,
     allocated: Vec<u64>,
     reserved: Vec<u64>,
@@ -270,24 +273,111 @@ impl<'a> DeviceData<'a> {
         }
     }
 
+    /// Whether the baseline drawn over the chart was aligned by iteration.
+    pub(super) fn baseline_aligned(&self) -> bool {
+        self.baseline.as_ref().is_some_and(|b| b.aligned.is_some())
+    }
+
     /// The chart with `base`'s allocated and reserved bytes drawn over it;
     /// unchanged (and `false`) when the two cannot share an axis (one is
-    /// timed, the other is not).
+    /// timed, the other is not). Where both runs have iterations, BASE's
+    /// x is mapped onto NEW's iteration by iteration (piecewise linear), so
+    /// iteration k is drawn over iteration k.
     pub(super) fn with_baseline(&mut self, path: &'a str, base: &Timeline) -> bool {
         let axis = Axis::of(base);
         if axis.name() != self.axis {
             return false;
         }
+        let own: Vec<i64> = base
+            .points
+            .iter()
+            .map(|p| axis.x(p.entry, p.time_us))
+            .collect();
+        let theirs: Vec<(i64, i64)> = base
+            .bands
+            .iter()
+            .filter(|b| b.iteration)
+            .map(|b| {
+                (
+                    axis.x(Some(b.from_entry), b.from_time_us),
+                    axis.x(Some(b.to_entry), b.to_time_us),
+                )
+            })
+            .collect();
+        let ours: Vec<(i64, i64)> = self
+            .bands
+            .iter()
+            .filter(|b| b.iteration)
+            .map(|b| (b.x0, b.x1))
+            .collect();
+        let knots = iteration_knots(&theirs, &ours);
         self.baseline = Some(Overlay {
             snapshot: path,
-            x: base
-                .points
-                .iter()
-                .map(|p| axis.x(p.entry, p.time_us))
-                .collect(),
+            aligned: knots.as_ref().map(|_| "iteration"),
+            x: match &knots {
+                Some(k) => own.iter().map(|&x| map_through(k, x)).collect(),
+                None => own,
+            },
             allocated: base.points.iter().map(|p| p.bytes.iter().sum()).collect(),
             reserved: base.points.iter().map(|p| p.reserved).collect(),
         });
         true
+    }
+}
+
+/// Matching points (base x, new x) at each iteration's start and end, for
+/// the iterations both runs have; `None` when either has none or the points
+/// do not rise on both sides (overlapping spans).
+fn iteration_knots(base: &[(i64, i64)], new: &[(i64, i64)]) -> Option<Vec<(i64, i64)>> {
+    let knots: Vec<(i64, i64)> = base
+        .iter()
+        .zip(new)
+        .flat_map(|(b, n)| [(b.0, n.0), (b.1, n.1)])
+        .collect();
+    let rising = knots
+        .windows(2)
+        .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1);
+    (!knots.is_empty() && rising).then_some(knots)
+}
+
+/// `x` on BASE's axis mapped onto NEW's through `knots`: linear between
+/// two knots, shifted by the nearest knot's offset outside them.
+fn map_through(knots: &[(i64, i64)], x: i64) -> i64 {
+    let k = knots.partition_point(|&(b, _)| b <= x);
+    if k == 0 {
+        return x - knots[0].0 + knots[0].1;
+    }
+    if k == knots.len() {
+        let (b, n) = knots[k - 1];
+        return x - b + n;
+    }
+    let ((b0, n0), (b1, n1)) = (knots[k - 1], knots[k]);
+    if b1 == b0 {
+        return n0;
+    }
+    n0 + ((x - b0) as i128 * (n1 - n0) as i128 / (b1 - b0) as i128) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_iterations_land_on_the_new_runs_iterations() {
+        // BASE: iterations 0..10, 10..30; NEW: 0..20, 20..30.
+        let knots = iteration_knots(&[(0, 10), (10, 30)], &[(0, 20), (20, 30)]).unwrap();
+        assert_eq!(map_through(&knots, 0), 0);
+        assert_eq!(map_through(&knots, 5), 10);
+        assert_eq!(map_through(&knots, 10), 20);
+        assert_eq!(map_through(&knots, 20), 25);
+        assert_eq!(map_through(&knots, 30), 30);
+        assert_eq!(map_through(&knots, 35), 35, "after the last: shifted");
+        assert_eq!(map_through(&knots, -4), -4, "before the first: shifted");
+    }
+
+    #[test]
+    fn no_alignment_without_iterations_on_both_sides_or_with_overlaps() {
+        assert!(iteration_knots(&[], &[(0, 1)]).is_none());
+        assert!(iteration_knots(&[(0, 10), (5, 20)], &[(0, 10), (10, 20)]).is_none());
     }
 }

@@ -166,13 +166,19 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
         let k = page.devices.len();
         let mut d = data::DeviceData::new(path, report, timeline);
         let overlaid = over.map(|t| d.with_baseline(base.path, t));
+        let aligned = d.baseline_aligned();
         page.devices.push(d);
         device_heading(&mut out, k, &s);
         out.push_str(&chart(k, path, id));
         let note = match overlaid {
             Some(true) => format!(
-                "The grey lines are the baseline {} on the same axis.",
-                escape(base.path)
+                "The grey lines are the baseline {} on the same axis{}.",
+                escape(base.path),
+                if aligned {
+                    ", its iterations stretched onto this run's (iteration k over iteration k)"
+                } else {
+                    ""
+                }
             ),
             Some(false) => "The baseline is not drawn: one run has time_us, the other does not, \
                             so they share no axis."
