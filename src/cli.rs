@@ -330,6 +330,10 @@ pub struct DiffArgs {
     /// the same window's figures).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    /// Also write a self-contained HTML page: NEW's timeline with BASE's
+    /// drawn over it on the same axis, and the deltas.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
 }
 
 impl DiffArgs {
@@ -341,6 +345,7 @@ impl DiffArgs {
             rules: self.rules.clone(),
             top: self.top,
             window: self.window.clone(),
+            html: self.html.clone(),
         }
     }
 }
@@ -408,6 +413,11 @@ pub struct CheckArgs {
     /// Write GitLab's metrics report, OpenMetrics text (`-` for stdout).
     #[arg(long, value_name = "PATH")]
     pub metrics: Option<PathBuf>,
+    /// Write a self-contained HTML page of the run: every target, snapshot
+    /// and device, failures first, the current timeline with the
+    /// baseline's drawn over it, and the deltas.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -443,6 +453,7 @@ impl CheckArgs {
             markdown: self.markdown.clone(),
             json: self.json.clone(),
             metrics: self.metrics.clone(),
+            html: self.html.clone(),
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,

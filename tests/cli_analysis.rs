@@ -199,7 +199,7 @@ fn a_bad_rules_file_exits_2_naming_the_problem() {
 }
 
 #[test]
-fn profile_html_is_one_self_contained_page_with_an_inline_svg() {
+fn profile_html_is_one_self_contained_page_under_a_strict_policy_with_its_data_inline() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("profile.html");
     memgate()
@@ -213,13 +213,207 @@ fn profile_html_is_one_self_contained_page_with_an_inline_svg() {
         .success();
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(html.contains("<svg") && html.contains("<polygon"));
-    assert!(!html.contains("<script"), "no scripts");
+    assert!(html.contains(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"
+    ));
+    // The data block and the page's own script, nothing loaded from anywhere.
+    assert_eq!(html.matches("<script").count(), 2, "{html}");
+    assert!(
+        !html.contains(" src=") && !html.contains(" href="),
+        "{html}"
+    );
     let without_ns = html.replace("http://www.w3.org/2000/svg", "");
     assert!(
         !without_ns.contains("http://") && !without_ns.contains("https://"),
         "nothing fetched"
     );
+    let open = "<script type=\"application/json\" id=\"memgate-data\">";
+    let json = &html[html.find(open).unwrap() + open.len()..];
+    let json = &json[..json.find("</script>").unwrap()];
+    let data: Value = serde_json::from_str(json).unwrap();
+    let device = &data["devices"][0];
+    assert_eq!(device["snapshot"], fixture("main_proto4.pickle").as_str());
+    let doc = memgate()
+        .args([
+            "profile",
+            "--format",
+            "json",
+            &fixture("main_proto4.pickle"),
+        ])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&doc.stdout).unwrap();
+    let figures = &doc["snapshots"][0]["devices"][0]["figures"];
+    let marks = device["marks"].as_array().unwrap();
+    for id in ["allocated-peak", "dynamic-peak", "reserved-peak"] {
+        let mark = marks.iter().find(|m| m["figure"] == id);
+        let mark = mark.unwrap_or_else(|| panic!("no {id} marker in {marks:?}"));
+        assert_eq!(mark["bytes"], figures[id].to_string(), "{id}");
+    }
+    // The allocated peak's sample is in the series, at the figure.
+    let moment = &marks
+        .iter()
+        .find(|m| m["figure"] == "allocated-peak")
+        .unwrap()["moment"];
+    let at = &device["moments"][moment.as_u64().unwrap() as usize]["entry"];
+    let i = device["entry"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e == at)
+        .unwrap();
+    let total: u64 = device["cats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["bytes"][i].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, figures["allocated-peak"].as_u64().unwrap());
+}
+
+/// The JSON block of a page written by `--html`.
+fn page_data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"memgate-data\">";
+    let json = &html[html.find(open).unwrap() + open.len()..];
+    serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap()
+}
+
+#[test]
+fn profile_html_marks_the_window_and_its_peaks_inside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("w.html");
+    let snap = fixture("rank0.pickle");
+    memgate()
+        .args([
+            "profile",
+            "--window",
+            "#100..#300",
+            "--html",
+            page.to_str().unwrap(),
+            &snap,
+        ])
+        .assert()
+        .success();
+    let data = page_data(&std::fs::read_to_string(&page).unwrap());
+    let d = &data["devices"][0];
+    let (x0, x1) = (
+        d["window"]["x0"].as_i64().unwrap(),
+        d["window"]["x1"].as_i64().unwrap(),
+    );
+    assert!(x0 < x1, "{}", d["window"]);
+    for m in d["marks"].as_array().unwrap() {
+        let x = m["x"].as_i64().unwrap();
+        assert!(x0 <= x && x <= x1, "a window's peak outside it: {m}");
+    }
+}
+
+#[test]
+fn diff_html_draws_the_baselines_iteration_k_over_the_new_runs_iteration_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("diff.html");
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let (base, new) = (
+        format!("{ex}/snapshots/rank0.pickle"),
+        format!("{ex}/snapshots-regressed/rank0.pickle"),
+    );
+    memgate()
+        .args(["diff", "--html", page.to_str().unwrap(), &base, &new])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let device = &page_data(&html)["devices"][0];
+    let overlay = &device["baseline"];
+    assert_eq!(overlay["aligned"], "iteration");
+    assert!(html.contains("iteration k over iteration k"), "{html}");
+    let xs: Vec<i64> = overlay["x"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert!(xs.windows(2).all(|w| w[0] <= w[1]), "still in time order");
+    // BASE's peak (iteration 1) lands inside NEW's iteration 1.
+    let at = overlay["allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap());
+    let peak_at = at
+        .enumerate()
+        .max_by_key(|(i, v)| (*v, std::cmp::Reverse(*i)))
+        .unwrap()
+        .0;
+    let it1 = device["bands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["iteration"] == true && b["name"] == "1")
+        .unwrap();
+    let x = xs[peak_at];
+    assert!(
+        it1["x0"].as_i64().unwrap() <= x && x <= it1["x1"].as_i64().unwrap(),
+        "{x} not in {it1}"
+    );
+}
+
+#[test]
+fn diff_html_draws_the_new_run_with_the_baseline_over_it_and_the_deltas() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("diff.html");
+    let (base, new) = (fixture("rank0.pickle"), fixture("rank0_regressed.pickle"));
+    memgate()
+        .args(["diff", "--html", page.to_str().unwrap(), &base, &new])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("activation"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let data = page_data(&html);
+    let device = &data["devices"][0];
+    assert_eq!(device["snapshot"], new.as_str());
+    let overlay = &device["baseline"];
+    assert_eq!(overlay["snapshot"], base.as_str());
+    assert!(
+        overlay.get("aligned").is_none(),
+        "no iterations to align by"
+    );
+    let n = overlay["x"].as_array().unwrap().len();
+    assert!(n > 1 && overlay["allocated"].as_array().unwrap().len() == n);
+    // The baseline's highest sample is its allocated peak.
+    let peak = |p: &str| {
+        let out = memgate()
+            .args(["peak", "--format", "json", p])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["snapshots"][0]["devices"][0]["figures"]["allocated-peak"]
+            .as_u64()
+            .unwrap()
+    };
+    let highest = overlay["allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .max();
+    assert_eq!(highest, Some(peak(&base)));
+    assert!(html.contains("<caption>Figures</caption>"), "{html}");
+    assert!(html.contains("grew"), "the site that grew: {html}");
+
+    // A summary baseline: the deltas, and no line it cannot draw.
+    memgate()
+        .args(["summarize", "-o", dir.path().to_str().unwrap(), &base])
+        .assert()
+        .success();
+    let summary = dir.path().join("rank0.json");
+    memgate()
+        .args(["diff", "--html", page.to_str().unwrap()])
+        .arg(&summary)
+        .arg(&new)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(page_data(&html)["devices"][0].get("baseline").is_none());
+    assert!(html.contains("it is a summary"), "{html}");
 }
 
 #[test]

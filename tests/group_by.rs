@@ -274,6 +274,10 @@ fn the_html_page_draws_the_groups() {
         .assert()
         .success();
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("<title>fwd</title>"), "{page}");
+    assert!(page.contains("</span>fwd</td>"), "{page}");
+    assert!(
+        page.contains("{\"name\":\"fwd\""),
+        "the chart draws the group: {page}"
+    );
     assert!(page.contains("rules annotation"), "{page}");
 }

@@ -25,7 +25,7 @@ pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
-pub use timeline::{Timeline, TimelinePoint};
+pub use timeline::{Band, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{
     Categories, DeviceReport, Figure, Figures, PeakEntry, PhaseFigures, SiteBytes, StackGroup,
     TimeFigures,
@@ -33,7 +33,7 @@ pub use types::{
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use groups::Groups;
-use replay::{DeviceReplay, Live, Origin};
+use replay::{DeviceReplay, Live};
 use stacks::StackInfo;
 
 /// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
@@ -100,13 +100,7 @@ pub fn analyze_request(
                 window: req.window.zip(range),
                 boundary: req.iteration_boundary.unwrap_or(&Boundary::Default),
             };
-            let (report, names, points) = device_analysis(snap, d, &mut info, groups, ask);
-            let timeline = req.timeline_points.map(|_| Timeline {
-                device: d,
-                categories: names,
-                points: points.unwrap_or_default(),
-            });
-            (report, timeline)
+            device_analysis(snap, d, &mut info, groups, ask)
         })
         .collect())
 }
@@ -182,15 +176,15 @@ struct Ask<'w> {
 
 /// One replay of the device's trace, and what is derived from it: the
 /// report (with where each peak falls), the group names, and the
-/// timeline's points when asked for; with `stacks_at`, the stacks live at
-/// that peak; with a window, the peaks inside it.
+/// timeline when asked for; with `stacks_at`, the stacks live at that
+/// peak; with a window, the peaks inside it.
 fn device_analysis(
     snap: &Snapshot,
     device: Device,
     info: &mut StackInfo<'_>,
     mut groups: Groups,
     ask: Ask<'_>,
-) -> (DeviceReport, Vec<String>, Option<Vec<TimelinePoint>>) {
+) -> (DeviceReport, Option<Timeline>) {
     let Ask {
         top,
         timeline_points,
@@ -289,8 +283,159 @@ fn device_analysis(
             }
         }),
     };
-    let names = groups.names().to_vec();
-    (report, names, r.timeline.take())
+    let timeline = r.timeline.take().map(|points| {
+        let bands = structure
+            .as_ref()
+            .map_or_else(Vec::new, |p| bands(trace, p));
+        Timeline {
+            device,
+            categories: groups.names().to_vec(),
+            points,
+            moments: moments(snap, trace, &r, &report, &bands),
+            bands,
+            origin_time_us: trace.iter().find_map(|e| e.time()),
+            window: report.window.as_ref().map(|w| {
+                let time = |i: u64| trace.get(i as usize).and_then(|e| e.time());
+                timeline::Band {
+                    iteration: false,
+                    name: format!("{}..{}", w.from, w.to),
+                    from_entry: w.from_entry,
+                    to_entry: w.to_entry,
+                    from_time_us: time(w.from_entry),
+                    to_time_us: time(w.to_entry),
+                }
+            }),
+        }
+    });
+    (report, timeline)
+}
+
+/// The phase spans and iterations of a device as bands, at most
+/// [`MAX_BANDS`](timeline::MAX_BANDS), iterations first.
+fn bands(trace: &[crate::snapshot::TraceEntry], p: &DevicePhases) -> Vec<timeline::Band> {
+    let time = |i: u64| trace.get(i as usize).and_then(|e| e.time());
+    let band = |iteration: bool, name: String, from: u64, to: Option<u64>| {
+        let to = to.unwrap_or(from);
+        timeline::Band {
+            iteration,
+            name,
+            from_entry: from,
+            to_entry: to,
+            from_time_us: time(from),
+            to_time_us: time(to),
+        }
+    };
+    let iterations = p.iterations.iter().flat_map(|it| &it.items);
+    iterations
+        .map(|i| band(true, i.index.to_string(), i.from_entry, i.to_entry))
+        .chain(
+            p.phases
+                .iter()
+                .map(|s| band(false, s.name.clone(), s.from_entry, s.to_entry)),
+        )
+        .filter(|b| (b.from_entry as usize) < trace.len())
+        .take(timeline::MAX_BANDS)
+        .collect()
+}
+
+/// The moments the page lists live allocations at: the three peaks, the
+/// first OOMs, phase starts (at most [`timeline::PHASE_MOMENTS`], evenly
+/// chosen) and an even sample of the trace, each with its largest stack
+/// groups, from one sweep over the allocations' lifetimes.
+fn moments(
+    snap: &Snapshot,
+    trace: &[crate::snapshot::TraceEntry],
+    r: &DeviceReplay,
+    report: &DeviceReport,
+    bands: &[timeline::Band],
+) -> Vec<timeline::Moment> {
+    use timeline::MomentKind;
+    let n = trace.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut wanted: Vec<(i64, MomentKind)> = Vec::new();
+    let at_start = |flag: bool, i: Option<u64>| if flag { None } else { i };
+    for (id, entry) in [
+        (
+            Figure::AllocatedPeak,
+            at_start(r.allocated_peak_at_start, r.peak_entry.allocated_peak),
+        ),
+        (
+            Figure::DynamicPeak,
+            (r.figures.dynamic_peak > 0)
+                .then_some(r.peak_entry.dynamic_peak)
+                .flatten(),
+        ),
+        (
+            Figure::ReservedPeak,
+            at_start(r.reserved_peak_at_start, r.peak_entry.reserved_peak),
+        ),
+    ] {
+        let at = entry.map_or(-1, |i| i as i64);
+        wanted.push((at, MomentKind::Peak(id)));
+    }
+    wanted.extend(report.oom.iter().map(|o| (o.entry as i64, MomentKind::Oom)));
+    let phases: Vec<usize> = (0..bands.len()).filter(|&b| !bands[b].iteration).collect();
+    let step = phases.len().div_ceil(timeline::PHASE_MOMENTS).max(1);
+    wanted.extend(
+        phases
+            .iter()
+            .step_by(step)
+            .map(|&b| (bands[b].from_entry as i64, MomentKind::PhaseStart(b))),
+    );
+    let k = timeline::SAMPLE_MOMENTS.min(n);
+    wanted.extend((0..k).map(|j| (((2 * j + 1) * n / (2 * k)) as i64, MomentKind::Sample)));
+    // One moment per entry, with everything that falls there.
+    wanted.sort_by_key(|w| w.0);
+    let mut merged: Vec<(i64, Vec<MomentKind>)> = Vec::new();
+    for (at, kind) in wanted {
+        match merged.last_mut() {
+            Some((last, kinds)) if *last == at => kinds.push(kind),
+            _ => merged.push((at, vec![kind])),
+        }
+    }
+    let at: Vec<i64> = merged.iter().map(|w| w.0).collect();
+    // Per moment: stack -> (bytes, count, first alloc index), and the total.
+    let mut groups: Vec<HashMap<StackId, (u64, u64, usize)>> = vec![HashMap::new(); at.len()];
+    let mut totals = vec![0u64; at.len()];
+    let mut add = |k: usize, l: Live| {
+        let g = groups[k].entry(l.stack).or_insert((0, 0, usize::MAX));
+        g.0 += l.size;
+        g.1 += 1;
+        g.2 = g.2.min(l.index);
+        totals[k] += l.size;
+    };
+    r.live_at_each(trace, &at, &mut add);
+    for p in &r.pre {
+        for (k, &m) in at.iter().enumerate() {
+            if p.freed_at.is_none_or(|f| m < 0 || f as i64 > m) {
+                add(
+                    k,
+                    Live {
+                        size: p.size,
+                        stack: p.stack,
+                        index: 0,
+                    },
+                );
+            }
+        }
+    }
+    merged
+        .into_iter()
+        .zip(groups)
+        .zip(totals)
+        .map(|(((entry, kinds), g), allocated)| {
+            let entry = (entry >= 0).then_some(entry as u64);
+            timeline::Moment {
+                kinds,
+                entry,
+                time_us: entry.and_then(|i| trace[i as usize].time()),
+                allocated,
+                stacks: ranked_groups(snap, g, timeline::MOMENT_STACKS),
+            }
+        })
+        .collect()
 }
 
 /// The figures budgets judge from a device's time structure.
@@ -324,6 +469,16 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
         g.1 += 1;
         g.2 = g.2.min(l.index);
     }
+    ranked_groups(snap, groups, top)
+}
+
+/// Stack groups (stack -> bytes, count, first alloc index) largest first,
+/// ties in allocation order, the first `top`.
+fn ranked_groups(
+    snap: &Snapshot,
+    groups: HashMap<StackId, (u64, u64, usize)>,
+    top: usize,
+) -> Vec<StackGroup> {
     let mut v: Vec<(StackId, (u64, u64, usize))> = groups.into_iter().collect();
     // Memory from before recording shares index 0: the stack id (interning
     // order, fixed by the file) breaks the last ties, so output is stable.
@@ -446,23 +601,16 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
 /// [`analyze_with_timelines`].
 pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {
     let mut info = StackInfo::new(snap, rules);
-    let segments: Vec<&Segment> = snap.segments_of(device).collect();
-    let r = replay::replay(
-        snap.trace(device),
-        &segments,
-        rules.categories().len(),
-        &mut |o: Origin<'_>| info.category(o.stack()),
-        replay::Extras {
-            timeline_points: Some(max_points),
-            curves: false,
-            window: None,
-        },
-    );
-    Timeline {
-        device,
-        categories: rules.categories().to_vec(),
-        points: r.timeline.unwrap_or_default(),
-    }
+    let groups = Groups::new(snap, device, GroupBy::default(), &info);
+    let ask = Ask {
+        top: 0,
+        timeline_points: Some(max_points),
+        stacks_at: None,
+        window: None,
+        boundary: &Boundary::Default,
+    };
+    let (_, t) = device_analysis(snap, device, &mut info, groups, ask);
+    t.expect("a timeline was asked for")
 }
 
 /// The time structure of every device (SPEC §11): annotation events with

@@ -15,7 +15,7 @@
 use crate::snapshot::{Action, BlockState, Segment, StackId, TraceEntry};
 
 use super::addr::AddrMap;
-use super::timeline::{Sampler, TimelinePoint};
+use super::timeline::{Pin, Sampler, TimelinePoint};
 use super::types::{Figures, PeakEntry};
 
 /// Memory live before recording started: freed during the trace
@@ -116,6 +116,41 @@ pub(crate) struct OomMoment {
 }
 
 impl DeviceReplay {
+    /// Every allocation live after each of `moments` (entry indices in
+    /// ascending order, `-1` before the first entry), in one sweep over the
+    /// lifetimes: `f(k, live)` for each allocation live at `moments[k]`.
+    /// Costs one pass plus the live sets' sizes, where asking
+    /// [`DeviceReplay::live_after`] per moment would walk the lifetimes
+    /// once each.
+    pub(crate) fn live_at_each(
+        &self,
+        trace: &[TraceEntry],
+        moments: &[i64],
+        mut f: impl FnMut(usize, Live),
+    ) {
+        debug_assert!(moments.is_sorted());
+        for l in &self.lifetimes {
+            let alloc = i64::from(l.alloc);
+            let first = moments.partition_point(|&m| m < alloc);
+            let end = i64::from(l.end);
+            let e = &trace[l.alloc as usize];
+            for (k, _) in moments[first..]
+                .iter()
+                .enumerate()
+                .take_while(|(_, &m)| m < end)
+            {
+                f(
+                    first + k,
+                    Live {
+                        size: e.size,
+                        stack: e.stack,
+                        index: l.alloc as usize,
+                    },
+                );
+            }
+        }
+    }
+
     /// The allocations live after entry `upto` (none when `None`): each
     /// address holds its latest `alloc` until a `free_completed` removes it.
     pub(crate) fn live_after<'a>(
@@ -378,19 +413,32 @@ pub(crate) fn replay(
             cats_at_dynamic.copy_from_slice(&dyn_cats);
             cats_at_allocated.copy_from_slice(&alloc_cats);
             cat_peaks.copy_from_slice(&alloc_cats);
+            if let Some(s) = &mut sampler {
+                for pin in [Pin::Allocated, Pin::Dynamic, Pin::Reserved] {
+                    s.pin(pin, i, time, &alloc_cats, reserved);
+                }
+            }
         } else if let Some(c) = changed {
             cat_peaks[c] = cat_peaks[c].max(alloc_cats[c]);
             if dyn_peak.update(dynamic, i) {
                 cats_at_dynamic.copy_from_slice(&dyn_cats);
+                if let Some(s) = &mut sampler {
+                    s.pin(Pin::Dynamic, i, time, &alloc_cats, reserved);
+                }
             }
             if alloc_peak.update(allocated, i) {
                 cats_at_allocated.copy_from_slice(&alloc_cats);
+                if let Some(s) = &mut sampler {
+                    s.pin(Pin::Allocated, i, time, &alloc_cats, reserved);
+                }
             }
-        } else {
-            res_peak.update(reserved, i);
+        } else if res_peak.update(reserved, i) {
+            if let Some(s) = &mut sampler {
+                s.pin(Pin::Reserved, i, time, &alloc_cats, reserved);
+            }
         }
         if let Some(s) = &mut sampler {
-            s.see(i, time, allocated, &alloc_cats);
+            s.see(i, time, allocated, &alloc_cats, reserved);
         }
         if let Some(c) = &mut curves {
             c.allocated.push(clamp_i64(allocated));
@@ -466,7 +514,7 @@ pub(crate) fn replay(
         cats_at_dynamic: shifted(&vec![0; ncat], &cats_at_dynamic),
         cat_peaks: shifted(&pre_cats, &cat_peaks),
         time_backwards,
-        timeline: sampler.map(|s| s.finish(&pre_cats)),
+        timeline: sampler.map(|s| s.finish(&pre_cats, start_reserved)),
         curves,
         ooms: oom_at
             .into_iter()

@@ -261,19 +261,43 @@ proptest! {
             prop_assert_eq!(got, want, "after {:?}", upto);
         }
 
-        // The timeline: per bucket, the first entry with the bucket's highest total.
+        // The same live sets from one sweep over every moment at once.
+        let moments: Vec<i64> = (-1..trace.len() as i64).collect();
+        let mut swept: Vec<Vec<usize>> = vec![Vec::new(); moments.len()];
+        r.live_at_each(&trace, &moments, |k, l| swept[k].push(l.index));
+        for (k, &m) in moments.iter().enumerate() {
+            let upto = usize::try_from(m).ok();
+            let mut want: Vec<usize> = r.live_after(&trace, upto).map(|l| l.index).collect();
+            want.sort_unstable();
+            swept[k].sort_unstable();
+            prop_assert_eq!(&swept[k], &want, "swept after {:?}", upto);
+        }
+
+        // The timeline: per bucket, the first entry with the bucket's highest
+        // total, and the first entry reaching each peak above the start.
         let bucket = trace.len().div_ceil(points).max(1);
-        let mut want = vec![TimelinePoint { entry: None, time_us: None, bytes: clamp(&m.states[0].cats) }];
+        let mut entries: Vec<usize> = Vec::new();
         for (b, chunk) in m.states[1..].chunks(bucket).enumerate() {
             let best = chunk.iter().map(|s| s.allocated).max().unwrap();
-            let k = chunk.iter().position(|s| s.allocated == best).unwrap();
-            let i = b * bucket + k;
-            want.push(TimelinePoint {
-                entry: Some(i as u64),
-                time_us: trace[i].time(),
-                bytes: clamp(&chunk[k].cats),
-            });
+            entries.push(b * bucket + chunk.iter().position(|s| s.allocated == best).unwrap());
         }
+        let curves: [fn(&State) -> i128; 3] = [|s| s.allocated, |s| s.dynamic, |s| s.reserved];
+        for curve in curves {
+            let top = m.states[1..].iter().map(curve).max();
+            if let Some(top) = top.filter(|&t| t > curve(&m.states[0])) {
+                entries.push(m.states[1..].iter().position(|s| curve(s) == top).unwrap());
+            }
+        }
+        entries.sort_unstable();
+        entries.dedup();
+        let point = |entry: Option<usize>, s: &State| TimelinePoint {
+            entry: entry.map(|i| i as u64),
+            time_us: entry.and_then(|i| trace[i].time()),
+            bytes: clamp(&s.cats),
+            reserved: s.reserved.max(0) as u64,
+        };
+        let mut want = vec![point(None, &m.states[0])];
+        want.extend(entries.iter().map(|&i| point(Some(i), &m.states[i + 1])));
         prop_assert_eq!(r.timeline.as_ref(), Some(&want));
     }
 }

@@ -1,44 +1,122 @@
 //! The allocated-memory timeline by category (for `profile --html`),
-//! downsampled so a multi-million-entry trace stays a small page. The
-//! samples are taken during the one replay of the trace.
+//! downsampled so a multi-million-entry trace stays a small page, with the
+//! reserved bytes, the exact moments of the three peaks, the phase and
+//! iteration spans, and a bounded set of moments with the largest live
+//! allocations there. The samples are taken during the one replay of the
+//! trace.
 
 use crate::snapshot::Device;
 
+use super::types::{Figure, StackGroup};
+
 /// One sample: the live bytes per category after trace entry `entry`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TimelinePoint {
     /// Entry index (`None`: before the first entry).
     pub entry: Option<u64>,
     pub time_us: Option<i64>,
     /// Bytes per category, in `Timeline::categories` order.
     pub bytes: Vec<u64>,
+    /// Reserved (segment) bytes at the same moment.
+    pub reserved: u64,
 }
 
+/// A phase span or an iteration, as a band on the time axis.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Band {
+    /// `true`: an iteration; `false`: a phase (annotation or rule phase).
+    pub iteration: bool,
+    /// The phase's name, or the iteration's index.
+    pub name: String,
+    pub from_entry: u64,
+    /// The last entry inside (the first when the span holds none).
+    pub to_entry: u64,
+    pub from_time_us: Option<i64>,
+    pub to_time_us: Option<i64>,
+}
+
+/// What a [`Moment`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MomentKind {
+    /// A peak: allocated, dynamic or reserved.
+    Peak(Figure),
+    Oom,
+    /// The start of a phase span (its index in `Timeline::bands`).
+    PhaseStart(usize),
+    /// One of an even sample over the trace.
+    Sample,
+}
+
+/// A moment of the trace with the allocations live there (what the
+/// allocated curve counts, memory from before recording included) grouped
+/// by call stack, largest first.
 #[derive(Debug, Clone, PartialEq)]
+pub struct Moment {
+    /// What falls here (two peaks can share an entry), at least one.
+    pub kinds: Vec<MomentKind>,
+    /// After this entry (`None`: before the first).
+    pub entry: Option<u64>,
+    pub time_us: Option<i64>,
+    /// All live bytes there (the allocated curve's value).
+    pub allocated: u64,
+    pub stacks: Vec<StackGroup>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timeline {
     pub device: Device,
     pub categories: Vec<String>,
     pub points: Vec<TimelinePoint>,
+    /// Phase spans and iterations, when the device has them.
+    pub bands: Vec<Band>,
+    /// The moments the page lists live allocations at, in entry order.
+    pub moments: Vec<Moment>,
+    /// The window the figures are of, when one was given.
+    pub window: Option<Band>,
+    /// `time_us` of the device's first timed entry: where seconds count from.
+    pub origin_time_us: Option<i64>,
 }
+
+/// How many stack groups each moment lists.
+pub const MOMENT_STACKS: usize = 8;
+/// How many evenly spaced moments are sampled over the trace.
+pub const SAMPLE_MOMENTS: usize = 24;
+/// At most this many phase starts become moments.
+pub const PHASE_MOMENTS: usize = 48;
+/// At most this many bands are drawn.
+pub const MAX_BANDS: usize = 2000;
 
 /// A sample the pass has chosen, its bytes still relative to the start.
 struct Chosen {
     entry: usize,
     time_us: Option<i64>,
     relative: Vec<i64>,
+    reserved: i128,
+}
+
+/// Which peak a pinned sample is of.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pin {
+    Allocated = 0,
+    Dynamic = 1,
+    Reserved = 2,
 }
 
 /// Downsamples the replay's category curves as the pass goes: per bucket of
-/// entries, the first entry with the bucket's highest allocated total.
-/// Values are relative to the start (the replay learns what was live before
-/// recording only at the end); [`Sampler::finish`] adds it.
+/// entries, the first entry with the bucket's highest allocated total; and
+/// the state at the latest moment each peak was reached ([`Sampler::pin`]),
+/// so the three peaks appear exactly. Values are relative to the start (the
+/// replay learns what was live before recording only at the end);
+/// [`Sampler::finish`] adds it.
 pub(crate) struct Sampler {
     bucket: usize,
     len: usize,
-    /// (relative total, entry, time) of the bucket's highest moment so far.
-    best: Option<(i128, usize, Option<i64>)>,
+    /// (relative total, entry, time, reserved) of the bucket's highest
+    /// moment so far.
+    best: Option<(i128, usize, Option<i64>, i128)>,
     at_best: Vec<i64>,
     chosen: Vec<Chosen>,
+    pins: [Option<Chosen>; 3],
 }
 
 impl Sampler {
@@ -49,42 +127,87 @@ impl Sampler {
             best: None,
             at_best: vec![0; ncat],
             chosen: Vec::new(),
+            pins: [None, None, None],
         }
     }
 
     /// The state after entry `i`: `total` allocated bytes, split by category
-    /// in `cats`.
-    pub(crate) fn see(&mut self, i: usize, time_us: Option<i64>, total: i128, cats: &[i64]) {
-        if self.best.is_none_or(|(t, _, _)| total > t) {
-            self.best = Some((total, i, time_us));
+    /// in `cats`, and `reserved` bytes (both relative to the start).
+    pub(crate) fn see(
+        &mut self,
+        i: usize,
+        time_us: Option<i64>,
+        total: i128,
+        cats: &[i64],
+        reserved: i128,
+    ) {
+        if self.best.is_none_or(|(t, ..)| total > t) {
+            self.best = Some((total, i, time_us, reserved));
             self.at_best.copy_from_slice(cats);
         }
         if (i + 1).is_multiple_of(self.bucket) || i + 1 == self.len {
-            if let Some((_, entry, time_us)) = self.best.take() {
+            if let Some((_, entry, time_us, reserved)) = self.best.take() {
                 self.chosen.push(Chosen {
                     entry,
                     time_us,
                     relative: self.at_best.clone(),
+                    reserved,
                 });
             }
         }
     }
 
-    /// The samples, the state before the first entry first, with `start`
-    /// (bytes per category live before recording) added.
-    pub(crate) fn finish(self, start: &[i64]) -> Vec<TimelinePoint> {
-        let point = |entry: Option<usize>, time_us, relative: &[i64]| TimelinePoint {
-            entry: entry.map(|i| i as u64),
-            time_us,
-            bytes: start
-                .iter()
-                .zip(relative)
-                .map(|(s, r)| (s + r).max(0) as u64)
-                .collect(),
-        };
-        let mut points = vec![point(None, None, &vec![0; start.len()])];
+    /// Entry `i` is (for now) where peak `which` is reached; the state there
+    /// is kept until a later pin of the same peak replaces it.
+    pub(crate) fn pin(
+        &mut self,
+        which: Pin,
+        i: usize,
+        time_us: Option<i64>,
+        cats: &[i64],
+        reserved: i128,
+    ) {
+        match &mut self.pins[which as usize] {
+            Some(c) => {
+                c.entry = i;
+                c.time_us = time_us;
+                c.relative.copy_from_slice(cats);
+                c.reserved = reserved;
+            }
+            slot => {
+                *slot = Some(Chosen {
+                    entry: i,
+                    time_us,
+                    relative: cats.to_vec(),
+                    reserved,
+                })
+            }
+        }
+    }
+
+    /// The samples in entry order, the state before the first entry first,
+    /// with `start` (bytes per category live before recording) and
+    /// `start_reserved` added.
+    pub(crate) fn finish(mut self, start: &[i64], start_reserved: i128) -> Vec<TimelinePoint> {
+        let point =
+            |entry: Option<usize>, time_us, relative: &[i64], reserved: i128| TimelinePoint {
+                entry: entry.map(|i| i as u64),
+                time_us,
+                bytes: start
+                    .iter()
+                    .zip(relative)
+                    .map(|(s, r)| (s + r).max(0) as u64)
+                    .collect(),
+                reserved: (start_reserved + reserved).clamp(0, i128::from(u64::MAX)) as u64,
+            };
+        for p in self.pins.iter_mut().filter_map(Option::take) {
+            if let Err(at) = self.chosen.binary_search_by_key(&p.entry, |c| c.entry) {
+                self.chosen.insert(at, p);
+            }
+        }
+        let mut points = vec![point(None, None, &vec![0; start.len()], 0)];
         for c in &self.chosen {
-            points.push(point(Some(c.entry), c.time_us, &c.relative));
+            points.push(point(Some(c.entry), c.time_us, &c.relative, c.reserved));
         }
         points
     }

@@ -2,15 +2,15 @@
 //! snapshots or summaries.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::diff::diff_reports;
-use crate::analysis::{DeviceReport, RuleSet, Window};
+use crate::analysis::{analyze_request, DeviceReport, Request, RuleSet, Timeline, Window};
 use crate::document::DiffDocument;
 use crate::input::{self, Input};
-use crate::report::{diff, document_json};
+use crate::report::{diff, document_json, html};
 
-use crate::error::Error;
+use crate::error::{Error, OutputError};
 
 use super::analysed::{analyse_snapshot, rules, summary_in_window};
 use super::{Outcome, OutputFormat};
@@ -23,21 +23,43 @@ pub struct DiffOptions {
     pub top: usize,
     /// Compare the figures inside this window (SPEC §11).
     pub window: Option<Window>,
+    /// Also write the comparison as a self-contained HTML page here.
+    pub html: Option<PathBuf>,
 }
+
+/// One side's device reports, whether it was a summary, and (for the page)
+/// a snapshot's device timelines.
+type Side = (Vec<DeviceReport>, bool, Option<Vec<Timeline>>);
 
 /// Device reports of a summary JSON or a snapshot (all sites kept, and
 /// where each peak falls), the file read once; `true` when it was a
-/// summary (which does not say where its peaks fall).
+/// summary (which has no timeline to draw). With `timelines`, a
+/// snapshot's device timelines for the page too, from the same replay.
 fn reports(
     path: &Path,
     rules: &RuleSet,
     window: Option<&Window>,
-) -> Result<(Vec<DeviceReport>, bool), Error> {
+    timelines: bool,
+) -> Result<Side, Error> {
     match input::read(path)? {
-        Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, true)),
+        Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, true, None)),
+        Input::Snapshot(snap) if timelines => {
+            let req = Request {
+                window,
+                timeline_points: Some(html::MAX_POINTS),
+                ..Request::top(usize::MAX)
+            };
+            let both = analyze_request(&snap, rules, req).map_err(|error| Error::Window {
+                path: path.to_path_buf(),
+                error,
+            })?;
+            let (devices, timelines): (Vec<_>, Vec<_>) = both.into_iter().unzip();
+            Ok((devices, false, timelines.into_iter().collect()))
+        }
         Input::Snapshot(snap) => Ok((
             analyse_snapshot(path, &snap, rules, usize::MAX, window, None)?,
             false,
+            None,
         )),
     }
 }
@@ -47,11 +69,13 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
+    let page = opts.html.is_some();
     let (base, new) = rayon::join(
-        || reports(Path::new(&opts.base), &rules, opts.window.as_ref()),
-        || reports(Path::new(&opts.new), &rules, opts.window.as_ref()),
+        || reports(Path::new(&opts.base), &rules, opts.window.as_ref(), page),
+        || reports(Path::new(&opts.new), &rules, opts.window.as_ref(), page),
     );
-    let ((mut base, base_is_summary), (mut new, new_is_summary)) = match (base, new) {
+    let ((mut base, base_is_summary, base_t), (mut new, new_is_summary, new_t)) = match (base, new)
+    {
         (Ok(b), Ok(n)) => (b, n),
         (b, n) => {
             let errors = b.err().into_iter().chain(n.err());
@@ -77,8 +101,34 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
         OutputFormat::Json => document_json::write(out, &doc),
         OutputFormat::Text => diff::text(out, &doc),
     };
-    match written {
-        Ok(()) => Outcome::ok(),
-        Err(e) => Outcome::from_errors(super::write_error(e).into_iter().collect()),
+    let mut errors: Vec<Error> = written
+        .err()
+        .and_then(super::write_error)
+        .into_iter()
+        .collect();
+    if let Some(path) = &opts.html {
+        let page = html::render_diff(
+            &doc,
+            &html::DiffSide {
+                path: &opts.base,
+                devices: &base,
+                timelines: base_t.as_deref(),
+            },
+            &html::DiffSide {
+                path: &opts.new,
+                devices: &new,
+                timelines: new_t.as_deref(),
+            },
+        );
+        if let Err(error) = crate::files::write_atomic(path, page.as_bytes()) {
+            errors.push(
+                OutputError::Html {
+                    path: path.clone(),
+                    error,
+                }
+                .into(),
+            );
+        }
     }
+    Outcome::from_errors(errors)
 }

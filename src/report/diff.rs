@@ -25,7 +25,7 @@ pub fn text(out: &mut dyn Write, doc: &DiffDocument) -> io::Result<()> {
     doc.devices.iter().try_for_each(|d| device(out, d))
 }
 
-fn percent(d: &Delta) -> String {
+pub(crate) fn percent(d: &Delta) -> String {
     match d.percent {
         _ if d.new == 0 && d.base > 0 => "gone".into(),
         Some(p) => format!("{p:+.1}%"),
@@ -36,7 +36,7 @@ fn percent(d: &Delta) -> String {
 
 /// `forward (iteration 1, entry 2780)`; `(no phase)` outside every
 /// annotation.
-fn spot(p: &Place) -> String {
+pub(crate) fn spot(p: &Place) -> String {
     let name = if p.annotation.is_empty() {
         "(no phase)"
     } else {

@@ -18,8 +18,16 @@
 //!   terminal, and `#` as `\u{23}`, because GitLab's parser cuts every line
 //!   at its first `#` (one in a label would lose the line, or in older
 //!   GitLab fail the whole report).
+//! * JSON inside an HTML `<script>` element: the JSON text as serde_json
+//!   writes it, with `<`, `>` and `&` written as `\u003c`, `\u003e`,
+//!   `\u0026` (so no `</script>` or `<!--` can end or bend the element) and
+//!   U+2028 / U+2029 as `\u2028` / `\u2029` (line terminators to older
+//!   JavaScript parsers). These characters occur in JSON text only inside
+//!   strings, where the escapes mean the same characters, so `JSON.parse`
+//!   reads back exactly the names the snapshot has.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Text for a terminal or a CI log: one line, no escape sequences.
 pub fn terminal(s: &str) -> Cow<'_, str> {
@@ -99,6 +107,18 @@ pub(crate) fn openmetrics_label(s: &str) -> Cow<'_, str> {
     )
 }
 
+/// JSON text for the content of an HTML `<script type="application/json">`
+/// element.
+pub(crate) fn json_in_script(json: &str) -> Cow<'_, str> {
+    escape_where(
+        json,
+        |c| matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'),
+        |c, out| {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        },
+    )
+}
+
 /// Characters GitHub-flavoured Markdown can read as markup in running text.
 fn is_markdown_markup(c: char) -> bool {
     matches!(
@@ -166,6 +186,19 @@ mod tests {
             xml(HOSTILE),
             "f\n::error::forged\\u{1b}[31m <b>&'\"|*_`\\u{7}\t\r\\u{fffe}"
         );
+    }
+
+    #[test]
+    fn json_in_a_script_element_cannot_close_it_and_parses_back_to_the_same_name() {
+        let name = "</script><!--x-->&\u{2028}\u{2029}\"";
+        let json = serde_json::to_string(name).unwrap();
+        let out = json_in_script(&json);
+        for bad in ["<", ">", "&", "\u{2028}", "\u{2029}"] {
+            assert!(!out.contains(bad), "{out}");
+        }
+        assert!(out.contains("\\u003c/script\\u003e"), "{out}");
+        let back: String = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, name);
     }
 
     #[test]

@@ -230,6 +230,16 @@ type Section = fn(&TargetVerdict) -> String;
 
 /// The report, at most `limit` bytes. Site diffs go first, then category
 /// tables, then passing rows, then the reasons; the report says so.
+/// The line linking the Markdown report to the run's HTML page (`check
+/// --html`), as a CI artifact beside it: `path` as given.
+pub fn page_link(path: &str) -> String {
+    let text = md(path);
+    if path.contains(['<', '>', '\n', '\r']) {
+        return format!("\nInteractive page of this run: {text}\n");
+    }
+    format!("\nInteractive page of this run: [{text}](<{path}>)\n")
+}
+
 pub fn render(v: &Verdict, limit: usize) -> String {
     let head = format!("{}\n\n", verdict_line(v));
     let sections: [(&str, Section); 3] = [

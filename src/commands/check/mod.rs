@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::analysis::{Boundary, DeviceReport, Window};
+use crate::analysis::{Boundary, DeviceReport, Timeline, Window};
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::error::{Error, UsageError};
-use crate::report::{github, json, junit, markdown, metrics, terminal};
+use crate::report::{github, html, json, junit, markdown, metrics, terminal};
 
 use super::{Gate, Outcome};
 use inputs::{Baselines, Planned};
@@ -45,6 +45,8 @@ pub struct CheckOptions {
     pub json: Option<PathBuf>,
     /// GitLab's metrics report (OpenMetrics text).
     pub metrics: Option<PathBuf>,
+    /// The HTML page of the run.
+    pub html: Option<PathBuf>,
     pub warn_only: bool,
     pub require_baseline: bool,
     pub comment_size: bool,
@@ -81,7 +83,10 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         return Outcome::ok();
     }
     let [junit_to, markdown_to, json_to, metrics_to] = destinations(opts);
-    let named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
+    // A file always: the page is no report for a terminal.
+    let html_to = opts.html.clone().map(Dest::File);
+    let mut named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
+    named.extend(html_to.as_ref().map(|d| ("--html", d)));
     let errors = usage(outputs::check(&named));
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &[&config], out);
@@ -163,14 +168,35 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     files.sort_by_key(|(p, l)| file_key(p, *l));
     files.dedup_by_key(|(p, l)| file_key(p, *l));
     let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
-    let figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = files
+    // With --html, each snapshot's timelines come from the same replay.
+    let points = html::points_for(files.len());
+    let analysed: Vec<Analysed> = files
         .par_iter()
         .map(|(p, l)| {
-            let as_snapshot = snapshots.contains(p.as_path());
-            let f = inputs::figures(p, &rules, as_snapshot, l.window, l.boundary);
-            (file_key(p, *l), f)
+            let current = snapshots.contains(p.as_path());
+            let (f, t) = match &opts.html {
+                None => (
+                    inputs::figures(p, &rules, current, l.window, l.boundary),
+                    None,
+                ),
+                Some(_) => match inputs::figures_and_timelines(
+                    p, &rules, current, l.window, l.boundary, points,
+                ) {
+                    Ok((f, t)) => (Ok(f), t),
+                    Err(e) => (Err(e), None),
+                },
+            };
+            (file_key(p, *l), f, t)
         })
         .collect();
+    let mut figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = HashMap::new();
+    let mut timelines: HashMap<FileKey, Vec<Timeline>> = HashMap::new();
+    for (k, f, t) in analysed {
+        if let Some(t) = t {
+            timelines.insert(k.clone(), t);
+        }
+        figures.insert(k, f);
+    }
 
     let targets: Vec<TargetVerdict> = budget
         .targets
@@ -246,12 +272,26 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         })
         .collect();
     let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
-    report(
+    let mut outcome = report(
         opts,
         &verdict,
         [junit_to, markdown_to, json_to, metrics_to],
         out,
-    )
+    );
+    if let Some(d) = &html_to {
+        // The page finds each file as its target analysed it (the lens).
+        let charted = |t: usize, path: &str| {
+            let key = file_key(Path::new(path), lenses.get(t).copied()?);
+            let devices = figures.get(&key)?.as_deref().ok()?;
+            let timelines = timelines.get(&key)?;
+            Some(html::Charted { devices, timelines })
+        };
+        let page = html::render_check(&verdict, &charted);
+        if let Err(e) = outputs::write(d, &page, out) {
+            outcome.errors.push(e.into());
+        }
+    }
+    outcome
 }
 
 /// How a target looks at its files: inside its window, with its
@@ -265,6 +305,14 @@ struct Lens<'a> {
 /// A file as analysed for a target: its path, the window's spec and the
 /// iteration boundary's prefix.
 type FileKey = (PathBuf, Option<String>, Option<String>);
+
+/// A file's figures (or why there are none) and, with `--html`, a
+/// snapshot's timelines.
+type Analysed = (
+    FileKey,
+    Result<Vec<DeviceReport>, Error>,
+    Option<Vec<Timeline>>,
+);
 
 fn file_key(path: &Path, lens: Lens<'_>) -> FileKey {
     let boundary = lens.boundary.map(|b| match b {
@@ -407,7 +455,15 @@ fn report(
         }
     };
     written(&junit_to, &|| junit::render(v));
-    written(&markdown_to, &|| markdown::render(v, limit));
+    // The Markdown links to the page when one is written next to it.
+    let page_link = opts
+        .html
+        .as_deref()
+        .map(|p| markdown::page_link(&p.display().to_string()))
+        .unwrap_or_default();
+    written(&markdown_to, &|| {
+        markdown::render(v, limit.saturating_sub(page_link.len())) + &page_link
+    });
     written(&json_to, &|| json::render(v));
     written(&metrics_to, &|| metrics::render(v));
     let stdout_taken = [&junit_to, &markdown_to, &json_to, &metrics_to]

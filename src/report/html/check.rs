@@ -1,0 +1,208 @@
+//! `memgate check --html`: the page of [`super::render`] for a whole gate
+//! run. One section per target, snapshot and device, failures first: the
+//! checks with their verdicts, the current run's chart with the baseline's
+//! allocated and reserved bytes drawn over it on the same axis (when the
+//! baseline is a snapshot), and the category and site deltas.
+
+use std::fmt::Write as _;
+
+use super::{chart, data, device_heading, foot, head, peaks_table, Section};
+use crate::analysis::{DeviceReport, Timeline};
+use crate::compare::{DeviceVerdict, SnapshotVerdict, Status, Verdict};
+use crate::report::escape::html as escape;
+use crate::report::finding::{self, value};
+use crate::units::{ByteDelta, Bytes};
+
+/// What was analysed of one file of the run: its device reports and their
+/// timelines (one per device).
+#[derive(Clone, Copy)]
+pub struct Charted<'a> {
+    pub devices: &'a [DeviceReport],
+    pub timelines: &'a [Timeline],
+}
+
+impl<'a> Charted<'a> {
+    fn device(&self, id: u32) -> Option<(&'a DeviceReport, &'a Timeline)> {
+        let k = self.devices.iter().position(|d| d.device == id)?;
+        Some((&self.devices[k], self.timelines.get(k)?))
+    }
+}
+
+/// A device's verdict: its worst check's.
+fn device_status(d: &DeviceVerdict) -> Status {
+    d.checks
+        .iter()
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Pass)
+}
+
+fn checks_table(out: &mut String, d: &DeviceVerdict) {
+    out.push_str(
+        "<table class=\"checks\"><caption>Checks</caption><tr><th>check</th><th>verdict</th>\
+         <th>current</th><th>baseline</th><th>budget</th><th>why</th></tr>\n",
+    );
+    let mut checks: Vec<_> = d.checks.iter().collect();
+    checks.sort_by_key(|c| std::cmp::Reverse(c.status));
+    for c in checks {
+        let opt = |v: Option<u64>| v.map_or_else(|| "–".to_string(), |v| value(c.unit, v));
+        let _ = writeln!(
+            out,
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"stack\">{}</td></tr>",
+            c.status.id(),
+            escape(&c.id),
+            c.status.id(),
+            value(c.unit, c.current),
+            opt(c.baseline),
+            opt(c.budget),
+            escape(&finding::sentence(c))
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn deltas(out: &mut String, d: &DeviceVerdict) {
+    let cell = |v: Option<u64>| v.map_or_else(|| "–".to_string(), |v| Bytes(v).to_string());
+    out.push_str(
+        "<table class=\"deltas\"><caption>Categories at the allocated peak</caption><tr>\
+         <th>category</th><th>baseline</th><th>current</th><th>change</th></tr>\n",
+    );
+    for c in &d.categories {
+        let change = c.baseline.map_or_else(String::new, |b| {
+            ByteDelta(i128::from(c.current) - i128::from(b)).to_string()
+        });
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{change}</td></tr>",
+            escape(&c.category),
+            cell(c.baseline),
+            Bytes(c.current)
+        );
+    }
+    out.push_str("</table>\n");
+    if d.sites.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<table class=\"deltas\"><caption>Allocation sites at the allocated peak (largest \
+         growth first)</caption><tr><th>site</th><th>baseline</th><th>current</th>\
+         <th>change</th></tr>\n",
+    );
+    for s in &d.sites {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&s.site),
+            cell(s.baseline),
+            cell(s.current),
+            ByteDelta(s.growth())
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// The page of the gate run `v`; `charted(t, path)` is what target `t`
+/// analysed of the file `path` (a snapshot: summaries have no chart).
+pub fn render_check<'a>(
+    v: &Verdict,
+    charted: &dyn Fn(usize, &str) -> Option<Charted<'a>>,
+) -> String {
+    let mut out = head("memgate check");
+    let _ = writeln!(
+        out,
+        "<p>verdict: <strong>{}</strong> · {} target(s)</p>",
+        v.verdict.id(),
+        v.targets.len()
+    );
+    let mut cases: Vec<(usize, &str, &SnapshotVerdict, Option<&DeviceVerdict>)> = Vec::new();
+    for (t, target) in v.targets.iter().enumerate() {
+        for s in &target.snapshots {
+            if s.devices.is_empty() {
+                cases.push((t, &target.name, s, None));
+            }
+            cases.extend(
+                s.devices
+                    .iter()
+                    .map(|d| (t, target.name.as_str(), s, Some(d))),
+            );
+        }
+    }
+    let status = |c: &(usize, &str, &SnapshotVerdict, Option<&DeviceVerdict>)| {
+        c.3.map_or(c.2.status, device_status)
+    };
+    // Failures first; the run's order otherwise.
+    cases.sort_by_key(|c| std::cmp::Reverse(status(c)));
+    let mut page = data::PageData {
+        devices: Vec::new(),
+    };
+    for case in &cases {
+        let (t, target, s, d) = *case;
+        let st = status(case);
+        let _ = writeln!(
+            out,
+            "<section class=\"case {}\">\n<h2>{} · {} · {} — {}</h2>",
+            st.id(),
+            st.id().to_uppercase(),
+            escape(target),
+            escape(&s.name),
+            d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
+        );
+        let _ = writeln!(
+            out,
+            "<p>current: {}<br>baseline: {}</p>",
+            escape(&s.path),
+            s.baseline.as_deref().map_or_else(|| "none".into(), escape)
+        );
+        if let Some(e) = &s.error {
+            let _ = writeln!(out, "<p><strong>not judged</strong>: {}</p>", escape(e));
+        }
+        let Some(d) = d else {
+            out.push_str("</section>\n");
+            continue;
+        };
+        checks_table(&mut out, d);
+        if let Some((report, timeline)) = charted(t, &s.path).and_then(|c| c.device(d.device)) {
+            let k = page.devices.len();
+            let mut data = data::DeviceData::new(&s.path, report, timeline);
+            let base = s.baseline.as_deref().and_then(|b| {
+                let (_, bt) = charted(t, b)?.device(d.device)?;
+                Some((b, bt))
+            });
+            let overlaid = base.map(|(b, bt)| data.with_baseline(b, bt));
+            let aligned = data.baseline_aligned();
+            page.devices.push(data);
+            let sec = Section {
+                path: &s.path,
+                report,
+                timeline,
+            };
+            device_heading(&mut out, k, &sec);
+            out.push_str(&chart(k, &s.path, d.device));
+            let note = match overlaid {
+                Some(true) if aligned => {
+                    "The grey lines are the baseline on the same axis, its iterations \
+                     stretched onto this run's (iteration k over iteration k)."
+                }
+                Some(true) => "The grey lines are the baseline on the same axis.",
+                Some(false) => {
+                    "The baseline is not drawn: one run has time_us, the other does \
+                                not, so they share no axis."
+                }
+                None => {
+                    "The baseline is not drawn: there is none, or it is a summary \
+                         (figures only)."
+                }
+            };
+            let _ = writeln!(out, "<p class=\"note\">{note}</p>");
+            deltas(&mut out, d);
+            out.push_str(&peaks_table(&sec));
+            out.push_str("</section>\n</section>\n");
+        } else {
+            deltas(&mut out, d);
+            out.push_str("</section>\n");
+        }
+    }
+    foot(&mut out, &page);
+    out
+}

@@ -1,0 +1,297 @@
+//! `memgate profile --html`: one self-contained page. The markup (figures,
+//! a table of the peaks, the category and site tables) is written here; the
+//! charts are drawn by a small handwritten script (`page.js`) from one JSON
+//! block (`data.rs`). Nothing is fetched: the script and the stylesheet are
+//! inline and the page's Content-Security-Policy allows exactly those two
+//! (by their SHA-256) and nothing else.
+
+mod check;
+mod data;
+mod diff;
+
+pub use check::{render_check, Charted};
+pub use diff::{render_diff, DiffSide};
+
+use std::fmt::Write as _;
+
+use sha2::{Digest, Sha256};
+
+use super::escape::{html as escape, json_in_script};
+use crate::analysis::{DeviceReport, Timeline};
+use crate::document::ProfileDocument;
+use crate::units::Bytes;
+
+/// Most samples drawn per device; keeps a 2M-entry trace's page small.
+pub(crate) const MAX_POINTS: usize = 800;
+
+/// Samples per device when a page charts `files` files (`check --html`):
+/// [`MAX_POINTS`] for up to 16, fewer beyond (at least 200), so a
+/// 64-rank run's page stays within a few megabytes.
+pub(crate) fn points_for(files: usize) -> usize {
+    (MAX_POINTS * 16 / files.max(1)).clamp(200, MAX_POINTS)
+}
+
+/// The palette's size (Tableau 10, classes `c0`…`c9` in `page.css`).
+const PALETTE: usize = 10;
+
+const SCRIPT: &str = include_str!("page.js");
+const STYLE: &str = include_str!("page.css");
+
+/// One device's section of the page.
+struct Section<'a> {
+    path: &'a str,
+    report: &'a DeviceReport,
+    timeline: &'a Timeline,
+}
+
+/// Standard base64 of `bytes` (for the policy's hashes; 32 bytes each).
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `'sha256-…'`: a CSP source matching exactly this inline text.
+fn csp_hash(text: &str) -> String {
+    format!("'sha256-{}'", base64(&Sha256::digest(text.as_bytes())))
+}
+
+/// The page's policy: no source of any kind but the page's own script and
+/// stylesheet; the data block is not script (`application/json`).
+pub(crate) fn content_security_policy() -> String {
+    format!(
+        "default-src 'none'; script-src {}; style-src {}; img-src 'none'; base-uri 'none'; \
+         form-action 'none'",
+        csp_hash(SCRIPT),
+        csp_hash(STYLE)
+    )
+}
+
+/// The table of the peaks and OOMs: the charts' markers as text.
+fn peaks_table(s: &Section<'_>) -> String {
+    let f = &s.report.figures;
+    let e = &s.report.peak_entry;
+    let entry = |i: Option<u64>| i.map_or_else(|| "–".to_string(), |i| i.to_string());
+    let mut out = String::from(
+        "<table class=\"peaks\"><caption>Peaks</caption><tr><th>figure</th><th>bytes</th>\
+         <th>exact</th><th>first reached at entry</th></tr>\n",
+    );
+    for (name, id, bytes, at) in [
+        (
+            "allocated peak",
+            "allocated-peak",
+            f.allocated_peak,
+            e.allocated_peak,
+        ),
+        (
+            "dynamic peak",
+            "dynamic-peak",
+            f.dynamic_peak,
+            e.dynamic_peak,
+        ),
+        (
+            "reserved peak",
+            "reserved-peak",
+            f.reserved_peak,
+            e.reserved_peak,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "<tr data-figure=\"{id}\"><td>{name}</td><td>{}</td><td>{bytes}</td><td>{}</td></tr>",
+            Bytes(bytes),
+            entry(at)
+        );
+    }
+    for o in &s.report.oom {
+        let _ = writeln!(
+            out,
+            "<tr data-figure=\"oom\"><td>OOM (asked {})</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            Bytes(o.requested),
+            Bytes(o.allocated),
+            o.allocated,
+            o.entry
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn sites(s: &Section<'_>) -> String {
+    let mut out = String::new();
+    if s.report.sites_at_peak.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "<table><caption>Allocation sites at the allocated peak</caption><tr><th>site</th>\
+         <th>bytes</th><th>allocations</th></tr>\n",
+    );
+    for site in &s.report.sites_at_peak {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&site.site),
+            Bytes(site.bytes),
+            site.count
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn table(s: &Section<'_>) -> String {
+    let c = &s.report.categories;
+    let mut out = String::from(
+        "<table><caption>By category</caption><tr><th>category</th><th>at allocated peak</th>\
+         <th>at dynamic peak</th><th>own peak</th></tr>\n",
+    );
+    for (k, name) in s.timeline.categories.iter().enumerate() {
+        let get = |m: &std::collections::BTreeMap<String, u64>| m.get(name).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "<tr><td><span class=\"sw c{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            k % PALETTE,
+            escape(name),
+            Bytes(get(&c.at_allocated_peak)),
+            Bytes(get(&c.at_dynamic_peak)),
+            Bytes(get(&c.peaks))
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The page up to the first section.
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>{STYLE}</style></head><body>\n<h1>{title}</h1>\n",
+        content_security_policy()
+    )
+}
+
+/// The element chart `k` of the page data is drawn into.
+fn chart(k: usize, path: &str, device: u32) -> String {
+    format!(
+        "<figure class=\"chart\" data-index=\"{k}\" data-snapshot=\"{}\" \
+         data-device=\"{device}\"></figure>\n",
+        escape(path)
+    )
+}
+
+/// The page's end: the data block and the script.
+fn foot(out: &mut String, page: &data::PageData<'_>) {
+    let json = serde_json::to_string(page).expect("page data serializes");
+    let _ = write!(
+        out,
+        "<p class=\"note\">Written by memgate. Bytes in binary units. The charts need the \
+         page's script; the tables hold the same figures.</p>\n\
+         <script type=\"application/json\" id=\"memgate-data\">{}</script>\n\
+         <script>{SCRIPT}</script>\n</body></html>\n",
+        json_in_script(&json)
+    );
+}
+
+/// A device's heading and figures line.
+fn device_heading(out: &mut String, k: usize, s: &Section<'_>) {
+    let f = &s.report.figures;
+    let _ = writeln!(
+        out,
+        "<section id=\"device-{k}\">\n<h2>{} — dev{}</h2>\n<p>allocated peak {} · dynamic \
+         peak {} · reserved peak {} · rules {} · {} trace entries, {} samples drawn (each \
+         the highest moment of its stretch of entries, and every peak's own moment)</p>",
+        escape(s.path),
+        s.report.device,
+        Bytes(f.allocated_peak),
+        Bytes(f.dynamic_peak),
+        Bytes(f.reserved_peak),
+        escape(&s.report.categories.rules),
+        f.trace_entries,
+        s.timeline.points.len()
+    );
+}
+
+/// The whole page: the profile document, with `timelines[i][j]` the
+/// timeline of device `j` of snapshot `i`.
+pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
+    let sections: Vec<Section<'_>> = doc
+        .snapshots
+        .iter()
+        .zip(timelines)
+        .flat_map(|(a, ts)| {
+            a.devices.iter().zip(ts).map(|(d, t)| Section {
+                path: &a.path,
+                report: d,
+                timeline: t,
+            })
+        })
+        .collect();
+    let page = data::PageData {
+        devices: sections
+            .iter()
+            .map(|s| data::DeviceData::new(s.path, s.report, s.timeline))
+            .collect(),
+    };
+    let mut out = head("memgate profile");
+    for (k, s) in sections.iter().enumerate() {
+        device_heading(&mut out, k, s);
+        out.push_str(&chart(k, s.path, s.report.device));
+        out.push_str(&peaks_table(s));
+        out.push_str(&table(s));
+        out.push_str(&sites(s));
+        out.push_str("</section>\n");
+    }
+    foot(&mut out, &page);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_run_gets_fewer_samples_per_device_but_never_under_two_hundred() {
+        assert_eq!(points_for(1), MAX_POINTS);
+        assert_eq!(points_for(16), MAX_POINTS);
+        assert_eq!(points_for(32), MAX_POINTS / 2);
+        assert_eq!(points_for(128), 200);
+    }
+
+    #[test]
+    fn base64_pads_like_the_standard_alphabet() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn the_policy_allows_exactly_the_inline_script_and_stylesheet() {
+        let csp = content_security_policy();
+        assert!(csp.starts_with("default-src 'none'; script-src 'sha256-"));
+        assert!(!csp.contains("unsafe"));
+        // echo -n "" | openssl dgst -sha256 -binary | base64
+        assert_eq!(
+            csp_hash(""),
+            "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+        );
+    }
+}

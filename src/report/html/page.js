@@ -1,0 +1,430 @@
+// memgate page script: draws each device's chart from the page's JSON block.
+// No library, no network, no eval; names are written as text only.
+'use strict';
+(function () {
+  var NS = 'http://www.w3.org/2000/svg';
+  var W = 960, H = 360, L = 78, R = 18, T = 34, B = 42;
+  var PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f',
+    '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+  var NAMES = {'allocated-peak': 'allocated peak', 'dynamic-peak': 'dynamic peak',
+    'reserved-peak': 'reserved peak', 'oom': 'OOM'};
+  var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  var data = JSON.parse(document.getElementById('memgate-data').textContent);
+
+  function svg(name, attrs, parent) {
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) { e.setAttribute(k, attrs[k]); }
+    if (parent) { parent.appendChild(e); }
+    return e;
+  }
+  function tag(name, text, parent, cls) {
+    var e = document.createElement(name);
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    if (cls) { e.className = cls; }
+    if (parent) { parent.appendChild(e); }
+    return e;
+  }
+  function bytes(b) {
+    var k = 0, v = b;
+    while (v >= 1024 && k < UNITS.length - 1) { v /= 1024; k++; }
+    return (k === 0 ? String(v) : v.toFixed(2).replace(/\.?0+$/, '')) + ' ' + UNITS[k];
+  }
+  function exact(b) { return bytes(b) + ' (' + b + ' bytes)'; }
+  function xText(d, x) {
+    return d.axis === 's' ? '+' + (x / 1e6).toFixed(3) + ' s' : x + ' entries';
+  }
+  // Ticks at 1, 2 or 5 times a power of ten (of the byte unit for y).
+  function niceStep(span, n) {
+    var raw = span / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    var m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+  }
+  function byteTicks(max) {
+    var k = 0;
+    while (max / Math.pow(1024, k) >= 1024 && k < UNITS.length - 1) { k++; }
+    var u = Math.pow(1024, k), step = niceStep(max / u, 5) * u, out = [];
+    for (var v = 0; v <= max * 1.0001; v += step) { out.push(v); }
+    return out;
+  }
+  // The first index whose x is >= v (binary search; x is sorted).
+  function lowerBound(xs, v) {
+    var lo = 0, hi = xs.length;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (xs[mid] < v) { lo = mid + 1; } else { hi = mid; } }
+    return lo;
+  }
+  function total(d, i) {
+    var s = 0;
+    for (var c = 0; c < d.cats.length; c++) { s += d.cats[c].bytes[i]; }
+    return s;
+  }
+
+  function Chart(host, d, id) {
+    this.host = host; this.d = d; this.id = id;
+    var xs = d.x, last = xs.length ? xs[xs.length - 1] : 1;
+    if (d.baseline && d.baseline.x.length) { last = Math.max(last, d.baseline.x[d.baseline.x.length - 1]); }
+    this.full = [0, Math.max(last, 1)];
+    this.dom = this.full.slice();
+    this.sel = -1;
+    // Nested or overlapping phases go on separate rows (at most three).
+    var ends = [];
+    d.bands.filter(function (b) { return !b.iteration; })
+      .sort(function (a, b) { return a.x0 - b.x0 || b.x1 - a.x1; }).forEach(function (b) {
+      var row = 0;
+      while (row < ends.length && ends[row] > b.x0) { row++; }
+      b.row = Math.min(row, 2);
+      ends[b.row] = Math.max(ends[b.row] || 0, b.x1);
+    });
+    this.build();
+  }
+
+  Chart.prototype.sx = function (x) {
+    return L + (x - this.dom[0]) / (this.dom[1] - this.dom[0]) * (W - L - R);
+  };
+  Chart.prototype.ix = function (px) {
+    return this.dom[0] + (px - L) / (W - L - R) * (this.dom[1] - this.dom[0]);
+  };
+  Chart.prototype.sy = function (v) { return H - B - v / this.ymax * (H - T - B); };
+
+  Chart.prototype.build = function () {
+    var self = this, d = this.d;
+    this.svg = svg('svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img', tabindex: '0',
+      'aria-label': 'allocated bytes by category over ' + (d.axis === 's' ? 'time' : 'trace entries') +
+        '; arrow keys step through the moments and list the allocations live at each'}, this.host);
+    var tools = tag('div', null, this.host, 'tools');
+    var reset = tag('button', 'Reset zoom', tools);
+    reset.type = 'button';
+    tag('span', 'wheel or drag to zoom, shift+wheel to pan, click or arrow keys to pick a moment', tools);
+    this.readout = tag('div', '', this.host, 'readout');
+    this.readout.setAttribute('aria-live', 'polite');
+    var legend = tag('div', null, this.host, 'legend');
+    d.cats.forEach(function (c) {
+      var s = tag('span', null, legend);
+      tag('span', null, s, 'sw c' + (c.color % PALETTE.length));
+      s.appendChild(document.createTextNode(c.name));
+    });
+    tag('span', 'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
+      (d.baseline ? ' · baseline: grey line allocated, dotted reserved' : ''), legend);
+    this.table = tag('div', null, this.host);
+    reset.addEventListener('click', function () { self.dom = self.full.slice(); self.draw(); });
+    this.svg.addEventListener('mousemove', function (e) { self.onMove(e); });
+    this.svg.addEventListener('mouseleave', function () { self.hoverLine.setAttribute('visibility', 'hidden'); });
+    this.svg.addEventListener('wheel', function (e) { self.onWheel(e); }, {passive: false});
+    this.svg.addEventListener('mousedown', function (e) { self.onDown(e); });
+    window.addEventListener('mouseup', function (e) { self.onUp(e); });
+    this.svg.addEventListener('keydown', function (e) { self.onKey(e); });
+    this.draw();
+  };
+
+  Chart.prototype.px = function (e) {
+    var box = this.svg.getBoundingClientRect();
+    return (e.clientX - box.left) * W / box.width;
+  };
+
+  Chart.prototype.draw = function () {
+    var self = this, d = this.d, s = this.svg;
+    while (s.firstChild) { s.removeChild(s.firstChild); }
+    var i0 = Math.max(0, lowerBound(d.x, this.dom[0]) - 1);
+    var i1 = Math.min(d.x.length, lowerBound(d.x, this.dom[1]) + 1);
+    var ymax = 1;
+    for (var i = i0; i < i1; i++) { ymax = Math.max(ymax, total(d, i), d.reserved[i]); }
+    d.marks.forEach(function (m) {
+      if (m.x >= self.dom[0] && m.x <= self.dom[1]) { ymax = Math.max(ymax, m.y); }
+    });
+    var bl = d.baseline;
+    if (bl) {
+      var b0 = Math.max(0, lowerBound(bl.x, this.dom[0]) - 1), b1 = Math.min(bl.x.length, lowerBound(bl.x, this.dom[1]) + 1);
+      for (var bi = b0; bi < b1; bi++) { ymax = Math.max(ymax, bl.allocated[bi], bl.reserved[bi]); }
+    }
+    var ticks = byteTicks(ymax * 1.05);
+    this.ymax = Math.max(ticks[ticks.length - 1], ymax * 1.05);
+    var clip = 'clip' + this.id;
+    var cp = svg('clipPath', {id: clip}, svg('defs', {}, s));
+    svg('rect', {x: L, y: T - 32, width: W - L - R, height: H - B - T + 32}, cp);
+    var axis = svg('g', {'class': 'axis'}, s);
+    ticks.forEach(function (v) {
+      var y = self.sy(v);
+      svg('line', {'class': 'grid', x1: L, x2: W - R, y1: y, y2: y}, axis);
+      svg('text', {x: L - 6, y: y + 4, 'text-anchor': 'end'}, axis).textContent = bytes(v);
+    });
+    var span = this.dom[1] - this.dom[0];
+    var step = niceStep(span / (d.axis === 's' ? 1e6 : 1), 8) * (d.axis === 's' ? 1e6 : 1);
+    if (d.axis !== 's') { step = Math.max(1, Math.round(step)); }
+    for (var v = Math.ceil(this.dom[0] / step) * step; v <= this.dom[1]; v += step) {
+      var x = this.sx(v);
+      svg('line', {x1: x, x2: x, y1: H - B, y2: H - B + 5}, axis);
+      svg('text', {x: x, y: H - B + 17, 'text-anchor': 'middle'}, axis).textContent =
+        d.axis === 's' ? +(v / 1e6).toPrecision(6) + ' s' : String(v);
+    }
+    svg('path', {d: 'M' + L + ',' + T + 'V' + (H - B) + 'H' + (W - R), fill: 'none'}, axis);
+    svg('text', {x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle'}, axis).textContent =
+      d.axis === 's' ? 'seconds since the first timed entry' : 'trace entries applied (no usable time_us)';
+    var plot = svg('g', {'clip-path': 'url(#' + clip + ')'}, s);
+    this.drawBands(plot);
+    this.drawAreas(plot, i0, i1);
+    this.drawMarks(plot);
+    this.hoverLine = svg('line', {'class': 'hover', y1: T, y2: H - B, visibility: 'hidden'}, s);
+    this.brush = svg('rect', {'class': 'brush', y: T, height: H - B - T, width: 0, visibility: 'hidden'}, s);
+    if (this.sel >= 0) { this.showSelected(); }
+  };
+
+  Chart.prototype.drawBands = function (g) {
+    var self = this, d = this.d, k = 0;
+    d.bands.forEach(function (b) {
+      if (b.x1 < self.dom[0] || b.x0 > self.dom[1]) { return; }
+      var x0 = self.sx(b.x0), x1 = Math.max(self.sx(b.x1), x0 + 1);
+      var band = svg('g', {'class': 'band'}, g);
+      if (b.iteration) {
+        svg('rect', {x: x0, y: T, width: x1 - x0, height: H - B - T,
+          fill: (Number(b.name) % 2) ? '#f4f4f4' : '#fafafa'}, band);
+        svg('title', {}, band).textContent = 'iteration ' + b.name;
+      } else {
+        k++;
+        var c = PALETTE[(k - 1) % PALETTE.length];
+        var y = T - 30 + 10 * b.row;
+        svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: c, 'fill-opacity': 0.55}, band);
+        svg('title', {}, band).textContent = 'phase ' + b.name;
+        if (x1 - x0 > 60) {
+          svg('text', {x: x0 + 2, y: y + 8}, band).textContent = b.name.slice(0, Math.floor((x1 - x0) / 6));
+        }
+      }
+    });
+    if (d.window) {
+      var w = d.window, wx0 = this.sx(w.x0), wx1 = Math.max(this.sx(w.x1), wx0 + 1);
+      var wr = svg('rect', {'class': 'windowspan', x: wx0, y: T, width: wx1 - wx0, height: H - B - T}, g);
+      svg('title', {}, wr).textContent = 'window ' + w.name;
+    }
+  };
+
+  Chart.prototype.drawAreas = function (g, i0, i1) {
+    var self = this, d = this.d, below = [];
+    for (var i = i0; i < i1; i++) { below.push(0); }
+    d.cats.forEach(function (c) {
+      var top = [], pts = [];
+      for (var i = i0; i < i1; i++) {
+        top.push(below[i - i0] + c.bytes[i]);
+        pts.push(self.sx(d.x[i]).toFixed(1) + ',' + self.sy(top[i - i0]).toFixed(1));
+      }
+      for (var j = i1 - 1; j >= i0; j--) {
+        pts.push(self.sx(d.x[j]).toFixed(1) + ',' + self.sy(below[j - i0]).toFixed(1));
+      }
+      if (pts.length) {
+        var p = svg('polygon', {points: pts.join(' '), fill: PALETTE[c.color % PALETTE.length]}, g);
+        svg('title', {}, p).textContent = c.name;
+      }
+      below = top;
+    });
+    var line = [];
+    for (var k = i0; k < i1; k++) {
+      line.push(this.sx(d.x[k]).toFixed(1) + ',' + this.sy(d.reserved[k]).toFixed(1));
+    }
+    if (line.length) { svg('polyline', {'class': 'reserved', points: line.join(' ')}, g); }
+    var bl = d.baseline;
+    if (!bl) { return; }
+    var b0 = Math.max(0, lowerBound(bl.x, this.dom[0]) - 1), b1 = Math.min(bl.x.length, lowerBound(bl.x, this.dom[1]) + 1);
+    ['allocated', 'reserved'].forEach(function (key) {
+      var pts = [];
+      for (var i = b0; i < b1; i++) { pts.push(self.sx(bl.x[i]).toFixed(1) + ',' + self.sy(bl[key][i]).toFixed(1)); }
+      if (pts.length) {
+        var p = svg('polyline', {'class': 'baseline ' + key, points: pts.join(' ')}, g);
+        svg('title', {}, p).textContent = 'baseline ' + key + ' (' + bl.snapshot + ')';
+      }
+    });
+  };
+
+  Chart.prototype.drawMarks = function (g) {
+    var self = this, d = this.d;
+    d.moments.forEach(function (m, k) {
+      if (m.x < self.dom[0] || m.x > self.dom[1]) { return; }
+      var t = svg('path', {'class': 'tick' + (k === self.sel ? ' sel' : ''), 'data-moment': k,
+        d: 'M' + self.sx(m.x) + ',' + (H - B) + 'l-5,9h10z'}, g);
+      svg('title', {}, t).textContent = m.label + ' · ' + xText(d, m.x) + ' · ' + bytes(m.allocated);
+    });
+    // The allocated peak (the figure the README says to gate) on top.
+    var order = {'oom': 0, 'reserved-peak': 1, 'dynamic-peak': 2, 'allocated-peak': 3};
+    d.marks.slice().sort(function (a, b) { return order[a.figure] - order[b.figure]; }).forEach(function (m) {
+      if (m.x < self.dom[0] || m.x > self.dom[1]) { return; }
+      var x = self.sx(m.x), y = self.sy(m.y), e;
+      if (m.figure === 'oom') {
+        e = svg('path', {d: 'M' + (x - 6) + ',' + (y - 6) + 'l12,12m0,-12l-12,12'}, g);
+        e.setAttribute('class', 'mark oom');
+      } else {
+        var shape = m.figure === 'allocated-peak' ? 'M' + x + ',' + (y - 7) + 'l7,7l-7,7l-7,-7z'
+          : m.figure === 'dynamic-peak' ? 'M' + (x - 6) + ',' + (y - 6) + 'h12v12h-12z'
+            : 'M' + x + ',' + (y - 7) + 'l7,12h-14z';
+        e = svg('path', {'class': 'mark', d: shape, fill: m.figure === 'reserved-peak' ? '#fff' : '#ffd92f'}, g);
+      }
+      e.setAttribute('data-figure', m.figure);
+      e.setAttribute('data-bytes', m.bytes);
+      e.setAttribute('data-moment', m.moment);
+      svg('title', {}, e).textContent = NAMES[m.figure] + ': ' + exact(m.y) + ' · ' + xText(d, m.x);
+    });
+  };
+
+  // The sample nearest to pixel px, or the moment of the marker under the
+  // pointer.
+  Chart.prototype.pointAt = function (px) {
+    var d = this.d, x = this.ix(px), i = lowerBound(d.x, x);
+    if (i >= d.x.length) { i = d.x.length - 1; }
+    if (i > 0 && x - d.x[i - 1] < d.x[i] - x) { i--; }
+    return i;
+  };
+  Chart.prototype.indexOfEntry = function (entry) {
+    var d = this.d;
+    for (var i = 0; i < d.entry.length; i++) { if (d.entry[i] === entry) { return i; } }
+    return -1;
+  };
+
+  Chart.prototype.show = function (i, label) {
+    var d = this.d, t = total(d, i), lines = [];
+    lines.push((label ? label + ' · ' : '') + xText(d, d.x[i]) +
+      (d.entry[i] >= 0 ? ' · after entry ' + d.entry[i] : ' · before the first entry') +
+      ' · allocated ' + exact(t) + ' · reserved ' + bytes(d.reserved[i]));
+    lines.push(d.cats.map(function (c) { return c.name + ' ' + bytes(c.bytes[i]); }).join(' · '));
+    var bl = d.baseline;
+    if (bl && bl.x.length) {
+      var j = Math.min(lowerBound(bl.x, d.x[i]), bl.x.length - 1);
+      lines.push('baseline at ' + xText(d, bl.x[j]) + ': allocated ' + bytes(bl.allocated[j]) +
+        ' · reserved ' + bytes(bl.reserved[j]));
+    }
+    this.readout.textContent = lines.join('\n');
+    this.readout.setAttribute('data-allocated', String(t));
+    this.readout.setAttribute('data-entry', String(d.entry[i]));
+    var x = this.sx(d.x[i]);
+    this.hoverLine.setAttribute('x1', x);
+    this.hoverLine.setAttribute('x2', x);
+    this.hoverLine.setAttribute('visibility', 'visible');
+  };
+
+  Chart.prototype.onMove = function (e) {
+    var px = this.px(e);
+    if (this.drag) {
+      var a = Math.max(L, Math.min(this.drag, px)), b = Math.min(W - R, Math.max(this.drag, px));
+      this.brush.setAttribute('x', a);
+      this.brush.setAttribute('width', b - a);
+      this.brush.setAttribute('visibility', 'visible');
+      return;
+    }
+    var m = e.target.getAttribute && e.target.getAttribute('data-moment');
+    if (m !== null && m !== undefined && e.target.getAttribute('data-figure')) {
+      var mo = this.d.moments[Number(m)], i = this.indexOfEntry(mo.entry);
+      if (i >= 0) { this.show(i, NAMES[e.target.getAttribute('data-figure')]); return; }
+    }
+    if (px < L || px > W - R || !this.d.x.length) { return; }
+    this.show(this.pointAt(px));
+  };
+
+  Chart.prototype.onWheel = function (e) {
+    e.preventDefault();
+    var span = this.dom[1] - this.dom[0], full = this.full[1] - this.full[0];
+    if (e.shiftKey) {
+      var shift = span * 0.1 * (e.deltaY > 0 ? 1 : -1);
+      this.setDomain(this.dom[0] + shift, this.dom[1] + shift);
+      return;
+    }
+    var c = this.ix(this.px(e)), f = e.deltaY > 0 ? 1.25 : 0.8;
+    var ns = Math.min(full, Math.max(span * f, full / 1e6));
+    this.setDomain(c - (c - this.dom[0]) / span * ns, c - (c - this.dom[0]) / span * ns + ns);
+  };
+
+  Chart.prototype.setDomain = function (a, b) {
+    var span = b - a;
+    if (a < this.full[0]) { a = this.full[0]; b = a + span; }
+    if (b > this.full[1]) { b = this.full[1]; a = Math.max(this.full[0], b - span); }
+    if (b - a <= 0) { return; }
+    this.dom = [a, b];
+    this.draw();
+  };
+
+  Chart.prototype.onDown = function (e) {
+    if (e.button !== 0) { return; }
+    this.drag = this.px(e);
+    this.downTarget = e.target;
+  };
+
+  Chart.prototype.onUp = function (e) {
+    if (this.drag === undefined || this.drag === null) { return; }
+    var a = this.drag, b = this.px(e);
+    this.drag = null;
+    this.brush.setAttribute('visibility', 'hidden');
+    if (Math.abs(b - a) > 5) {
+      this.setDomain(this.ix(Math.max(L, Math.min(a, b))), this.ix(Math.min(W - R, Math.max(a, b))));
+      return;
+    }
+    var m = this.downTarget && this.downTarget.getAttribute && this.downTarget.getAttribute('data-moment');
+    this.select(m !== null && m !== undefined ? Number(m) : this.nearestMoment(b));
+  };
+
+  Chart.prototype.nearestMoment = function (px) {
+    var best = -1, dist = Infinity, self = this;
+    this.d.moments.forEach(function (m, k) {
+      var dd = Math.abs(self.sx(m.x) - px);
+      if (dd < dist) { dist = dd; best = k; }
+    });
+    return best;
+  };
+
+  Chart.prototype.onKey = function (e) {
+    var n = this.d.moments.length, span = this.dom[1] - this.dom[0], c = (this.dom[0] + this.dom[1]) / 2;
+    if (e.key === 'ArrowRight' && n) { this.select(Math.min(n - 1, this.sel + 1)); }
+    else if (e.key === 'ArrowLeft' && n) { this.select(Math.max(0, this.sel < 0 ? 0 : this.sel - 1)); }
+    else if (e.key === 'Home' && n) { this.select(0); }
+    else if (e.key === 'End' && n) { this.select(n - 1); }
+    else if (e.key === '+' || e.key === '=') { this.setDomain(c - span * 0.4, c + span * 0.4); }
+    else if (e.key === '-') { this.setDomain(c - span * 0.625, c + span * 0.625); }
+    else if (e.key === 'Escape' || e.key === '0') { this.dom = this.full.slice(); this.draw(); }
+    else { return; }
+    e.preventDefault();
+  };
+
+  Chart.prototype.select = function (k) {
+    if (k < 0 || k >= this.d.moments.length) { return; }
+    this.sel = k;
+    var m = this.d.moments[k];
+    if (m.x < this.dom[0] || m.x > this.dom[1]) {
+      var span = this.dom[1] - this.dom[0];
+      this.setDomain(m.x - span / 2, m.x + span / 2);
+    } else {
+      this.draw();
+    }
+    this.renderMoment(m);
+  };
+
+  Chart.prototype.showSelected = function () {
+    var m = this.d.moments[this.sel], x = this.sx(m.x);
+    svg('line', {'class': 'selline', x1: x, x2: x, y1: T, y2: H - B}, this.svg);
+    var i = this.indexOfEntry(m.entry);
+    if (i >= 0) { this.show(i, m.label); }
+    var sel = this.svg.querySelectorAll('[data-moment="' + this.sel + '"]');
+    for (var j = 0; j < sel.length; j++) { sel[j].classList.add('sel'); }
+  };
+
+  Chart.prototype.renderMoment = function (m) {
+    var d = this.d, host = this.table;
+    while (host.firstChild) { host.removeChild(host.firstChild); }
+    var t = tag('table', null, host, 'moment');
+    t.setAttribute('data-entry', String(m.entry));
+    var label = m.label.split(', ').map(function (l) { return NAMES[l] || l; }).join(', ');
+    tag('caption', 'Largest live allocations at ' + label + ' (' + xText(d, m.x) +
+      (m.entry >= 0 ? ', after entry ' + m.entry : ', before the first entry') + '): ' +
+      exact(m.allocated) + ' live', t);
+    var head = tag('tr', null, t);
+    tag('th', 'bytes', head);
+    tag('th', 'allocations', head);
+    tag('th', 'call stack (Python frames first, C++ folded)', head, 'stack');
+    m.stacks.forEach(function (st) {
+      var row = tag('tr', null, t);
+      var b = tag('td', exact(st.bytes), row);
+      b.setAttribute('data-bytes', String(st.bytes));
+      tag('td', String(st.count), row);
+      var cell = tag('td', null, row, 'stack');
+      st.lines.forEach(function (l) { tag('div', d.lines[l], cell); });
+      if (!st.lines.length) { tag('div', '(no frames recorded)', cell); }
+    });
+  };
+
+  var charts = document.querySelectorAll('.chart[data-index]');
+  for (var c = 0; c < charts.length; c++) {
+    var k = Number(charts[c].getAttribute('data-index'));
+    new Chart(charts[c], data.devices[k], k);
+  }
+})();
