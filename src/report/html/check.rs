@@ -170,7 +170,7 @@ pub fn render_check<'a>(
                 Some((b, bt))
             });
             let overlaid = base.map(|(b, bt)| data.with_baseline(b, bt));
-            let aligned = data.baseline_aligned();
+            let aligned = data.baseline_alignment();
             page.devices.push(data);
             let sec = Section {
                 path: &s.path,
@@ -180,19 +180,18 @@ pub fn render_check<'a>(
             device_heading(&mut out, k, &sec);
             out.push_str(&chart(k, &s.path, d.device));
             let note = match overlaid {
-                Some(true) if aligned => {
-                    "The grey lines are the baseline on the same axis, its iterations \
-                     stretched onto this run's (iteration k over iteration k)."
-                }
-                Some(true) => "The grey lines are the baseline on the same axis.",
-                Some(false) => {
-                    "The baseline is not drawn: one run has time_us, the other does \
+                Some(true) => match aligned {
+                    Some(how) => {
+                        format!("The grey lines are the baseline on the same axis, {how}.")
+                    }
+                    None => "The grey lines are the baseline on the same axis.".to_string(),
+                },
+                Some(false) => "The baseline is not drawn: one run has time_us, the other does \
                                 not, so they share no axis."
-                }
-                None => {
-                    "The baseline is not drawn: there is none, or it is a summary \
+                    .to_string(),
+                None => "The baseline is not drawn: there is none, or it is a summary \
                          (figures only)."
-                }
+                    .to_string(),
             };
             let _ = writeln!(out, "<p class=\"note\">{note}</p>");
             deltas(&mut out, d);

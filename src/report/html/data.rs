@@ -273,16 +273,30 @@ impl<'a> DeviceData<'a> {
         }
     }
 
-    /// Whether the baseline drawn over the chart was aligned by iteration.
-    pub(super) fn baseline_aligned(&self) -> bool {
-        self.baseline.as_ref().is_some_and(|b| b.aligned.is_some())
+    /// How the baseline drawn over the chart was aligned (`None`: not at
+    /// all): the words for the page's note.
+    pub(super) fn baseline_alignment(&self) -> Option<&'static str> {
+        let aligned = self.baseline.as_ref()?.aligned?;
+        Some(match aligned {
+            "iteration" => {
+                "its iterations stretched onto this run's (iteration k over iteration k)"
+            }
+            "phase" => {
+                "its phases stretched onto this run's (the n-th span of a phase over the n-th)"
+            }
+            _ => {
+                "its iterations and phases stretched onto this run's (iteration k over \
+                 iteration k, the n-th span of a phase over the n-th)"
+            }
+        })
     }
 
     /// The chart with `base`'s allocated and reserved bytes drawn over it;
     /// unchanged (and `false`) when the two cannot share an axis (one is
-    /// timed, the other is not). Where both runs have iterations, BASE's
-    /// x is mapped onto NEW's iteration by iteration (piecewise linear), so
-    /// iteration k is drawn over iteration k.
+    /// timed, the other is not). Where both runs have iterations or phase
+    /// spans in common, BASE's x is mapped onto NEW's through them
+    /// (piecewise linear), so iteration k is drawn over iteration k and the
+    /// n-th span of a phase over the n-th.
     pub(super) fn with_baseline(&mut self, path: &'a str, base: &Timeline) -> bool {
         let axis = Axis::of(base);
         if axis.name() != self.axis {
@@ -293,29 +307,32 @@ impl<'a> DeviceData<'a> {
             .iter()
             .map(|p| axis.x(p.entry, p.time_us))
             .collect();
-        let theirs: Vec<(i64, i64)> = base
+        let theirs: Vec<Span<'_>> = base
             .bands
             .iter()
-            .filter(|b| b.iteration)
-            .map(|b| {
-                (
-                    axis.x(Some(b.from_entry), b.from_time_us),
-                    axis.x(Some(b.to_entry), b.to_time_us),
-                )
+            .map(|b| Span {
+                iteration: b.iteration,
+                name: &b.name,
+                x0: axis.x(Some(b.from_entry), b.from_time_us),
+                x1: axis.x(Some(b.to_entry), b.to_time_us),
             })
             .collect();
-        let ours: Vec<(i64, i64)> = self
+        let ours: Vec<Span<'_>> = self
             .bands
             .iter()
-            .filter(|b| b.iteration)
-            .map(|b| (b.x0, b.x1))
+            .map(|b| Span {
+                iteration: b.iteration,
+                name: b.name,
+                x0: b.x0,
+                x1: b.x1,
+            })
             .collect();
-        let knots = iteration_knots(&theirs, &ours);
+        let matched = knots(&theirs, &ours);
         self.baseline = Some(Overlay {
             snapshot: path,
-            aligned: knots.as_ref().map(|_| "iteration"),
-            x: match &knots {
-                Some(k) => own.iter().map(|&x| map_through(k, x)).collect(),
+            aligned: matched.as_ref().map(|m| m.1),
+            x: match &matched {
+                Some((k, _)) => own.iter().map(|&x| map_through(k, x)).collect(),
                 None => own,
             },
             allocated: base.points.iter().map(|p| p.bytes.iter().sum()).collect(),
@@ -325,19 +342,60 @@ impl<'a> DeviceData<'a> {
     }
 }
 
-/// Matching points (base x, new x) at each iteration's start and end, for
-/// the iterations both runs have; `None` when either has none or the points
-/// do not rise on both sides (overlapping spans).
-fn iteration_knots(base: &[(i64, i64)], new: &[(i64, i64)]) -> Option<Vec<(i64, i64)>> {
-    let knots: Vec<(i64, i64)> = base
-        .iter()
-        .zip(new)
-        .flat_map(|(b, n)| [(b.0, n.0), (b.1, n.1)])
-        .collect();
-    let rising = knots
-        .windows(2)
-        .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1);
-    (!knots.is_empty() && rising).then_some(knots)
+/// An iteration or phase span on one run's x axis.
+struct Span<'a> {
+    iteration: bool,
+    name: &'a str,
+    x0: i64,
+    x1: i64,
+}
+
+/// Matching points (base x, new x): the start and end of each iteration
+/// both runs have (k with k) and of each phase span both have (the n-th
+/// span of a name with the n-th of that name). Taken in BASE's order, a
+/// point that would make either side run backwards is dropped. `None`
+/// without any; else what matched: `iteration`, `phase` or both.
+fn knots(base: &[Span<'_>], new: &[Span<'_>]) -> Option<(Vec<(i64, i64)>, &'static str)> {
+    // (iteration, name, occurrence) -> the span's x range.
+    let keyed = |spans: &[Span<'_>]| {
+        let mut seen: HashMap<(bool, &str), usize> = HashMap::new();
+        let mut out: HashMap<(bool, String, usize), (i64, i64)> = HashMap::new();
+        for s in spans {
+            let n = seen.entry((s.iteration, s.name)).or_insert(0);
+            out.insert((s.iteration, s.name.to_string(), *n), (s.x0, s.x1));
+            *n += 1;
+        }
+        out
+    };
+    let theirs = keyed(base);
+    let ours = keyed(new);
+    let mut points: Vec<(i64, i64, bool)> = Vec::new();
+    for (key, b) in &theirs {
+        if let Some(n) = ours.get(key) {
+            points.push((b.0, n.0, key.0));
+            points.push((b.1, n.1, key.0));
+        }
+    }
+    points.sort_unstable();
+    let mut kept: Vec<(i64, i64)> = Vec::new();
+    let (mut iterations, mut phases) = (false, false);
+    for (b, n, iteration) in points {
+        if kept.last().is_some_and(|&(pb, pn)| b < pb || n < pn) {
+            continue;
+        }
+        if kept.last() != Some(&(b, n)) {
+            kept.push((b, n));
+        }
+        iterations |= iteration;
+        phases |= !iteration;
+    }
+    let what = match (iterations, phases) {
+        (true, false) => "iteration",
+        (false, true) => "phase",
+        (true, true) => "iteration and phase",
+        (false, false) => return None,
+    };
+    Some((kept, what))
 }
 
 /// `x` on BASE's axis mapped onto NEW's through `knots`: linear between
@@ -362,10 +420,22 @@ fn map_through(knots: &[(i64, i64)], x: i64) -> i64 {
 mod tests {
     use super::*;
 
+    fn span(iteration: bool, name: &str, x0: i64, x1: i64) -> Span<'_> {
+        Span {
+            iteration,
+            name,
+            x0,
+            x1,
+        }
+    }
+
     #[test]
     fn baseline_iterations_land_on_the_new_runs_iterations() {
         // BASE: iterations 0..10, 10..30; NEW: 0..20, 20..30.
-        let knots = iteration_knots(&[(0, 10), (10, 30)], &[(0, 20), (20, 30)]).unwrap();
+        let base = [span(true, "0", 0, 10), span(true, "1", 10, 30)];
+        let new = [span(true, "0", 0, 20), span(true, "1", 20, 30)];
+        let (knots, what) = knots(&base, &new).unwrap();
+        assert_eq!(what, "iteration");
         assert_eq!(map_through(&knots, 0), 0);
         assert_eq!(map_through(&knots, 5), 10);
         assert_eq!(map_through(&knots, 10), 20);
@@ -376,8 +446,37 @@ mod tests {
     }
 
     #[test]
-    fn no_alignment_without_iterations_on_both_sides_or_with_overlaps() {
-        assert!(iteration_knots(&[], &[(0, 1)]).is_none());
-        assert!(iteration_knots(&[(0, 10), (5, 20)], &[(0, 10), (10, 20)]).is_none());
+    fn the_nth_span_of_a_phase_lands_on_the_nth_and_unmatched_ones_are_ignored() {
+        // BASE: forward 0..10, backward 10..40, forward 40..50; NEW:
+        // forward 0..20, backward 20..30, forward 30..60, and a phase BASE
+        // does not have.
+        let base = [
+            span(false, "forward", 0, 10),
+            span(false, "backward", 10, 40),
+            span(false, "forward", 40, 50),
+        ];
+        let new = [
+            span(false, "forward", 0, 20),
+            span(false, "backward", 20, 30),
+            span(false, "forward", 30, 60),
+            span(false, "optimizer", 60, 70),
+        ];
+        let (knots, what) = knots(&base, &new).unwrap();
+        assert_eq!(what, "phase");
+        assert_eq!(knots, [(0, 0), (10, 20), (40, 30), (50, 60)]);
+        assert_eq!(map_through(&knots, 5), 10);
+        assert_eq!(map_through(&knots, 25), 25);
+        assert_eq!(map_through(&knots, 45), 45);
+    }
+
+    #[test]
+    fn nothing_in_common_aligns_nothing_and_a_point_running_backwards_is_dropped() {
+        assert!(knots(&[], &[span(true, "0", 0, 1)]).is_none());
+        assert!(knots(&[span(false, "a", 0, 1)], &[span(false, "b", 0, 1)]).is_none());
+        // `b` comes after `a` in BASE but before it in NEW: dropped.
+        let base = [span(false, "a", 0, 10), span(false, "b", 20, 30)];
+        let new = [span(false, "b", 0, 5), span(false, "a", 10, 20)];
+        let (knots, _) = knots(&base, &new).unwrap();
+        assert_eq!(knots, [(0, 10), (10, 20)]);
     }
 }

@@ -166,7 +166,7 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
         let k = page.devices.len();
         let mut d = data::DeviceData::new(path, report, timeline);
         let overlaid = over.map(|t| d.with_baseline(base.path, t));
-        let aligned = d.baseline_aligned();
+        let aligned = d.baseline_alignment();
         page.devices.push(d);
         device_heading(&mut out, k, &s);
         out.push_str(&chart(k, path, id));
@@ -174,11 +174,7 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
             Some(true) => format!(
                 "The grey lines are the baseline {} on the same axis{}.",
                 escape(base.path),
-                if aligned {
-                    ", its iterations stretched onto this run's (iteration k over iteration k)"
-                } else {
-                    ""
-                }
+                aligned.map(|how| format!(", {how}")).unwrap_or_default()
             ),
             Some(false) => "The baseline is not drawn: one run has time_us, the other does not, \
                             so they share no axis."
