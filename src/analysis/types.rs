@@ -114,8 +114,8 @@ pub struct DeviceReport {
     /// Iterations and phases (SPEC §11), when the trace has annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeFigures>,
-    /// Where each peak falls (SPEC §11 `peak-phase`): `memgate peak` and
-    /// `diff` ask for it ([`Request::explain`](super::Request)).
+    /// Where each peak falls (SPEC §11 `peak-phase`); absent only for an
+    /// empty trace (and in summaries written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_phase: Option<PeakPhase>,
     /// The stacks live at the peak `memgate peak --at` names.
