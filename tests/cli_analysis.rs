@@ -324,7 +324,10 @@ fn diff_html_draws_the_baselines_iteration_k_over_the_new_runs_iteration_k() {
     let device = &page_data(&html)["devices"][0];
     let overlay = &device["baseline"];
     assert_eq!(overlay["aligned"], "iteration and phase");
-    assert!(html.contains("the n-th span of a phase over the n-th"), "{html}");
+    assert!(
+        html.contains("the n-th span of a phase over the n-th"),
+        "{html}"
+    );
     assert!(html.contains("iteration k over iteration k"), "{html}");
     let xs: Vec<i64> = overlay["x"]
         .as_array()
