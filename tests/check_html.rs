@@ -69,7 +69,37 @@ fn the_page_puts_failures_first_and_draws_each_snapshot_baseline_under_its_run()
 }
 
 #[test]
+fn a_gate_that_cannot_judge_still_writes_a_page_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("memgate.toml");
+    std::fs::write(
+        &config,
+        "[[target]]\nname = \"t\"\nsnapshots = \"<b>x</b>/*.pickle\"\n",
+    )
+    .unwrap();
+    let page = dir.path().join("run.html");
+    Command::cargo_bin("memgate")
+        .unwrap()
+        .arg("check")
+        .arg("--config")
+        .arg(&config)
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .code(2);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("the gate could not judge"), "{html}");
+    // The reason names the pattern, escaped.
+    assert!(html.contains("&lt;b&gt;x&lt;/b&gt;/*.pickle"), "{html}");
+    assert!(!html.contains("<b>x</b>"), "{html}");
+    assert!(html.contains("Content-Security-Policy"));
+    assert_eq!(page_data(&html)["devices"], serde_json::json!([]));
+}
+
+#[test]
 fn the_page_may_not_replace_an_input() {
+    let config = examples().join("memgate.toml");
+    let before = std::fs::read(&config).unwrap();
     Command::cargo_bin("memgate")
         .unwrap()
         .current_dir(examples())
@@ -82,4 +112,9 @@ fn the_page_may_not_replace_an_input() {
         ])
         .assert()
         .code(2);
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        before,
+        "the input is untouched"
+    );
 }

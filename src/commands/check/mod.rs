@@ -379,7 +379,9 @@ fn by_flag(dests: [&Option<Dest>; 4]) -> Vec<(&'static str, &Dest)> {
 /// The gate could not judge at all (bad budget file, nothing to judge, an
 /// unusable report path): write what still can be written, so CI shows why
 /// the job is red: a one-case JUnit `<error>`, a one-line Markdown report
-/// and step summary, a metrics report with the verdict `error` only, `verdict=error` in `GITHUB_OUTPUT`, `::error` lines.
+/// and step summary, a metrics report with the verdict `error` only, an
+/// HTML page of the reasons, `verdict=error` in `GITHUB_OUTPUT`, `::error`
+/// lines.
 /// A report path that is itself the problem, or would overwrite one of
 /// `inputs`, is left alone. The exit status stays "could not judge".
 fn could_not_judge(
@@ -390,8 +392,10 @@ fn could_not_judge(
 ) -> Outcome {
     let reasons: Vec<String> = errors.iter().map(ToString::to_string).collect();
     let [junit_to, markdown_to, json_to, metrics_to] = destinations(opts);
+    let html_to = opts.html.clone().map(Dest::File);
     // --json takes part in the clash checks though it gets nothing to write.
-    let named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
+    let mut named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
+    named.extend(html_to.as_ref().map(|d| ("--html", d)));
     let usable: Vec<(&str, &Dest)> = outputs::usable(&named, inputs)
         .into_iter()
         .filter(|(flag, _)| *flag != "--json")
@@ -402,6 +406,7 @@ fn could_not_judge(
         let text = match flag {
             "--junit" => junit::error_report(&reasons, stamp),
             "--metrics" => metrics::error_report(),
+            "--html" => html::render_check_error(&reasons),
             _ => line.clone(),
         };
         if let Err(e) = outputs::write(d, &text, out) {

@@ -102,6 +102,27 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
     out.push_str("</table>\n");
 }
 
+/// The page of a gate that could not judge at all (bad budget file,
+/// nothing to judge, an unusable report path): the verdict `error` and
+/// every reason, so the artifact a job keeps still says why.
+pub fn render_check_error(reasons: &[String]) -> String {
+    let mut out = head("memgate check");
+    out.push_str(
+        "<section class=\"case error\">\n<h2>ERROR — the gate could not judge</h2>\n<ul>\n",
+    );
+    for r in reasons {
+        let _ = writeln!(out, "<li>{}</li>", escape(r));
+    }
+    out.push_str("</ul>\n</section>\n");
+    foot(
+        &mut out,
+        &data::PageData {
+            devices: Vec::new(),
+        },
+    );
+    out
+}
+
 /// The page of the gate run `v`; `charted(t, path)` is what target `t`
 /// analysed of the file `path` (a snapshot: summaries have no chart).
 pub fn render_check<'a>(

@@ -9,7 +9,7 @@ mod check;
 mod data;
 mod diff;
 
-pub use check::{render_check, Charted};
+pub use check::{render_check, render_check_error, Charted};
 pub use diff::{render_diff, DiffSide};
 
 use std::fmt::Write as _;
