@@ -6,8 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{
-    analyze_request, Boundary, DeviceReport, GroupBy, PeakAt, Request, RuleSet, Timeline, Window,
-    WindowError,
+    analyze_request, DeviceReport, Request, RuleSet, Timeline, Window, WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -57,73 +56,41 @@ pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
     RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
 }
 
-/// What to compute besides the figures.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Asked<'w> {
-    /// How `categories` (and the timeline) group allocations.
-    pub(crate) group_by: GroupBy,
-    /// The timeline of every device at about this many samples.
-    pub(crate) timeline_points: Option<usize>,
-    /// The stacks live at this peak (`peak --at`).
-    pub(crate) stacks_at: Option<PeakAt>,
-    /// Figures inside this window only.
-    pub(crate) window: Option<&'w Window>,
-}
-
-/// Load and analyse one file; what is `asked` comes from the same replay
-/// pass.
+/// Load and analyse one file; what `req` asks for comes from the same
+/// replay pass.
 pub(crate) fn analyse_one(
     path: &Path,
     rules: &RuleSet,
-    top: usize,
-    asked: Asked<'_>,
+    req: Request<'_>,
 ) -> Result<Analysed, Error> {
     let snap = snapshot::load(path)?;
-    let req = Request {
-        top,
-        group_by: asked.group_by,
-        timeline_points: asked.timeline_points,
-        stacks_at: asked.stacks_at,
-        window: asked.window,
-        iteration_boundary: None,
-    };
+    let (devices, timelines) = analyse_snapshot(path, &snap, rules, req)?;
+    Ok(Analysed {
+        path: path.to_path_buf(),
+        warnings: snap.warnings,
+        devices,
+        timelines,
+    })
+}
+
+/// A snapshot's device reports as `req` asks, and each device's timeline
+/// when it asks for them; a window that cannot be placed is an error
+/// naming `path`.
+pub(crate) fn analyse_snapshot(
+    path: &Path,
+    snap: &snapshot::Snapshot,
+    rules: &RuleSet,
+    req: Request<'_>,
+) -> Result<(Vec<DeviceReport>, Option<Vec<Timeline>>), Error> {
     let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
-        analyze_request(&snap, rules, req)
+        analyze_request(snap, rules, req)
             .map_err(|error| Error::Window {
                 path: path.to_path_buf(),
                 error,
             })?
             .into_iter()
             .unzip();
-    Ok(Analysed {
-        path: path.to_path_buf(),
-        warnings: snap.warnings,
-        devices,
-        timelines: timelines.into_iter().collect(),
-    })
-}
-
-/// A snapshot's device reports, inside `window` when one is given, with
-/// iterations cut at `iteration_boundary` (the default ones when `None`).
-pub(crate) fn analyse_snapshot(
-    path: &Path,
-    snap: &snapshot::Snapshot,
-    rules: &RuleSet,
-    top: usize,
-    window: Option<&Window>,
-    iteration_boundary: Option<&Boundary>,
-) -> Result<Vec<DeviceReport>, Error> {
-    let req = Request {
-        window,
-        iteration_boundary,
-        ..Request::top(top)
-    };
-    analyze_request(snap, rules, req)
-        .map(|v| v.into_iter().map(|(d, _)| d).collect())
-        .map_err(|error| Error::Window {
-            path: path.to_path_buf(),
-            error,
-        })
+    Ok((devices, timelines.into_iter().collect()))
 }
 
 /// A summary's devices, when their figures are of `window` (or, without
@@ -170,12 +137,7 @@ pub(crate) fn summary_in_window(
 }
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
-pub(crate) fn analyse_all(
-    patterns: &[String],
-    rules: &RuleSet,
-    top: usize,
-    asked: Asked<'_>,
-) -> Batch {
+pub(crate) fn analyse_all(patterns: &[String], rules: &RuleSet, req: Request<'_>) -> Batch {
     let paths = match input::expand(patterns, None) {
         Ok(p) => p,
         Err(errors) => {
@@ -189,7 +151,7 @@ pub(crate) fn analyse_all(
         done: Vec::new(),
         errors: Vec::new(),
     };
-    for r in input::par_map(&paths, |p| analyse_one(p, rules, top, asked)) {
+    for r in input::par_map(&paths, |p| analyse_one(p, rules, req)) {
         match r {
             Ok(a) => batch.done.push(a),
             Err(e) => batch.errors.push(e),

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::diff::diff_reports;
-use crate::analysis::{analyze_request, DeviceReport, Request, RuleSet, Timeline, Window};
+use crate::analysis::{DeviceReport, Request, RuleSet, Timeline, Window};
 use crate::document::DiffDocument;
 use crate::input::{self, Input};
 use crate::report::{diff, document_json, html};
@@ -43,24 +43,15 @@ fn reports(
 ) -> Result<Side, Error> {
     match input::read(path)? {
         Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, true, None)),
-        Input::Snapshot(snap) if timelines => {
+        Input::Snapshot(snap) => {
             let req = Request {
                 window,
-                timeline_points: Some(html::MAX_POINTS),
+                timeline_points: timelines.then_some(html::MAX_POINTS),
                 ..Request::top(usize::MAX)
             };
-            let both = analyze_request(&snap, rules, req).map_err(|error| Error::Window {
-                path: path.to_path_buf(),
-                error,
-            })?;
-            let (devices, timelines): (Vec<_>, Vec<_>) = both.into_iter().unzip();
-            Ok((devices, false, timelines.into_iter().collect()))
+            let (devices, timelines) = analyse_snapshot(path, &snap, rules, req)?;
+            Ok((devices, false, timelines))
         }
-        Input::Snapshot(snap) => Ok((
-            analyse_snapshot(path, &snap, rules, usize::MAX, window, None)?,
-            false,
-            None,
-        )),
     }
 }
 

@@ -6,14 +6,14 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::analysis::Window;
+use crate::analysis::{Request, Window};
 use crate::document::PeakDocument;
 use crate::error::OutputError;
 use crate::report::{document_json, metrics, peak};
 
 pub use crate::analysis::PeakAt;
 
-use super::analysed::{analyse_all, rules, Asked};
+use super::analysed::{analyse_all, rules};
 use super::{Outcome, OutputFormat};
 
 pub struct PeakOptions {
@@ -38,11 +38,10 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
     let mut batch = analyse_all(
         &opts.snapshots,
         &rules,
-        opts.top,
-        Asked {
+        Request {
             stacks_at: Some(opts.at),
             window: opts.window.as_ref(),
-            ..Asked::default()
+            ..Request::top(opts.top)
         },
     );
     let doc = PeakDocument::new(batch.documents().0);

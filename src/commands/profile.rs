@@ -8,13 +8,13 @@ use std::path::PathBuf;
 pub use crate::analysis::GroupBy;
 
 use crate::analysis::rules::print_default_rules;
-use crate::analysis::Window;
+use crate::analysis::{Request, Window};
 use crate::document::ProfileDocument;
 use crate::report::{document_json, html, profile};
 
 use crate::error::{OutputError, UsageError};
 
-use super::analysed::{analyse_all, rules, Asked};
+use super::analysed::{analyse_all, rules};
 use super::{Outcome, OutputFormat};
 
 pub struct ProfileOptions {
@@ -48,12 +48,11 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     let mut batch = analyse_all(
         &opts.snapshots,
         &rules,
-        opts.top,
-        Asked {
+        Request {
             group_by: opts.group_by,
             timeline_points: points,
             window: opts.window.as_ref(),
-            ..Asked::default()
+            ..Request::top(opts.top)
         },
     );
     let (snapshots, timelines) = batch.documents();

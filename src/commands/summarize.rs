@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{Boundary, RuleSet, Window};
+use crate::analysis::{Boundary, Request, RuleSet, Window};
 use crate::baseline::{summarize_file_with, Summary};
 use crate::input;
 use crate::report::escape::terminal;
@@ -50,7 +50,12 @@ fn one(path: &Path, opts: &SummarizeOptions, rules: &RuleSet) -> Result<PathBuf,
     let boundary = opts.iteration_boundary.clone().map(Boundary::Prefix);
     let summary = summarize_file_with(path, |snap| {
         let window = opts.window.as_ref();
-        analyse_snapshot(path, snap, rules, opts.top, window, boundary.as_ref())
+        let req = Request {
+            window,
+            iteration_boundary: boundary.as_ref(),
+            ..Request::top(opts.top)
+        };
+        analyse_snapshot(path, snap, rules, req).map(|(devices, _)| devices)
     })?;
     let dir = &opts.output;
     let target = dir.join(format!("{}.json", stem(path)));

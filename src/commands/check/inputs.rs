@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::analysis_adapter::RuleSet;
-use crate::analysis::{analyze_request, Boundary, DeviceReport, Request, Timeline, Window};
+use crate::analysis::{Boundary, DeviceReport, Request, Timeline, Window};
 use crate::budget::Target;
 use crate::commands::analysed::{analyse_snapshot, summary_in_window};
 use crate::compare::Lookup;
@@ -72,35 +72,17 @@ pub(crate) fn plan(
 
 /// Figures of one file, inside `window` when given, iterations cut at
 /// `boundary` (the default boundaries when `None`): a memgate summary is
-/// read (it must hold that window's figures), a snapshot analysed. A file
-/// read only as a baseline gets no snapshot-only hint in its error.
+/// read (it must hold that window's figures), a snapshot analysed; with
+/// `points`, a snapshot's device timelines at about that many samples too
+/// (for `--html`), from the same replay. A file read only as a baseline
+/// gets no snapshot-only hint in its error.
 pub(crate) fn figures(
     path: &Path,
     rules: &RuleSet,
     as_snapshot: bool,
     window: Option<&Window>,
     boundary: Option<&Boundary>,
-) -> Result<Vec<DeviceReport>, Error> {
-    let read = if as_snapshot {
-        input::read(path)
-    } else {
-        input::read_baseline(path)
-    };
-    match read? {
-        Input::Summary(s) => summary_in_window(path, s.devices, window),
-        Input::Snapshot(snap) => analyse_snapshot(path, &snap, rules, TOP_SITES, window, boundary),
-    }
-}
-
-/// [`figures`], and for a snapshot each device's timeline at about
-/// `points` samples (for `--html`), from the same replay.
-pub(crate) fn figures_and_timelines(
-    path: &Path,
-    rules: &RuleSet,
-    as_snapshot: bool,
-    window: Option<&Window>,
-    boundary: Option<&Boundary>,
-    points: usize,
+    points: Option<usize>,
 ) -> Result<(Vec<DeviceReport>, Option<Vec<Timeline>>), Error> {
     let read = if as_snapshot {
         input::read(path)
@@ -113,15 +95,10 @@ pub(crate) fn figures_and_timelines(
             let req = Request {
                 window,
                 iteration_boundary: boundary,
-                timeline_points: Some(points),
+                timeline_points: points,
                 ..Request::top(TOP_SITES)
             };
-            let both = analyze_request(&snap, rules, req).map_err(|error| Error::Window {
-                path: path.to_path_buf(),
-                error,
-            })?;
-            let (devices, timelines): (Vec<_>, Vec<_>) = both.into_iter().unzip();
-            Ok((devices, timelines.into_iter().collect()))
+            analyse_snapshot(path, &snap, rules, req)
         }
     }
 }

@@ -169,22 +169,14 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     files.dedup_by_key(|(p, l)| file_key(p, *l));
     let snapshots: HashSet<&Path> = plans.iter().flatten().map(|p| p.path.as_path()).collect();
     // With --html, each snapshot's timelines come from the same replay.
-    let points = html::points_for(files.len());
+    let points = opts.html.as_ref().map(|_| html::points_for(files.len()));
     let analysed: Vec<Analysed> = files
         .par_iter()
         .map(|(p, l)| {
             let current = snapshots.contains(p.as_path());
-            let (f, t) = match &opts.html {
-                None => (
-                    inputs::figures(p, &rules, current, l.window, l.boundary),
-                    None,
-                ),
-                Some(_) => match inputs::figures_and_timelines(
-                    p, &rules, current, l.window, l.boundary, points,
-                ) {
-                    Ok((f, t)) => (Ok(f), t),
-                    Err(e) => (Err(e), None),
-                },
+            let (f, t) = match inputs::figures(p, &rules, current, l.window, l.boundary, points) {
+                Ok((f, t)) => (Ok(f), t),
+                Err(e) => (Err(e), None),
             };
             (file_key(p, *l), f, t)
         })
