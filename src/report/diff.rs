@@ -7,8 +7,9 @@
 use std::io::{self, Write};
 
 use super::escape::terminal;
+use super::peak::peak_name;
 use crate::analysis::diff::{Delta, PeakMove};
-use crate::analysis::{Figure, PeakAt, Place};
+use crate::analysis::{Figure, Place};
 use crate::document::{DiffDevice, DiffDocument};
 use crate::units::{ByteDelta, Bytes};
 
@@ -49,21 +50,19 @@ pub(crate) fn spot(p: &Place) -> String {
 }
 
 fn moved(out: &mut dyn Write, m: &PeakMove) -> io::Result<()> {
-    let which = match m.peak {
-        PeakAt::AllocatedPeak => "allocated",
-        PeakAt::DynamicPeak => "dynamic",
-        PeakAt::ReservedPeak => "reserved",
-    };
     writeln!(
         out,
-        "  {which} peak moved: {} -> {}",
+        "  {} peak moved: {} -> {}",
+        peak_name(m.peak),
         terminal(&spot(&m.base)),
         terminal(&spot(&m.new))
     )
 }
 
-fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
-    let (b, n, dd) = if bytes {
+/// A delta's base, new, change and percentage as text (sizes in binary
+/// units when `bytes`; no percentage when nothing changed).
+pub(crate) fn delta_texts(d: &Delta, bytes: bool) -> [String; 4] {
+    let (b, n, c) = if bytes {
         (
             Bytes(d.base).to_string(),
             Bytes(d.new).to_string(),
@@ -81,6 +80,11 @@ fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
     } else {
         percent(d)
     };
+    [b, n, c, pct]
+}
+
+fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
+    let [b, n, dd, pct] = delta_texts(d, bytes);
     writeln!(
         out,
         "    {:<20} {:>14} {:>14} {:>14} {:>8}",

@@ -2,8 +2,8 @@
 //! in their unit. Every renderer that writes a sentence takes it from here.
 
 use super::frames;
-use super::peak::place;
-use crate::analysis::{OomDetail, PeakAt, Place, OOM_DETAILS};
+use super::peak::{peak_name, place};
+use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
 use crate::units::{ByteDelta, Bytes};
 use crate::vocab::Unit;
@@ -29,14 +29,6 @@ pub fn delta(unit: Unit, d: i128) -> String {
 pub fn sentence(c: &Check) -> String {
     let parts: Vec<String> = c.findings.iter().map(|f| clause(c.unit, f)).collect();
     parts.join("; ")
-}
-
-fn peak_words(at: PeakAt) -> &'static str {
-    match at {
-        PeakAt::AllocatedPeak => "allocated peak",
-        PeakAt::DynamicPeak => "dynamic peak",
-        PeakAt::ReservedPeak => "reserved peak",
-    }
 }
 
 /// What an empty trace means for the figures.
@@ -143,7 +135,11 @@ fn clause(unit: Unit, f: &Finding) -> String {
             place: here,
             baseline,
         } => {
-            let mut s = format!("the {} was reached at {}", peak_words(*peak), place(here));
+            let mut s = format!(
+                "the {} peak was reached at {}",
+                peak_name(*peak),
+                place(here)
+            );
             if let Some(b) = baseline {
                 s.push_str(&format!(" (the baseline's at {})", place(b)));
             }

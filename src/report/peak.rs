@@ -64,7 +64,8 @@ fn where_(d: &DeviceReport, which: PeakAt, entry: Option<u64>, time: Option<u64>
     }
 }
 
-fn peak_name(at: PeakAt) -> &'static str {
+/// `allocated`, `dynamic` or `reserved`: a peak in running text.
+pub(crate) fn peak_name(at: PeakAt) -> &'static str {
     match at {
         PeakAt::AllocatedPeak => "allocated",
         PeakAt::DynamicPeak => "dynamic",

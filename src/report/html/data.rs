@@ -357,16 +357,16 @@ struct Span<'a> {
 /// without any; else what matched: `iteration`, `phase` or both.
 fn knots(base: &[Span<'_>], new: &[Span<'_>]) -> Option<(Vec<(i64, i64)>, &'static str)> {
     // (iteration, name, occurrence) -> the span's x range.
-    let keyed = |spans: &[Span<'_>]| {
+    fn keyed<'s>(spans: &[Span<'s>]) -> HashMap<(bool, &'s str, usize), (i64, i64)> {
         let mut seen: HashMap<(bool, &str), usize> = HashMap::new();
-        let mut out: HashMap<(bool, String, usize), (i64, i64)> = HashMap::new();
+        let mut out = HashMap::new();
         for s in spans {
             let n = seen.entry((s.iteration, s.name)).or_insert(0);
-            out.insert((s.iteration, s.name.to_string(), *n), (s.x0, s.x1));
+            out.insert((s.iteration, s.name, *n), (s.x0, s.x1));
             *n += 1;
         }
         out
-    };
+    }
     let theirs = keyed(base);
     let ours = keyed(new);
     let mut points: Vec<(i64, i64, bool)> = Vec::new();

@@ -8,10 +8,11 @@ use std::fmt::Write as _;
 
 use super::{chart, data, device_heading, foot, head, peaks_table, Section};
 use crate::analysis::diff::Delta;
-use crate::analysis::{DeviceReport, Figure, PeakAt, Timeline};
+use crate::analysis::{DeviceReport, Figure, Timeline};
 use crate::document::{DiffDevice, DiffDocument};
-use crate::report::diff::{percent, spot};
+use crate::report::diff::{delta_texts, spot};
 use crate::report::escape::html as escape;
+use crate::report::peak::peak_name;
 use crate::units::{ByteDelta, Bytes};
 
 /// One side of a diff: the file as given, its device reports and, when it
@@ -30,24 +31,7 @@ impl<'a> DiffSide<'a> {
 }
 
 fn delta_cells(d: &Delta, bytes: bool) -> String {
-    let (b, n, c) = if bytes {
-        (
-            Bytes(d.base).to_string(),
-            Bytes(d.new).to_string(),
-            ByteDelta(d.delta).to_string(),
-        )
-    } else {
-        (
-            d.base.to_string(),
-            d.new.to_string(),
-            format!("{:+}", d.delta),
-        )
-    };
-    let pct = if d.delta == 0 {
-        String::new()
-    } else {
-        percent(d)
-    };
+    let [b, n, c, pct] = delta_texts(d, bytes);
     format!(
         "<td>{}</td><td>{b}</td><td>{n}</td><td>{c}</td><td>{pct}</td>",
         escape(&d.id)
@@ -57,14 +41,10 @@ fn delta_cells(d: &Delta, bytes: bool) -> String {
 fn deltas(out: &mut String, dd: &DiffDevice) {
     let d = &dd.diff;
     for m in &d.peak_moved {
-        let which = match m.peak {
-            PeakAt::AllocatedPeak => "allocated",
-            PeakAt::DynamicPeak => "dynamic",
-            PeakAt::ReservedPeak => "reserved",
-        };
         let _ = writeln!(
             out,
-            "<p><strong>{which} peak moved</strong>: {} → {}</p>",
+            "<p><strong>{} peak moved</strong>: {} → {}</p>",
+            peak_name(m.peak),
             escape(&spot(&m.base)),
             escape(&spot(&m.new))
         );
