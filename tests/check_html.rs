@@ -2,19 +2,15 @@
 //! device's current timeline with the baseline's drawn over it when the
 //! baseline is a snapshot, and the Markdown report linking to the page.
 
+mod common;
+
 use std::path::Path;
 
 use assert_cmd::Command;
-use serde_json::Value;
+use common::page_data;
 
 fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples"))
-}
-
-fn page_data(html: &str) -> Value {
-    let open = "<script type=\"application/json\" id=\"memgate-data\">";
-    let json = &html[html.find(open).unwrap() + open.len()..];
-    serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap()
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The analysis commands as CI sees them: exit codes, stdout, stderr, files.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::page_data;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -272,12 +275,6 @@ fn profile_html_is_one_self_contained_page_under_a_strict_policy_with_its_data_i
 }
 
 /// The JSON block of a page written by `--html`.
-fn page_data(html: &str) -> Value {
-    let open = "<script type=\"application/json\" id=\"memgate-data\">";
-    let json = &html[html.find(open).unwrap() + open.len()..];
-    serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap()
-}
-
 #[test]
 fn profile_html_marks_the_window_and_its_peaks_inside_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -60,6 +60,14 @@ fn write(w: &Workdir, rel: &str, v: &Value) {
     std::fs::write(w.path(rel), serde_json::to_vec(v).unwrap()).unwrap();
 }
 
+/// `memgate check --config memgate.toml --json verdict.json` in the workdir.
+fn judge(w: &Workdir) -> std::process::Output {
+    w.check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .output()
+        .unwrap()
+}
+
 fn checks(w: &Workdir) -> Vec<(String, String, u64)> {
     let v: Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
     v["targets"][0]["snapshots"][0]["devices"][0]["checks"]
@@ -90,11 +98,7 @@ dynamic-peak = "7 MiB"
 "#,
     ));
     write(&w, "snaps/rank0.json", &loop_snapshot(MIB, 4 * MIB));
-    let out = w
-        .check()
-        .args(["--config", "memgate.toml", "--json", "verdict.json"])
-        .output()
-        .unwrap();
+    let out = judge(&w);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -145,11 +149,7 @@ steady-state-peak = "5%"
                    "forward": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB}}})
     );
     write(&w, "snaps/rank0.json", &loop_snapshot(MIB, 4 * MIB));
-    let out = w
-        .check()
-        .args(["--config", "memgate.toml", "--json", "verdict.json"])
-        .output()
-        .unwrap();
+    let out = judge(&w);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -183,11 +183,7 @@ allocated-peak = "1 GiB"
         &json!({"segments": [], "device_traces": [[
             {"action": "alloc", "addr": 16, "size": 512, "frames": []}]]}),
     );
-    let out = w
-        .check()
-        .args(["--config", "memgate.toml", "--json", "verdict.json"])
-        .output()
-        .unwrap();
+    let out = judge(&w);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "{text}");
     let c = checks(&w);
@@ -265,11 +261,7 @@ leak-per-iteration = "3 MiB"
     )
     .unwrap();
     write(&w, "snaps/rank0.json", &npu_loop());
-    let out = w
-        .check()
-        .args(["--config", "memgate.toml", "--json", "verdict.json"])
-        .output()
-        .unwrap();
+    let out = judge(&w);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -338,11 +330,7 @@ fn golden_of_base(w: &Workdir, extra: &[&str]) {
 
 /// `memgate check` on the workdir's config: exit code and the checks.
 fn run_check(w: &Workdir) -> (Option<i32>, Vec<(String, String, u64)>) {
-    let out = w
-        .check()
-        .args(["--config", "memgate.toml", "--json", "verdict.json"])
-        .output()
-        .unwrap();
+    let out = judge(w);
     (out.status.code(), checks(w))
 }
 

@@ -177,3 +177,10 @@ pub fn mkfifo(path: &Path) {
         .unwrap();
     assert!(made.success(), "mkfifo {}", path.display());
 }
+
+/// The JSON block of a page written by `--html`.
+pub fn page_data(html: &str) -> serde_json::Value {
+    let open = "<script type=\"application/json\" id=\"memgate-data\">";
+    let json = &html[html.find(open).unwrap() + open.len()..];
+    serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap()
+}
