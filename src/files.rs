@@ -7,7 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -93,6 +93,30 @@ pub fn read_capped(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>,
         return Err(FileError::TooLarge { what, cap });
     }
     Ok(buf)
+}
+
+/// A path's identity: device and inode when it exists (whatever symlinks
+/// or hard links lead to it), else its parent's canonical path and its
+/// name (a report not yet written).
+fn identity(p: &Path) -> Option<Result<(u64, u64), PathBuf>> {
+    if let Ok(m) = std::fs::metadata(p) {
+        return Some(Ok((m.dev(), m.ino())));
+    }
+    let parent = p
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(Err(parent.canonicalize().ok()?.join(p.file_name()?)))
+}
+
+/// Whether writing `a` would replace the file `b` (or the other way
+/// round): one file by [`identity`], so `./x`, a symlink to `x` and a hard
+/// link of `x` are all `x`.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
 }
 
 /// A temporary name in `path`'s directory (same file system, so the rename

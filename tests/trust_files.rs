@@ -97,3 +97,132 @@ fn a_budget_or_rules_file_with_a_repeated_key_is_an_error_naming_the_key() {
         .stderr(contains("rules"))
         .stderr(contains("duplicate key `moe`"));
 }
+
+// Item 8: no report replaces a file the run reads.
+
+/// The standard budget with `[defaults] rules = "rules.toml"`.
+fn with_rules_file() -> Workdir {
+    let w = Workdir::new(&CONFIG.replace("[defaults]\n", "[defaults]\nrules = \"rules.toml\"\n"));
+    std::fs::write(w.path("rules.toml"), "[categories]\nmoe = \"expert\"\n").unwrap();
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    w
+}
+
+#[test]
+fn a_report_over_the_budgets_rules_file_is_refused_by_path_symlink_or_hard_link() {
+    let w = with_rules_file();
+    let rules = w.read("rules.toml");
+    std::os::unix::fs::symlink("rules.toml", w.path("link.md")).unwrap();
+    std::fs::hard_link(w.path("rules.toml"), w.path("hard.xml")).unwrap();
+    for (flag, path) in [
+        ("--markdown", "rules.toml"),
+        ("--markdown", "./link.md"),
+        ("--junit", "hard.xml"),
+        ("--html", "rules.toml"),
+    ] {
+        w.check()
+            .args([flag, path])
+            .assert()
+            .code(2)
+            .stderr(contains(format!(
+                "{flag} {path} would overwrite the input rules.toml"
+            )));
+        assert_eq!(w.read("rules.toml"), rules, "{flag} {path} replaced it");
+    }
+}
+
+#[test]
+fn a_budget_that_cannot_be_used_still_keeps_its_rules_file_from_the_reports() {
+    let w = with_rules_file();
+    let rules = w.read("rules.toml");
+    let bad = w.read("memgate.toml").replace("tolerance", "tolerence");
+    std::fs::write(w.path("memgate.toml"), bad).unwrap();
+    w.check()
+        .args(["--markdown", "rules.toml", "--junit", "report.xml"])
+        .assert()
+        .code(2)
+        .stderr(contains("tolerence"));
+    assert_eq!(w.read("rules.toml"), rules);
+    // The reports that can go somewhere still say why.
+    assert!(w.read("report.xml").contains("tolerence"));
+}
+
+#[test]
+fn a_bad_report_path_does_not_let_another_report_replace_a_snapshot_or_a_golden() {
+    let w = with_rules_file();
+    let snapshot = w.read("snaps/rank0.json");
+    let golden = w.read("golden/rank0.json");
+    w.check()
+        .args(["--junit", "no/such/dir/report.xml"])
+        .args([
+            "--markdown",
+            "snaps/rank0.json",
+            "--json",
+            "golden/rank0.json",
+        ])
+        .args(["--metrics", "rules.toml"])
+        .assert()
+        .code(2)
+        .stderr(contains("no/such/dir"));
+    assert_eq!(w.read("snaps/rank0.json"), snapshot);
+    assert_eq!(w.read("golden/rank0.json"), golden);
+    assert!(w.read("rules.toml").contains("moe"));
+}
+
+#[test]
+fn the_analysis_commands_refuse_a_page_or_metrics_over_a_file_they_read() {
+    let w = Workdir::new(CONFIG);
+    std::fs::copy(common::fixture("main.json"), w.path("main.json")).unwrap();
+    std::fs::write(w.path("rules.toml"), "[categories]\nmoe = \"expert\"\n").unwrap();
+    std::fs::hard_link(w.path("main.json"), w.path("hard.txt")).unwrap();
+    let snapshot = std::fs::read(w.path("main.json")).unwrap();
+    let runs: [&[&str]; 4] = [
+        &["peak", "main.json", "--metrics", "hard.txt"],
+        &["peak", "*.json", "--metrics", "main.json"],
+        &[
+            "profile",
+            "main.json",
+            "--rules",
+            "rules.toml",
+            "--html",
+            "rules.toml",
+        ],
+        &["diff", "main.json", "hard.txt", "--html", "hard.txt"],
+    ];
+    for args in runs {
+        memgate(&w)
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains("would overwrite the input"));
+        assert_eq!(
+            std::fs::read(w.path("main.json")).unwrap(),
+            snapshot,
+            "{args:?}"
+        );
+        assert!(w.read("rules.toml").contains("moe"), "{args:?}");
+    }
+}
+
+#[test]
+fn summarize_refuses_a_summary_over_a_hard_link_of_its_input_or_its_rules_file() {
+    let w = Workdir::new(CONFIG);
+    std::fs::copy(common::fixture("main.json"), w.path("snaps/main.json")).unwrap();
+    std::fs::hard_link(w.path("snaps/main.json"), w.path("golden/main.json")).unwrap();
+    let before = std::fs::read(w.path("snaps/main.json")).unwrap();
+    memgate(&w)
+        .args(["summarize", "snaps/main.json", "-o", "golden"])
+        .assert()
+        .code(2)
+        .stderr(contains("would overwrite the input"));
+    assert_eq!(std::fs::read(w.path("snaps/main.json")).unwrap(), before);
+    std::fs::remove_file(w.path("golden/main.json")).unwrap();
+    std::fs::write(w.path("golden/main.json"), "[categories]\nmoe = \"x\"\n").unwrap();
+    memgate(&w)
+        .args(["summarize", "snaps/main.json", "-o", "golden"])
+        .args(["--rules", "golden/main.json"])
+        .assert()
+        .code(2)
+        .stderr(contains("would overwrite the input golden/main.json"));
+    assert!(w.read("golden/main.json").contains("moe"));
+}
