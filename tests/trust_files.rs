@@ -6,6 +6,7 @@ mod common;
 
 use assert_cmd::Command;
 use common::{device, sites, summary, Workdir, CONFIG, MIB};
+use predicates::prelude::*;
 use predicates::str::contains;
 
 fn memgate(w: &Workdir) -> Command {
@@ -225,4 +226,64 @@ fn summarize_refuses_a_summary_over_a_hard_link_of_its_input_or_its_rules_file()
         .code(2)
         .stderr(contains("would overwrite the input golden/main.json"));
     assert!(w.read("golden/main.json").contains("moe"));
+}
+
+// Item 9: what a killed or size-limited write leaves.
+
+#[test]
+fn what_a_killed_run_left_beside_a_golden_is_no_baseline_of_a_glob() {
+    let w = Workdir::new(&CONFIG.replace("baseline = \"golden/\"", "baseline = \"golden/*\""));
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    w.check().assert().code(0);
+    // A summarize killed mid-write leaves its temporary file; a checkout
+    // keeps its empty directory with a .gitkeep.
+    let half = &w.read("golden/rank0.json")[..40];
+    std::fs::write(w.path("golden/.rank0.json.memgate-4242-0.tmp"), half).unwrap();
+    std::fs::write(w.path("golden/.gitkeep"), "").unwrap();
+    w.check().assert().code(0);
+    // Only a pattern that asks for hidden names gets them, and never a
+    // temporary file.
+    w.check()
+        .args(["--baseline", "golden/.*"])
+        .assert()
+        .code(2)
+        .stderr(contains(".gitkeep"))
+        .stderr(contains("memgate-4242").not());
+}
+
+#[test]
+fn a_file_size_limit_is_an_error_naming_the_file_and_the_old_file_stays() {
+    let w = Workdir::new(CONFIG);
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    std::fs::write(w.path("page.html"), "old page").unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("memgate");
+    // `ulimit -f 8`: at most 4-8 KiB per file, the page is far larger.
+    let run = std::process::Command::new("sh")
+        .current_dir(w.tmp.path())
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 8 && exec '{}' check --html page.html",
+            bin.display()
+        ))
+        .env("SOURCE_DATE_EPOCH", common::EPOCH)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{:?}: {stderr}", run.status);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("page.html"))
+        .unwrap_or_else(|| panic!("no error names the page: {stderr}"));
+    assert!(line.contains("too large"), "{line}");
+    assert_eq!(w.read("page.html"), "old page");
+    let left: Vec<_> = std::fs::read_dir(w.tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }
