@@ -287,3 +287,26 @@ fn a_file_size_limit_is_an_error_naming_the_file_and_the_old_file_stays() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+#[test]
+fn a_target_that_cannot_be_planned_still_keeps_its_files_from_the_reports() {
+    let w =
+        Workdir::new(&CONFIG.replace("[target.budget]", "key = '(rank\\d+)'\n\n[target.budget]"));
+    w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    // Two goldens capture `rank0`: the target cannot be planned.
+    std::fs::copy(w.path("golden/rank0.json"), w.path("golden/rank0.json.bak")).unwrap();
+    let snapshot = w.read("snaps/rank0.json");
+    let golden = w.read("golden/rank0.json.bak");
+    w.check()
+        .args([
+            "--markdown",
+            "snaps/rank0.json",
+            "--junit",
+            "golden/rank0.json.bak",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("all name the baseline"));
+    assert_eq!(w.read("snaps/rank0.json"), snapshot);
+    assert_eq!(w.read("golden/rank0.json.bak"), golden);
+}

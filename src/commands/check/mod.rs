@@ -96,6 +96,9 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     // Per target, the baseline entries no snapshot is named after.
     let mut unclaimed: Vec<Vec<(String, PathBuf)>> = Vec::new();
     let mut errors: Vec<Error> = Vec::new();
+    // The files of targets that could not be planned: not read, but no
+    // report written to say why may replace one.
+    let mut unplanned: Vec<PathBuf> = Vec::new();
     for t in &budget.targets {
         let spec = opts.baseline.as_deref().or(t.baseline.as_deref());
         let planned = Baselines::resolve(spec, t.key.as_ref())
@@ -116,7 +119,10 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 plans.push(p);
                 unclaimed.push(left);
             }
-            Err(e) => errors.extend(e.into_iter().map(|e| e.in_target(&t.name))),
+            Err(e) => {
+                errors.extend(e.into_iter().map(|e| e.in_target(&t.name)));
+                unplanned.extend(inputs::named_files(t, &opts.snapshots, spec));
+            }
         }
     }
     // Every file the run reads, that no report may replace: the budget and
@@ -130,6 +136,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 .flat_map(|p| std::iter::once(p.path.as_path()).chain(p.baseline.as_deref())),
         )
         .chain(unclaimed.iter().flatten().map(|(_, f)| f.as_path()))
+        .chain(unplanned.iter().map(PathBuf::as_path))
         .collect();
     // A bad report path is named first; the inputs are known by now, so the
     // reports still written cannot replace one.
