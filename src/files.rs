@@ -7,7 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -95,8 +95,37 @@ pub fn read_capped(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>,
     Ok(buf)
 }
 
+/// A path's identity: device and inode when it exists (whatever symlinks
+/// or hard links lead to it), else its parent's canonical path and its
+/// name (a report not yet written).
+fn identity(p: &Path) -> Option<Result<(u64, u64), PathBuf>> {
+    if let Ok(m) = std::fs::metadata(p) {
+        return Some(Ok((m.dev(), m.ino())));
+    }
+    let parent = p
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(Err(parent.canonicalize().ok()?.join(p.file_name()?)))
+}
+
+/// Whether writing `a` would replace the file `b` (or the other way
+/// round): one file by [`identity`], so `./x`, a symlink to `x` and a hard
+/// link of `x` are all `x`.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// What memgate's temporary files are called: `.NAME.memgate-PID-N.tmp`.
+const TEMP_TAG: &str = ".memgate-";
+
 /// A temporary name in `path`'s directory (same file system, so the rename
-/// is atomic), unique to this process and call.
+/// is atomic), unique to this process and call. Hidden, and never matched
+/// by a pattern ([`is_temporary`]), so one left by a killed run is no
+/// snapshot or baseline.
 fn temp_beside(path: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -105,12 +134,29 @@ fn temp_beside(path: &Path) -> PathBuf {
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!(".{name}.memgate-{}-{n}.tmp", std::process::id()))
+    path.with_file_name(format!(".{name}{TEMP_TAG}{}-{n}.tmp", std::process::id()))
+}
+
+/// Whether a file name is one of memgate's temporary files (what a run
+/// killed mid-write leaves beside its target).
+pub fn is_temporary(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((_, ids)) = rest.rsplit_once(TEMP_TAG) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    ids.split_once('-')
+        .is_some_and(|(pid, n)| digits(pid) && digits(n))
 }
 
 /// Replace `path` with `bytes` atomically: written to a temporary file in
-/// the same directory, flushed to disk, then renamed over `path`. On any
-/// error the temporary file is removed and `path` is left as it was.
+/// the same directory, flushed to disk, renamed over `path`, and the
+/// directory flushed so the rename survives a crash. On any error before
+/// the rename (a full disk, a file-size limit: `main` ignores SIGXFSZ, so
+/// the write fails with EFBIG instead of killing the process) the
+/// temporary file is removed and `path` is left as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     let tmp = temp_beside(path);
     let written = (|| {
@@ -127,7 +173,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     written.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         FileError::Write(e)
-    })
+    })?;
+    sync_dir(path).map_err(FileError::Write)
+}
+
+/// Flush the directory holding `path` (its entries: the rename). A file
+/// system that cannot sync a directory says so with EINVAL; that is no
+/// error of the write.
+fn sync_dir(path: &Path) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +236,26 @@ mod tests {
         );
         std::fs::write(&p, b"ok").unwrap();
         assert_eq!(read_capped(&p, "budget file", TEXT_CAP).unwrap(), b"ok");
+    }
+
+    #[test]
+    fn the_temporary_name_is_recognised_and_nothing_else_is() {
+        let tmp = temp_beside(Path::new("golden/rank0.json"));
+        let name = tmp.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with(".rank0.json.memgate-"), "{name}");
+        assert!(is_temporary(name));
+        assert!(is_temporary(".a.memgate-1-0.memgate-12-3.tmp"));
+        for other in [
+            "rank0.json",
+            ".gitkeep",
+            "x.memgate-1-2.tmp",
+            ".x.memgate-1-2.tmp.bak",
+            ".x.memgate-1.tmp",
+            ".x.memgate-a-2.tmp",
+            ".x.memgate--2.tmp",
+        ] {
+            assert!(!is_temporary(other), "{other}");
+        }
     }
 
     #[test]

@@ -3,7 +3,12 @@
 //! `glob` crate skips both silently), `**` visits each directory once by
 //! device and inode (a symlink loop ends, with memory bounded by the number
 //! of real directories), and a file reached twice is listed once.
-//! Matching of one path component is `glob::Pattern`'s.
+//! Matching of one path component is `glob::Pattern`'s, with the shell's
+//! rule for hidden names: `*`, `?` and `[…]` never match a leading `.`
+//! (only a component written with one, `.*`, does), and `**` does not enter
+//! hidden directories, so `golden/*` takes neither `.gitkeep` nor what a
+//! killed run left. memgate's own temporary files
+//! ([`files::is_temporary`]) are matched by no pattern at all.
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
@@ -11,6 +16,8 @@ use std::path::{Component, Path, PathBuf};
 
 use glob::{MatchOptions, Pattern};
 use thiserror::Error;
+
+use crate::files;
 
 /// Why a pattern could not be expanded; each names the pattern.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -45,7 +52,7 @@ fn is_pattern(s: &str) -> bool {
 const OPTIONS: MatchOptions = MatchOptions {
     case_sensitive: true,
     require_literal_separator: true,
-    require_literal_leading_dot: false,
+    require_literal_leading_dot: true,
 };
 
 /// Split a pattern into the directory it starts from and its parts.
@@ -171,7 +178,7 @@ impl Walk<'_> {
             }
             Part::Glob(p) => {
                 for (name, path) in self.list(dir) {
-                    if !p.matches_with(&name, OPTIONS) {
+                    if !p.matches_with(&name, OPTIONS) || files::is_temporary(&name) {
                         continue;
                     }
                     if rest.is_empty() {
@@ -189,8 +196,8 @@ impl Walk<'_> {
                     return;
                 }
                 self.go(dir, rest);
-                for (_, path) in self.list(dir) {
-                    if path.is_dir() {
+                for (name, path) in self.list(dir) {
+                    if !name.starts_with('.') && path.is_dir() {
                         self.go(&path, parts);
                     }
                 }
@@ -252,6 +259,25 @@ mod tests {
         );
         let mid = expand_pattern(&format!("{root}/a/*/rank?.pickle")).unwrap();
         assert_eq!(names(d.path(), &mid), ["a/b/rank2.pickle"]);
+    }
+
+    #[test]
+    fn hidden_names_match_only_a_dot_and_temporaries_match_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("rank0.json"));
+        touch(&d.path().join(".gitkeep"));
+        touch(&d.path().join(".rank0.json.memgate-41-0.tmp"));
+        touch(&d.path().join(".cache/rank1.json"));
+        touch(&d.path().join("a/.hidden.json"));
+        let root = d.path().display();
+        let star = expand_pattern(&format!("{root}/*")).unwrap();
+        assert_eq!(names(d.path(), &star), ["rank0.json"]);
+        let deep = expand_pattern(&format!("{root}/**/*.json")).unwrap();
+        assert_eq!(names(d.path(), &deep), ["rank0.json"]);
+        let dot = expand_pattern(&format!("{root}/.*")).unwrap();
+        assert_eq!(names(d.path(), &dot), [".gitkeep"]);
+        let named = expand_pattern(&format!("{root}/.cache/*.json")).unwrap();
+        assert_eq!(names(d.path(), &named), [".cache/rank1.json"]);
     }
 
     #[test]

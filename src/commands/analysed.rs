@@ -12,7 +12,9 @@ use crate::document::AnalysedSnapshot;
 use crate::input;
 use crate::snapshot;
 
-use crate::error::{Error, UsageError};
+use crate::error::{DestinationError, Error, UsageError};
+use crate::files;
+use crate::vocab::Rules;
 
 use super::Outcome;
 
@@ -48,6 +50,32 @@ impl Batch {
     pub(crate) fn outcome(mut self, more: impl IntoIterator<Item = Error>) -> Outcome {
         self.errors.extend(more);
         Outcome::from_errors(self.errors)
+    }
+}
+
+/// A report path (`flag` `dest`) that is a file the command reads, one of
+/// `inputs` or the `--rules` file, refused before anything is read or
+/// written. A pattern that cannot be expanded counts as its literal path.
+pub(crate) fn refuse_over_inputs(
+    flag: &str,
+    dest: &Path,
+    inputs: &[String],
+    rules: &str,
+) -> Result<(), Outcome> {
+    let mut read: Vec<PathBuf> =
+        input::expand(inputs, None).unwrap_or_else(|_| inputs.iter().map(PathBuf::from).collect());
+    if let Ok(Rules::File(p)) = rules.parse::<Rules>() {
+        read.push(p);
+    }
+    match read.into_iter().find(|i| files::same_file(dest, i)) {
+        Some(input) => Err(Outcome::error(UsageError::from(
+            DestinationError::OverwritesInput {
+                flag: flag.into(),
+                path: dest.to_path_buf(),
+                input,
+            },
+        ))),
+        None => Ok(()),
     }
 }
 

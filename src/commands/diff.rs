@@ -12,7 +12,7 @@ use crate::report::{diff, document_json, html};
 
 use crate::error::{Error, OutputError};
 
-use super::analysed::{analyse_snapshot, rules, summary_in_window};
+use super::analysed::{analyse_snapshot, refuse_over_inputs, rules, summary_in_window};
 use super::{Outcome, OutputFormat};
 
 pub struct DiffOptions {
@@ -56,6 +56,12 @@ fn reports(
 }
 
 pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
+    if let Some(p) = &opts.html {
+        let both = [opts.base.clone(), opts.new.clone()];
+        if let Err(o) = refuse_over_inputs("--html", p, &both, &opts.rules) {
+            return o;
+        }
+    }
     let rules = match rules(&opts.rules) {
         Ok(r) => r,
         Err(o) => return o,

@@ -13,7 +13,7 @@ use crate::report::{document_json, metrics, peak};
 
 pub use crate::analysis::PeakAt;
 
-use super::analysed::{analyse_all, rules};
+use super::analysed::{analyse_all, refuse_over_inputs, rules};
 use super::{Outcome, OutputFormat};
 
 pub struct PeakOptions {
@@ -31,6 +31,11 @@ pub struct PeakOptions {
 }
 
 pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
+    if let Some(p) = opts.metrics.as_deref().filter(|p| p.as_os_str() != "-") {
+        if let Err(o) = refuse_over_inputs("--metrics", p, &opts.snapshots, &opts.rules) {
+            return o;
+        }
+    }
     let rules = match rules(&opts.rules) {
         Ok(r) => r,
         Err(o) => return o,

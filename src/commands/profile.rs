@@ -14,7 +14,7 @@ use crate::report::{document_json, html, profile};
 
 use crate::error::{OutputError, UsageError};
 
-use super::analysed::{analyse_all, rules};
+use super::analysed::{analyse_all, refuse_over_inputs, rules};
 use super::{Outcome, OutputFormat};
 
 pub struct ProfileOptions {
@@ -39,6 +39,11 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     }
     if opts.snapshots.is_empty() {
         return Outcome::error(UsageError::NoSnapshot);
+    }
+    if let Some(p) = &opts.html {
+        if let Err(o) = refuse_over_inputs("--html", p, &opts.snapshots, &opts.rules) {
+            return o;
+        }
     }
     let rules = match rules(&opts.rules) {
         Ok(r) => r,

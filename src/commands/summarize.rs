@@ -11,7 +11,8 @@ use crate::input;
 use crate::report::escape::terminal;
 
 use crate::error::{Error, OutputError, UsageError};
-use crate::files::FileError;
+use crate::files::{same_file, FileError};
+use crate::vocab::Rules;
 
 use super::analysed::{analyse_snapshot, rules};
 use super::Outcome;
@@ -86,18 +87,24 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
             );
         }
     }
-    // A summary written over one of the inputs would lose it.
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
+    // A summary written over one of the inputs (a snapshot, the rules file;
+    // through a symlink or a hard link too) would lose it.
+    let rules_file = match opts.rules.parse::<Rules>() {
+        Ok(Rules::File(p)) => Some(p),
+        _ => None,
     };
+    let read: Vec<&Path> = paths
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(rules_file.as_deref())
+        .collect();
     for p in &paths {
         let target = opts.output.join(format!("{}.json", stem(p)));
-        if let Some(input) = paths.iter().find(|q| same(&target, q)) {
+        if let Some(input) = read.iter().find(|q| same_file(&target, q)) {
             errors.push(
                 UsageError::SummaryOverInput {
                     target: target.clone(),
-                    input: input.clone(),
+                    input: input.to_path_buf(),
                 }
                 .into(),
             );

@@ -279,8 +279,7 @@ fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Co
             .map_err(fail)
         }
         FileKind::Json => {
-            let json: serde_json::Value = serde_json::from_reader(BufReader::new(input))
-                .map_err(|e| fail(format!("invalid JSON: {e}")))?;
+            let json = super::unique_keys::from_reader(BufReader::new(input)).map_err(fail)?;
             if DOCUMENT_KEYS.iter().any(|k| json.get(k).is_some()) {
                 return Ok(Content::Document(json));
             }

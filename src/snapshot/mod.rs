@@ -7,6 +7,7 @@ mod generation;
 mod json;
 mod load;
 mod model;
+mod unique_keys;
 
 pub use load::{load, load_bytes, LoadError};
 pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};

@@ -2,9 +2,9 @@
 //! set it names, read and compiled once, with every category the budget
 //! names checked against that rule set and every target's window parsed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::budget::{self, Budget, ConfigError, Validated};
+use crate::budget::{self, Budget, ConfigError, Rules, Validated};
 
 pub use crate::analysis::RuleSet;
 use crate::analysis::Window;
@@ -12,13 +12,34 @@ use crate::analysis::Window;
 /// Each target's window, in target order (`None`: the whole trace).
 pub(crate) type Windows = Vec<Option<Window>>;
 
+/// A budget that cannot be used: every problem, and the rules file it
+/// names when it was read that far (an input no report may replace).
+pub(crate) struct Unusable {
+    pub(crate) errors: Vec<ConfigError>,
+    pub(crate) rules_file: Option<PathBuf>,
+}
+
 /// Read and validate the budget file and compile its rule set. Problems of
 /// both come together, sorted by position, as `check --validate` lists them.
 pub(crate) fn load_budget(
     path: &Path,
     check_globs: bool,
-) -> Result<(Budget, RuleSet, Windows), Vec<ConfigError>> {
-    with_rules(budget::validate_file(path, check_globs))
+) -> Result<(Budget, RuleSet, Windows), Unusable> {
+    let validated = budget::validate_file(path, check_globs);
+    let rules_file = validated
+        .budget
+        .as_ref()
+        .and_then(rules_file)
+        .map(Path::to_path_buf);
+    with_rules(validated).map_err(|errors| Unusable { errors, rules_file })
+}
+
+/// The `[defaults] rules` file, when the budget names one.
+pub(crate) fn rules_file(budget: &Budget) -> Option<&Path> {
+    match &budget.rules {
+        Rules::File(p) => Some(p),
+        Rules::Default | Rules::Mosaic => None,
+    }
 }
 
 /// The budget's rule set and windows, and the category and window checks a
@@ -94,7 +115,6 @@ fn windows(budget: &Budget, errors: &mut Vec<ConfigError>) -> Windows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::Rules;
 
     fn parse(
         text: &str,

@@ -70,6 +70,32 @@ pub(crate) fn plan(
         .collect())
 }
 
+/// Every file a target names, as far as it can be found, for a target
+/// that could not be planned: the snapshots its patterns match (a pattern
+/// that cannot be expanded as its literal path) and the baseline file, the
+/// files of the baseline directory or those its pattern matches.
+pub(crate) fn named_files(target: &Target, cli: &[String], baseline: Option<&str>) -> Vec<PathBuf> {
+    let patterns = if cli.is_empty() {
+        &target.snapshots[..]
+    } else {
+        cli
+    };
+    let expanded = |patterns: &[String]| {
+        input::expand(patterns, None)
+            .unwrap_or_else(|_| patterns.iter().map(PathBuf::from).collect())
+    };
+    let mut files = expanded(patterns);
+    match baseline {
+        Some(spec) if Path::new(spec).is_dir() => {
+            let entries = std::fs::read_dir(spec).into_iter().flatten().flatten();
+            files.extend(entries.map(|e| e.path()));
+        }
+        Some(spec) => files.extend(expanded(&[spec.to_string()])),
+        None => {}
+    }
+    files
+}
+
 /// Figures of one file, inside `window` when given, iterations cut at
 /// `boundary` (the default boundaries when `None`): a memgate summary is
 /// read (it must hold that window's figures), a snapshot analysed; with

@@ -68,9 +68,12 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     let (budget, rules, windows) =
         match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
             Ok(b) => b,
-            Err(errors) => {
-                let errors = errors.into_iter().map(Error::from).collect();
-                return could_not_judge(opts, errors, &[&config], out);
+            Err(unusable) => {
+                let errors = unusable.errors.into_iter().map(Error::from).collect();
+                let read: Vec<&Path> = std::iter::once(config.as_path())
+                    .chain(unusable.rules_file.as_deref())
+                    .collect();
+                return could_not_judge(opts, errors, &read, out);
             }
         };
     if opts.validate {
@@ -87,15 +90,15 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     let html_to = opts.html.clone().map(Dest::File);
     let mut named = by_flag([&junit_to, &markdown_to, &json_to, &metrics_to]);
     named.extend(html_to.as_ref().map(|d| ("--html", d)));
-    let errors = usage(outputs::check(&named));
-    if !errors.is_empty() {
-        return could_not_judge(opts, errors, &[&config], out);
-    }
+    let unusable = usage(outputs::check(&named));
 
     let mut plans: Vec<Vec<Planned>> = Vec::new();
     // Per target, the baseline entries no snapshot is named after.
     let mut unclaimed: Vec<Vec<(String, PathBuf)>> = Vec::new();
     let mut errors: Vec<Error> = Vec::new();
+    // The files of targets that could not be planned: not read, but no
+    // report written to say why may replace one.
+    let mut unplanned: Vec<PathBuf> = Vec::new();
     for t in &budget.targets {
         let spec = opts.baseline.as_deref().or(t.baseline.as_deref());
         let planned = Baselines::resolve(spec, t.key.as_ref())
@@ -116,10 +119,16 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 plans.push(p);
                 unclaimed.push(left);
             }
-            Err(e) => errors.extend(e.into_iter().map(|e| e.in_target(&t.name))),
+            Err(e) => {
+                errors.extend(e.into_iter().map(|e| e.in_target(&t.name)));
+                unplanned.extend(inputs::named_files(t, &opts.snapshots, spec));
+            }
         }
     }
+    // Every file the run reads, that no report may replace: the budget and
+    // rules files, each snapshot and every baseline entry.
     let inputs: Vec<&Path> = std::iter::once(config.as_path())
+        .chain(analysis_adapter::rules_file(&budget))
         .chain(
             plans
                 .iter()
@@ -127,7 +136,13 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                 .flat_map(|p| std::iter::once(p.path.as_path()).chain(p.baseline.as_deref())),
         )
         .chain(unclaimed.iter().flatten().map(|(_, f)| f.as_path()))
+        .chain(unplanned.iter().map(PathBuf::as_path))
         .collect();
+    // A bad report path is named first; the inputs are known by now, so the
+    // reports still written cannot replace one.
+    if !unusable.is_empty() {
+        return could_not_judge(opts, unusable, &inputs, out);
+    }
     if !errors.is_empty() {
         return could_not_judge(opts, errors, &inputs, out);
     }

@@ -9,7 +9,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{DestinationError, OutputError};
-use crate::files;
+use crate::files::{self, same_file};
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,26 +93,6 @@ fn stdout_discards() -> bool {
     match (std::fs::File::from(fd).metadata(), null) {
         (Ok(m), Ok(null)) => m.file_type().is_char_device() && m.rdev() == null,
         _ => false,
-    }
-}
-
-/// A path's identity: device and inode when it exists, else its parent's
-/// canonical path and its name (a report not yet written).
-fn identity(p: &Path) -> Option<Result<(u64, u64), PathBuf>> {
-    if let Ok(m) = std::fs::metadata(p) {
-        return Some(Ok((m.dev(), m.ino())));
-    }
-    let parent = p
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    Some(Err(parent.canonicalize().ok()?.join(p.file_name()?)))
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (identity(a), identity(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
     }
 }
 
