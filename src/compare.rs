@@ -524,9 +524,9 @@ impl Bounds {
         check.status = if judged { worst } else { Status::Error };
         if !judged {
             // What was found is moot: only why it could not be judged.
-            check
-                .findings
-                .retain(|f| !matches!(f, Finding::Within { .. } | Finding::OomWithinAllowed { .. }));
+            check.findings.retain(|f| {
+                !matches!(f, Finding::Within { .. } | Finding::OomWithinAllowed { .. })
+            });
             check.config_line.get_or_insert_with(|| target.loc.clone());
         }
         check.findings.insert(
@@ -600,8 +600,7 @@ fn judge_value(
                 open = open.max(s);
             } else {
                 if s > worst || check.config_line.is_none() {
-                    check.config_line =
-                        Some(tol.loc.clone().unwrap_or_else(|| target.loc.clone()));
+                    check.config_line = Some(tol.loc.clone().unwrap_or_else(|| target.loc.clone()));
                 }
                 worst = worst.max(s);
             }

@@ -126,8 +126,7 @@ fn the_generator_makes_a_212_mib_run_whose_wrapped_trace_shows_99_mib() {
 }
 
 #[test]
-fn a_wrapped_trace_under_its_budget_is_not_judged_in_any_report_with_or_without_require_baseline()
-{
+fn a_wrapped_trace_under_its_budget_is_not_judged_in_any_report_with_or_without_require_baseline() {
     let (real, shown) = expected();
     let w = workdir("[target.budget]\nallocated-peak = \"208 MiB\"\n");
     for require in [false, true] {
@@ -164,11 +163,18 @@ fn a_wrapped_trace_under_its_budget_is_not_judged_in_any_report_with_or_without_
             let text = w.read(file);
             assert!(text.contains(fix), "{file}:\n{text}");
             assert!(text.contains("accept-lower-bounds = true"), "{file}");
-            assert!(text.contains("not judged: the trace started mid-run"), "{file}");
+            assert!(
+                text.contains("not judged: the trace started mid-run"),
+                "{file}"
+            );
         }
-        assert!(w
-            .read("metrics.txt")
-            .contains("memgate_verdict{memgate_verdict=\"error\"} 1"));
+        let metrics = w.read("metrics.txt");
+        assert!(metrics.contains("memgate_verdict{memgate_verdict=\"error\"} 1"));
+        assert!(metrics.contains("max_entries"), "{metrics}");
+        assert!(metrics.contains(
+            "memgate_lower_bound{target=\"train\",snapshot=\"rank0\",device=\"0\",\
+             figure=\"allocated-peak\"} 1"
+        ));
     }
 }
 
@@ -202,7 +208,11 @@ fn accept_lower_bounds_judges_a_wrapped_trace_as_it_is_and_says_so() {
     w.check().args(["--json", "verdict.json"]).assert().code(0);
     let v: Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
     let checks = &v["targets"][0]["snapshots"][0]["devices"][0]["checks"];
-    let judged = checks.as_array().unwrap().iter().filter(|c| c["status"] != "skipped");
+    let judged = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] != "skipped");
     for c in judged {
         assert_eq!(c["status"], "pass", "{c}");
         assert_eq!(c["findings"][0]["kind"], "lower-bound", "{c}");

@@ -100,7 +100,10 @@ fn a_lower_bound_over_its_budget_fails_and_says_it_is_a_lower_bound() {
     assert_eq!(check.status, Status::Fail);
     assert!(matches!(
         &check.findings[..],
-        [Finding::LowerBound { judged: true, .. }, Finding::OverBudget { .. }]
+        [
+            Finding::LowerBound { judged: true, .. },
+            Finding::OverBudget { .. }
+        ]
     ));
 }
 
@@ -156,8 +159,7 @@ fn a_lower_bound_baseline_can_pass_a_growth_check_but_never_fail_one() {
 }
 
 #[test]
-fn oom_events_allowed_by_a_lower_bound_baseline_cannot_fail_and_a_lower_bound_count_cannot_pass()
-{
+fn oom_events_allowed_by_a_lower_bound_baseline_cannot_fail_and_a_lower_bound_count_cannot_pass() {
     let b = budget(GROWTH);
     let mut cur = dev(MIB, true);
     cur.figures.oom_events = 2;
@@ -183,7 +185,10 @@ fn accept_lower_bounds_judges_the_bounds_as_they_are_and_says_so() {
     assert_eq!(check.status, Status::Pass);
     assert!(matches!(
         &check.findings[..],
-        [Finding::LowerBound { judged: true, .. }, Finding::Within { .. }]
+        [
+            Finding::LowerBound { judged: true, .. },
+            Finding::Within { .. }
+        ]
     ));
     assert_eq!(find(&c, "oom-events").status, Status::Pass);
 }
