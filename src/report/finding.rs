@@ -255,10 +255,10 @@ fn clause(unit: Unit, f: &Finding) -> String {
                 what.to_string()
             } else {
                 format!(
-                    "not judged: {what} (the allocator's ring buffer dropped the start of the \
-                     run), which cannot settle this check; record with a larger `max_entries` \
-                     in `_record_memory_history`, or set `accept-lower-bounds = true` on the \
-                     target"
+                    "not judged: {what}, which cannot settle this check (the allocator's ring \
+                     buffer dropped the start of the run, or recording started during it); \
+                     record the whole run, with a larger `max_entries` in \
+                     `_record_memory_history`, or set `accept-lower-bounds = true` on the target"
                 )
             }
         }
