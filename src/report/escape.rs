@@ -71,7 +71,12 @@ const JOINER: char = '\u{200d}';
 
 /// Text for Markdown prose or a table cell.
 pub(crate) fn markdown(s: &str) -> Cow<'_, str> {
-    let linkish = |s: &str| s.contains("://") || s.to_ascii_lowercase().contains("www.");
+    let linkish = |s: &str| {
+        s.contains("://")
+            || s.as_bytes()
+                .windows(4)
+                .any(|w| w.eq_ignore_ascii_case(b"www."))
+    };
     if !s.contains(|c: char| is_hidden(c) || is_markdown_markup(c) || c == '@') && !linkish(s) {
         return Cow::Borrowed(s);
     }
