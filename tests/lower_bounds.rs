@@ -232,3 +232,9 @@ fn the_reserved_peak_of_a_wrapped_trace_is_exact_and_judged() {
     .unwrap();
     w.check().assert().code(0);
 }
+
+#[test]
+fn warn_only_does_not_turn_a_check_that_was_not_judged_green() {
+    let w = workdir("[target.budget]\nallocated-peak = \"208 MiB\"\n");
+    w.check().arg("--warn-only").assert().code(2);
+}
