@@ -7,6 +7,8 @@ mod finding;
 #[cfg(test)]
 mod level_and_trace_tests;
 #[cfg(test)]
+mod lower_bound_tests;
+#[cfg(test)]
 mod tests;
 mod verdict;
 
@@ -235,8 +237,13 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             continue;
         };
         let baseline = base.and_then(|b| f.value(b));
+        let bounds = if f.is_trace_based() {
+            Bounds::of(cur, base, t)
+        } else {
+            Bounds::default()
+        };
         let mut check = if f == Figure::OomEvents {
-            oom_check(current, baseline, t.budget.get(&f), t, &cur.oom)
+            oom_check(current, baseline, t.budget.get(&f), t, &cur.oom, bounds)
         } else {
             let floor = if f.is_bytes() {
                 a.budget.noise_floor.0
@@ -253,6 +260,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
                 &tol,
                 floor,
                 t,
+                bounds,
             )
         };
         if no_trace && f.is_trace_based() {
@@ -289,6 +297,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             &tol,
             a.budget.noise_floor.0,
             t,
+            Bounds::of(cur, category_base, t),
         );
         // A category's peak is over the trace, like the trace-based figures.
         if no_trace {
@@ -452,6 +461,7 @@ fn phase_check(
         tol,
         a.budget.noise_floor.0,
         a.target,
+        Bounds::of(cur, base, a.target),
     )
 }
 
@@ -465,6 +475,68 @@ fn without_trace(check: &mut Check, t: &Target, level: Level) {
         check.config_line = Some(t.require_trace_loc.clone().unwrap_or_else(|| t.loc.clone()));
     } else {
         check.findings.push(Finding::NoTrace { judged: true });
+    }
+}
+
+/// Which sides of a comparison are only lower bounds: their trace started
+/// mid-run (the ring buffer dropped its start), so the real figure is at
+/// least that. A lower bound can fail a check (over a budget, or grown
+/// from an exact baseline) but never pass one; a baseline that is a lower
+/// bound can pass a growth check (the real growth is smaller) but never
+/// fail one. Static memory and the reserved peak are exact (dump-time
+/// facts of the segments); every trace-based figure, category peak and
+/// phase figure is a lower bound of a trace that started mid-run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bounds {
+    current: bool,
+    baseline: bool,
+    /// The target's `accept-lower-bounds = true`: judged as they are.
+    accepted: bool,
+}
+
+impl Bounds {
+    /// The bounds of a trace-based figure of `cur` against `base`. An
+    /// empty trace is not a partial one: `require-trace` judges it.
+    fn of(cur: &DeviceReport, base: Option<&DeviceReport>, t: &Target) -> Bounds {
+        let partial = |d: &DeviceReport| !d.trace_complete && d.figures.trace_entries > 0;
+        Bounds {
+            current: partial(cur),
+            baseline: base.is_some_and(partial),
+            accepted: t.accept_lower_bounds,
+        }
+    }
+
+    /// Whether a value on this side is taken as it is.
+    fn exact(self, lower: bool) -> bool {
+        !lower || self.accepted
+    }
+
+    /// Give `check` its status: `worst`, what it surely is, unless `open`,
+    /// the worst its lower bounds leave possible, is worse; then it could
+    /// not be judged. Either way it says which figures are lower bounds.
+    fn settle(self, check: &mut Check, worst: Status, open: Status, target: &Target) {
+        let baseline = self.baseline && check.baseline.is_some();
+        if !self.current && !baseline {
+            check.status = worst;
+            return;
+        }
+        let judged = open <= worst;
+        check.status = if judged { worst } else { Status::Error };
+        if !judged {
+            // What was found is moot: only why it could not be judged.
+            check.findings.retain(|f| {
+                !matches!(f, Finding::Within { .. } | Finding::OomWithinAllowed { .. })
+            });
+            check.config_line.get_or_insert_with(|| target.loc.clone());
+        }
+        check.findings.insert(
+            0,
+            Finding::LowerBound {
+                current: self.current,
+                baseline,
+                judged,
+            },
+        );
     }
 }
 
@@ -485,6 +557,7 @@ fn judge_value(
     tol: &Tolerance,
     noise_floor: u64,
     target: &Target,
+    bounds: Bounds,
 ) -> Check {
     let mut check = Check {
         id: id.to_string(),
@@ -503,6 +576,8 @@ fn judge_value(
         return check;
     }
     let mut worst = Status::Pass;
+    // The worst the check may be where a lower bound passed a test.
+    let mut open = Status::Pass;
     if let Some(l) = limit {
         if current > l.value.raw() {
             worst = worst.max(status_of(l.level));
@@ -512,6 +587,8 @@ fn judge_value(
                 current,
                 over: current - l.value.raw(),
             });
+        } else if !bounds.exact(bounds.current) {
+            open = open.max(status_of(l.level));
         }
     }
     if let Some(b) = baseline {
@@ -519,10 +596,14 @@ fn judge_value(
         let over_tol = grew as f64 * 100.0 > tol.pct.0 * b as f64;
         if grew > 0 && over_tol && grew > noise_floor {
             let s = status_of(tol.level);
-            if s > worst || check.config_line.is_none() {
-                check.config_line = Some(tol.loc.clone().unwrap_or_else(|| target.loc.clone()));
+            if !bounds.exact(bounds.baseline) {
+                open = open.max(s);
+            } else {
+                if s > worst || check.config_line.is_none() {
+                    check.config_line = Some(tol.loc.clone().unwrap_or_else(|| target.loc.clone()));
+                }
+                worst = worst.max(s);
             }
-            worst = worst.max(s);
             check.findings.push(Finding::Grew {
                 baseline: b,
                 current,
@@ -530,7 +611,10 @@ fn judge_value(
                 percent: check.delta_pct(),
                 tolerance: tol.pct.0,
             });
-        } else if current < b {
+        } else if !bounds.exact(bounds.current) {
+            open = open.max(status_of(tol.level));
+        }
+        if current < b {
             check.findings.push(Finding::Shrank {
                 baseline: b,
                 current,
@@ -539,7 +623,6 @@ fn judge_value(
             });
         }
     }
-    check.status = worst;
     if check.findings.is_empty() {
         check.findings.push(Finding::Within {
             current,
@@ -548,6 +631,7 @@ fn judge_value(
             tolerance: check.tolerance,
         });
     }
+    bounds.settle(&mut check, worst, open, target);
     check
 }
 
@@ -559,6 +643,7 @@ fn oom_check(
     limit: Option<&Limit>,
     target: &Target,
     details: &[OomDetail],
+    bounds: Bounds,
 ) -> Check {
     let (allowed, level, loc, allowed_by) = match limit {
         Some(l) => (l.value.raw(), l.level, l.loc.clone(), AllowedBy::Budget),
@@ -568,6 +653,13 @@ fn oom_check(
         },
     };
     let over = current > allowed;
+    // More events than a lower-bound baseline allowed may still be fewer
+    // than the real baseline; fewer than allowed may still be more.
+    let unsure = if over {
+        allowed_by == AllowedBy::Baseline && !bounds.exact(bounds.baseline)
+    } else {
+        !bounds.exact(bounds.current)
+    };
     let finding = if over {
         Finding::OomOverAllowed {
             current,
@@ -582,17 +674,29 @@ fn oom_check(
             allowed_by,
         }
     };
-    Check {
+    let mut check = Check {
         id: Figure::OomEvents.id().into(),
-        status: if over { status_of(level) } else { Status::Pass },
+        status: Status::Pass,
         unit: Unit::Count,
         current,
         baseline,
         budget: Some(allowed),
         tolerance: None,
         findings: vec![finding],
-        config_line: over.then_some(loc),
-    }
+        config_line: (over && !unsure).then_some(loc),
+    };
+    let (worst, open) = match (over, unsure) {
+        (true, false) => (status_of(level), Status::Pass),
+        (_, true) => (Status::Pass, status_of(level)),
+        (false, false) => (Status::Pass, Status::Pass),
+    };
+    // Only the sides that bear on this count are lower bounds here.
+    let bounds = Bounds {
+        baseline: bounds.baseline && allowed_by == AllowedBy::Baseline,
+        ..bounds
+    };
+    bounds.settle(&mut check, worst, open, target);
+    check
 }
 
 fn category_rows(cur: &DeviceReport, base: Option<&DeviceReport>) -> Vec<CategoryRow> {

@@ -115,9 +115,13 @@ fn an_oom_snapshot_fails_and_a_wrapped_trace_is_flagged_as_lower_bounds() {
         .arg("snaps/*.pickle")
         .args(["--markdown", "report.md", "--json", "verdict.json"])
         .assert()
-        .code(1)
+        // The wrapped trace's OOM count is a lower bound: 0 is not judged.
+        .code(2)
         .stdout(contains(
             "FAIL w oom_snapshot dev0 oom-events: 2 OOM events, more than the 0 allowed by the default budget",
+        ))
+        .stdout(contains(
+            "ERROR w ring_wrapped dev0 oom-events: not judged: the trace started mid-run",
         ));
     let md = w.read("report.md");
     // The `_` in the name is escaped: it would end the italics.

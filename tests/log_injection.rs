@@ -246,3 +246,114 @@ fn diff_prints_hostile_file_and_site_names_on_one_line_each() {
         }
     }
 }
+
+/// What no report may write raw: bidi controls, the line and paragraph
+/// separators, a C1 control.
+const UNSEEN: [char; 4] = ['\u{202e}', '\u{2028}', '\u{2029}', '\u{85}'];
+
+#[test]
+fn hostile_category_phase_and_file_names_from_the_budget_and_the_run_are_escaped_in_every_report() {
+    // Category names (budget-defined, so the analysis gives them bytes), a
+    // phase name, and a snapshot file name with a mention and a bare URL.
+    let config = r#"
+[categories]
+"o`| **FAKE pass** |" = "data\\.py"
+"x\n::error title=forged::boom" = "model\\.py"
+"r\u202El \u2028 \u2029 \u0085 https://evil.example/x @octocat" = "train\\.py"
+
+[[target]]
+name = "train"
+snapshots = "snaps/*"
+
+[target.budget.category]
+"o`| **FAKE pass** |" = "1 B"
+"x\n::error title=forged::boom" = "1 B"
+"r\u202El \u2028 \u2029 \u0085 https://evil.example/x @octocat" = "1 B"
+
+[target.budget.phase."p|`**ph**`\n::error title=forged::phase www.evil.example"]
+allocated-peak = "1 GiB"
+"#;
+    let w = Workdir::new(config);
+    std::fs::copy(
+        common::fixture("main.json"),
+        w.path("snaps/rank0 @octocat www.evil.example.json"),
+    )
+    .unwrap();
+    let reports = [
+        "--junit",
+        "junit.xml",
+        "--markdown",
+        "report.md",
+        "--json",
+        "v.json",
+        "--html",
+        "page.html",
+        "--metrics",
+        "metrics.txt",
+    ];
+    let out = w
+        .check()
+        .args(reports)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stdout.contains("category.x\\n::error title=forged::boom"),
+        "{stdout}"
+    );
+    for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+        for l in text.lines() {
+            assert!(!l.starts_with("::error title=forged"), "{what}: {l}");
+        }
+        assert!(!text.contains(UNSEEN), "{what}: {text}");
+    }
+    let md = w.read("report.md");
+    tables_hold("report.md", &md);
+    no_forged_line("report.md", &md);
+    assert!(!md.lines().any(|l| l.starts_with("::error title=forged")));
+    for raw in ["**FAKE", "`o`", "@octocat", "https://evil", "www.evil"] {
+        assert!(!md.contains(raw), "report.md holds {raw:?}:\n{md}");
+    }
+    assert!(!md.contains(UNSEEN), "report.md:\n{md}");
+    assert!(
+        md.contains("category.o\\`\\| \\*\\*FAKE pass\\*\\* \\|"),
+        "{md}"
+    );
+    assert!(md.contains("@\u{200d}octocat"), "{md}");
+    assert!(md.contains("r\\u{202e}l \\u{2028}"), "{md}");
+    // The failing category's row keeps its status in its last cell.
+    let row = md
+        .lines()
+        .find(|l| l.contains("FAKE pass") && l.starts_with('|'))
+        .expect("the hostile category's row");
+    assert!(row.ends_with("| ❌ fail |"), "{row}");
+    let xml = w.read("junit.xml");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed JUnit");
+    for n in doc.descendants() {
+        for a in n.attributes() {
+            assert!(!a.value().contains('\n'), "{}={:?}", a.name(), a.value());
+        }
+    }
+    for file in ["junit.xml", "page.html", "metrics.txt"] {
+        let text = w.read(file);
+        assert!(!text.contains(UNSEEN), "{file}:\n{text}");
+        for l in text.lines() {
+            assert!(!l.starts_with("::error title=forged"), "{file}: {l}");
+        }
+    }
+    // The JSON keeps names as they are; serde_json escapes what JSON needs.
+    let v: serde_json::Value = serde_json::from_str(&w.read("v.json")).unwrap();
+    let ids: Vec<&str> = v["targets"][0]["snapshots"][0]["devices"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"category.x\n::error title=forged::boom"),
+        "{ids:?}"
+    );
+}

@@ -135,6 +135,10 @@ pub struct Target {
     pub require_trace: bool,
     /// Where `require-trace` is written; `None` for the default.
     pub require_trace_loc: Option<Loc>,
+    /// `accept-lower-bounds`: a figure that is only a lower bound (its
+    /// trace started mid-run) is judged as it is (true), or a pass on it
+    /// is not judged (false, the default).
+    pub accept_lower_bounds: bool,
     /// `window`: judge the figures inside `FROM..TO` only, and where it is
     /// written. The spec is parsed where budget and analysis meet
     /// (`check`), like category names.

@@ -62,6 +62,17 @@ impl Validator<'_> {
                 None
             }
         });
+        let accept_lower_bounds = t
+            .accept_lower_bounds
+            .as_ref()
+            .and_then(|r| match r.get_ref() {
+                Value::Boolean(b) => Some(*b),
+                other => {
+                    let msg = format!("must be true or false, not {}", other.type_str());
+                    self.err(r.span(), "target.accept-lower-bounds", msg);
+                    None
+                }
+            });
         let window = t.window.as_ref().and_then(|w| {
             let s = self.string(w, "target.window")?;
             Some((s, self.loc(w.span())))
@@ -139,6 +150,7 @@ impl Validator<'_> {
             key,
             require_trace: require_trace.as_ref().is_none_or(|(b, _)| *b),
             require_trace_loc: require_trace.map(|(_, loc)| loc),
+            accept_lower_bounds: accept_lower_bounds.unwrap_or(false),
             window,
             budget,
             category_budget,

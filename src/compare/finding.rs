@@ -86,6 +86,18 @@ pub enum Finding {
     /// target's `require-trace = false` had it judged on that state anyway;
     /// otherwise the check fails without being compared.
     NoTrace { judged: bool },
+    /// The run's figure (`current`), the baseline's (`baseline`) or both
+    /// are only lower bounds: that trace started mid-run (the allocator's
+    /// ring buffer, `max_entries`, dropped its start, and with it maybe
+    /// the peak). `judged`: the check still has its status, because a
+    /// lower bound over its budget fails whatever the real value is, or
+    /// because the target's `accept-lower-bounds = true` takes the bounds
+    /// as they are; otherwise it could not be judged.
+    LowerBound {
+        current: bool,
+        baseline: bool,
+        judged: bool,
+    },
     /// A time-structure figure the snapshot does not have: `iterations`
     /// were found (the boundary annotations mark them), `needed` are needed.
     NotMeasured { iterations: u64, needed: u64 },

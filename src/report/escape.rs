@@ -3,12 +3,23 @@
 //! what JSON needs); a renderer escapes a name when it writes it, by the rule
 //! of where the text goes.
 //!
-//! * terminal / CI log: control characters written as Rust escapes
-//!   (`\n`, `\u{1b}`), so a name cannot start a log line (`::error::…`) or
-//!   send terminal escapes, and the reader still sees what was there.
+//! Every sink writes the characters a reader would not see for what they
+//! are ([`is_hidden`]: control characters, the bidirectional controls that
+//! reorder the text around them, the line and paragraph separators) as Rust
+//! escapes (`\n`, `\u{1b}`, `\u{202e}`).
+//!
+//! * terminal / CI log: those escapes alone, so a name cannot start a log
+//!   line (`::error::…`), send terminal escapes or turn text around, and
+//!   the reader still sees what was there.
 //! * Markdown (inline text, table cells): as the terminal, plus the
-//!   characters Markdown or HTML would read as markup written literally.
-//!   Code spans and fenced blocks take [`terminal`]: nothing is markup there.
+//!   characters Markdown or HTML would read as markup written literally,
+//!   and a zero-width joiner (U+200D) after each `@` (no `@mention`
+//!   notifies anyone), after the `:` of `://` and the `www` of `www.` (no
+//!   bare URL or e-mail address becomes a link). A name in a code span
+//!   ([`markdown_code`]) stays a code span only when nothing in it can end
+//!   the span or a table cell (a backtick, a `|`, which no escape hides
+//!   inside a code span outside GitHub's tables); otherwise it is inline
+//!   text. Fenced blocks take [`terminal`]: nothing is markup there.
 //! * XML: as the terminal for the characters XML 1.0 cannot carry at all;
 //!   markup (`<`, `&`, …) is left to the XML writer, which always escapes it.
 //! * HTML: as the terminal, plus the five characters HTML reads as markup as
@@ -22,34 +33,98 @@
 //!   writes it, with `<`, `>` and `&` written as `\u003c`, `\u003e`,
 //!   `\u0026` (so no `</script>` or `<!--` can end or bend the element) and
 //!   U+2028 / U+2029 as `\u2028` / `\u2029` (line terminators to older
-//!   JavaScript parsers). These characters occur in JSON text only inside
+//!   JavaScript parsers), the bidi controls as their `\u` escapes too (so
+//!   the page's source shows none raw; its script shows each as on the
+//!   terminal). These characters occur in JSON text only inside
 //!   strings, where the escapes mean the same characters, so `JSON.parse`
 //!   reads back exactly the names the snapshot has.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Text for a terminal or a CI log: one line, no escape sequences.
-pub fn terminal(s: &str) -> Cow<'_, str> {
-    escape_where(s, char::is_control, |c, out| out.extend(c.escape_default()))
+/// What no sink writes as it is: control characters (C0, DEL, C1), the
+/// bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069) and marks (U+200E, U+200F, U+061C), and the line and
+/// paragraph separators (U+2028, U+2029).
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
 }
+
+/// Text for a terminal or a CI log: one line, no escape sequences, no
+/// reordering.
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    escape_where(s, is_hidden, |c, out| out.extend(c.escape_default()))
+}
+
+/// Breaks a mention, a URL scheme or a `www.` without a visible trace.
+const JOINER: char = '\u{200d}';
 
 /// Text for Markdown prose or a table cell.
 pub(crate) fn markdown(s: &str) -> Cow<'_, str> {
-    escape_where(
-        s,
-        |c| c.is_control() || is_markdown_markup(c),
-        |c, out| match c {
+    let linkish = |s: &str| {
+        s.contains("://")
+            || s.as_bytes()
+                .windows(4)
+                .any(|w| w.eq_ignore_ascii_case(b"www."))
+    };
+    if !s.contains(|c: char| is_hidden(c) || is_markdown_markup(c) || c == '@') && !linkish(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.char_indices() {
+        match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            c if c.is_control() => out.extend(c.escape_default()),
-            c => {
+            '@' => {
+                out.push('@');
+                out.push(JOINER);
+            }
+            ':' if s[i + 1..].starts_with("//") => {
+                out.push(':');
+                out.push(JOINER);
+            }
+            c if is_hidden(c) => out.extend(c.escape_default()),
+            c if is_markdown_markup(c) => {
                 out.push('\\');
                 out.push(c);
             }
-        },
-    )
+            c => {
+                out.push(c);
+                // The third `w` of a `www.`.
+                let www = matches!(c, 'w' | 'W')
+                    && i >= 2
+                    && s.is_char_boundary(i - 2)
+                    && s[i - 2..=i].eq_ignore_ascii_case("www")
+                    && s[i + 1..].starts_with('.');
+                if www {
+                    out.push(JOINER);
+                }
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A name for Markdown in a code span where one is safe (a figure id, a
+/// plain category name): none can hold a backtick or a `|`, which would
+/// end the span or the table cell around it; such a name is written as
+/// [`markdown`] inline text instead.
+pub(crate) fn markdown_code(s: &str) -> String {
+    if s.is_empty() || s.contains(|c: char| is_hidden(c) || matches!(c, '`' | '|')) {
+        return markdown(s).into_owned();
+    }
+    format!("`{s}`")
 }
 
 /// Text for an XML writer: what XML 1.0 cannot hold (control characters
@@ -60,7 +135,7 @@ pub(crate) fn xml(s: &str) -> Cow<'_, str> {
         s,
         |c| {
             matches!(c, '\u{fffe}' | '\u{ffff}')
-                || (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+                || (is_hidden(c) && !matches!(c, '\t' | '\n' | '\r'))
         },
         |c, out| out.extend(c.escape_default()),
     )
@@ -70,7 +145,7 @@ pub(crate) fn xml(s: &str) -> Cow<'_, str> {
 pub(crate) fn html(s: &str) -> Cow<'_, str> {
     escape_where(
         s,
-        |c| c.is_control() || matches!(c, '&' | '<' | '>' | '"' | '\''),
+        |c| is_hidden(c) || matches!(c, '&' | '<' | '>' | '"' | '\''),
         |c, out| match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -89,7 +164,7 @@ pub(crate) fn html(s: &str) -> Cow<'_, str> {
 pub(crate) fn openmetrics_label(s: &str) -> Cow<'_, str> {
     escape_where(
         s,
-        |c| c.is_control() || matches!(c, '\\' | '"' | '#'),
+        |c| is_hidden(c) || matches!(c, '\\' | '"' | '#'),
         |c, out| match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
@@ -112,7 +187,7 @@ pub(crate) fn openmetrics_label(s: &str) -> Cow<'_, str> {
 pub(crate) fn json_in_script(json: &str) -> Cow<'_, str> {
     escape_where(
         json,
-        |c| matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}'),
+        |c| matches!(c, '<' | '>' | '&') || (is_hidden(c) && !c.is_ascii_control()),
         |c, out| {
             let _ = write!(out, "\\u{:04x}", c as u32);
         },
@@ -207,6 +282,51 @@ mod tests {
             html(HOSTILE),
             "f\\n::error::forged\\u{1b}[31m &lt;b&gt;&amp;&#39;&quot;|*_`\\u{7}\\t\\r\u{fffe}"
         );
+    }
+
+    /// The characters that reorder or split text without showing.
+    const UNSEEN: &str = "a\u{202e}b\u{2066}c\u{2069}d\u{200f}e\u{2028}f\u{2029}g\u{85}h";
+
+    #[test]
+    fn every_sink_shows_bidi_controls_separators_and_c1_controls_as_escapes() {
+        let seen = r"a\u{202e}b\u{2066}c\u{2069}d\u{200f}e\u{2028}f\u{2029}g\u{85}h";
+        for f in [terminal, markdown, xml, html] {
+            assert_eq!(f(UNSEEN), seen);
+        }
+        assert_eq!(openmetrics_label(UNSEEN), seen.replace('\\', r"\\"));
+        let json = serde_json::to_string(UNSEEN).unwrap();
+        let script = json_in_script(&json);
+        assert!(!script.contains(|c: char| is_hidden(c)), "{script}");
+        assert_eq!(serde_json::from_str::<String>(&script).unwrap(), UNSEEN);
+    }
+
+    #[test]
+    fn markdown_breaks_mentions_urls_and_addresses_with_an_invisible_joiner() {
+        assert_eq!(markdown("@octocat"), "@\u{200d}octocat");
+        assert_eq!(
+            markdown("see https://evil.example/x"),
+            "see https:\u{200d}//evil.example/x"
+        );
+        assert_eq!(markdown("WWW.evil.example"), "WWW\u{200d}.evil.example");
+        assert_eq!(markdown("a@b.example"), "a@\u{200d}b.example");
+        // Nothing else changes: a plain dotted file name stays borrowed.
+        assert!(matches!(markdown("model.py:3"), Cow::Borrowed(_)));
+        assert_eq!(markdown("éww.x"), "éww.x");
+    }
+
+    #[test]
+    fn a_code_span_holds_only_names_that_cannot_end_it_or_their_table_cell() {
+        assert_eq!(
+            markdown_code("category.activation"),
+            "`category.activation`"
+        );
+        assert_eq!(
+            markdown_code("category.o`| **FAKE pass** |"),
+            r"category.o\`\| \*\*FAKE pass\*\* \|"
+        );
+        assert_eq!(markdown_code("x\ny"), r"x\ny");
+        assert_eq!(markdown_code("r\u{202e}l"), r"r\u{202e}l");
+        assert_eq!(markdown_code("@team"), "`@team`");
     }
 
     #[test]

@@ -236,6 +236,32 @@ fn clause(unit: Unit, f: &Finding) -> String {
         Finding::NoTrace { judged: true } => {
             format!("{NO_TRACE} (judged on them: `require-trace = false`)")
         }
+        Finding::LowerBound {
+            current,
+            baseline,
+            judged,
+        } => {
+            let what = match (current, baseline) {
+                (true, true) => {
+                    "the run's and the baseline's traces started mid-run, so both figures are \
+                     only lower bounds"
+                }
+                (false, true) => {
+                    "the baseline's trace started mid-run, so its figure is only a lower bound"
+                }
+                _ => "the trace started mid-run, so the figure is only a lower bound",
+            };
+            if *judged {
+                what.to_string()
+            } else {
+                format!(
+                    "not judged: {what}, which cannot settle this check (the allocator's ring \
+                     buffer dropped the start of the run, or recording started during it); \
+                     record the whole run, with a larger `max_entries` in \
+                     `_record_memory_history`, or set `accept-lower-bounds = true` on the target"
+                )
+            }
+        }
     }
 }
 

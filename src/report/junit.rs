@@ -145,7 +145,7 @@ pub fn render(v: &Verdict) -> String {
                     } else {
                         ""
                     };
-                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, c.id));
+                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, text(&c.id)));
                     cases.push(case(name, s, d, c));
                 }
             }

@@ -4,7 +4,7 @@
 
 use similar::TextDiff;
 
-use super::escape::{markdown as md, terminal};
+use super::escape::{markdown as md, markdown_code, terminal};
 use super::finding::{delta, sentence, value};
 use super::{case_label, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
@@ -68,9 +68,9 @@ pub fn verdict_line(v: &Verdict) -> String {
 fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "—".into());
     format!(
-        "| {} | `{}` | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
         cell(&case_label(s, d)),
-        c.id,
+        markdown_code(&c.id),
         opt(c.baseline.map(|b| value(c.unit, b))),
         value(c.unit, c.current),
         opt(c.delta().map(|d| delta(c.unit, d))),
@@ -133,9 +133,9 @@ fn reasons(t: &TargetVerdict) -> String {
         for d in &s.devices {
             for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
                 lines.push_str(&format!(
-                    "- **{} `{}`**: {}\n",
+                    "- **{} {}**: {}\n",
                     cell(&case_label(s, d)),
-                    c.id,
+                    markdown_code(&c.id),
                     cell(&sentence(c))
                 ));
             }

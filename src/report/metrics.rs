@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use super::escape::openmetrics_label;
 use crate::analysis::Figure;
-use crate::compare::{Check, Status, Verdict};
+use crate::compare::{Check, Finding, Status, Verdict};
 use crate::document::AnalysedSnapshot;
 use crate::vocab::Unit;
 
@@ -184,8 +184,44 @@ pub(crate) fn render(v: &Verdict) -> String {
             let _ = writeln!(out, "{}{{{labels}}} {x}", family.name);
         }
     }
+    lower_bounds(&mut out, &rows);
     out.push_str("# EOF\n");
     out
+}
+
+/// `memgate_lower_bound`: the checks whose current value is only a lower
+/// bound (a trace that started mid-run), 1 where the check could not be
+/// judged for it, 0 where it still was; absent when there is none.
+fn lower_bounds(out: &mut String, rows: &[(String, &Check)]) {
+    let samples: Vec<(&str, bool)> = rows
+        .iter()
+        .filter_map(|(labels, c)| {
+            c.findings.iter().find_map(|f| match f {
+                Finding::LowerBound {
+                    current, judged, ..
+                } if *current => Some((labels.as_str(), !judged)),
+                _ => None,
+            })
+        })
+        .collect();
+    if samples.is_empty() {
+        return;
+    }
+    header(
+        out,
+        "memgate_lower_bound",
+        "gauge",
+        None,
+        "The figure is only a lower bound (its trace started mid-run; record with a larger \
+         max_entries): 1 where that left the check not judged.",
+    );
+    for (labels, unjudged) in samples {
+        let _ = writeln!(
+            out,
+            "memgate_lower_bound{{{labels}}} {}",
+            u8::from(unjudged)
+        );
+    }
 }
 
 /// The figures of analysed snapshots (`peak --metrics`): one line per

@@ -48,7 +48,7 @@ pub fn render(v: &Verdict, color: bool) -> String {
                         "{tag} {} {} {}: {}\n",
                         one_line(&t.name),
                         one_line(&case_label(s, d)),
-                        c.id,
+                        one_line(&c.id),
                         one_line(&sentence(c))
                     ));
                 }

@@ -9,7 +9,18 @@
   var NAMES = {'allocated-peak': 'allocated peak', 'dynamic-peak': 'dynamic peak',
     'reserved-peak': 'reserved peak', 'oom': 'OOM'};
   var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  var data = JSON.parse(document.getElementById('memgate-data').textContent);
+  // What no reader would see for what it is (control characters, bidi
+  // controls, line and paragraph separators) is shown as its escape, as
+  // memgate's other reports write it.
+  var HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+  var SHORT = {'\t': '\\t', '\n': '\\n', '\r': '\\r'};
+  function shown(s) {
+    return s.replace(HIDDEN, function (c) {
+      return SHORT[c] || '\\u{' + c.charCodeAt(0).toString(16) + '}';
+    });
+  }
+  var data = JSON.parse(document.getElementById('memgate-data').textContent,
+    function (key, v) { return typeof v === 'string' ? shown(v) : v; });
 
   function svg(name, attrs, parent) {
     var e = document.createElementNS(NS, name);
