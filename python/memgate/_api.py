@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
-from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar, Union, cast
 
 from . import _native
 from ._documents import (
@@ -23,6 +23,7 @@ from ._documents import (
     ProfileReport,
     Summary,
     Verdict,
+    _Document,
 )
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -47,6 +48,10 @@ class MemgateError(Exception):
     one (what the command line prints after ``error:``), and ``verdict``
     the :class:`Verdict` when ``check`` wrote one.
 
+    Every argument the functions refuse is one too (exit code 2): a flag
+    that is not a ``bool``, a number that is not an ``int``, a path that is
+    not a ``str``, ``bytes`` or ``os.PathLike`` or is not UTF-8.
+
     A failed gate is not an error: ``check`` returns a :class:`Verdict`
     whose ``passed`` is false.
     """
@@ -59,20 +64,78 @@ class MemgateError(Exception):
         super().__init__(self.message)
 
 
-def _paths(paths: Paths) -> List[str]:
+def _refuse(what: str) -> MemgateError:
+    return MemgateError(2, [what])
+
+
+def _path(value: Any, what: str) -> str:
+    """A path argument as the str memgate takes: UTF-8, or refused."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise _refuse(f"{what}: {value!r} is not a path (str, bytes or os.PathLike)")
+    try:
+        text = os.fsdecode(value)
+        text.encode("utf-8")
+    except (TypeError, UnicodeError):
+        raise _refuse(f"{what}: {value!r} is not a UTF-8 path; memgate takes UTF-8 paths only") from None
+    return text
+
+
+def _text(value: Any, what: str) -> str:
+    """A plain string argument (a rule set, an annotation name)."""
+    if not isinstance(value, str):
+        raise _refuse(f"{what}: {value!r} is not a str")
+    try:
+        value.encode("utf-8")
+    except UnicodeError:
+        raise _refuse(f"{what}: {value!r} is not valid UTF-8") from None
+    return value
+
+
+def _flag(value: Any, what: str) -> bool:
+    """``True`` or ``False`` only: ``"false"`` is truthy, and a gate must
+    not pass because a string said no."""
+    if not isinstance(value, bool):
+        raise _refuse(f"{what}: {value!r} is not True or False")
+    return value
+
+
+def _count(value: Any, what: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _refuse(f"{what}: {value!r} is not a whole number >= 0")
+    return str(value)
+
+
+def _paths(paths: Paths, what: str = "snapshot") -> List[str]:
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
-    out = [os.fsdecode(p) for p in paths]
+    try:
+        items = list(paths)
+    except TypeError:
+        raise _refuse(f"{what}: {paths!r} is not a path or an iterable of paths") from None
+    out = [_path(p, what) for p in items]
     if not out:
         raise MemgateError(2, ["no snapshot given"])
     return out
 
 
-def _run(args: Sequence[str]) -> Tuple[int, bytes, List[str]]:
-    return _native.run(["memgate", *args])
+def _run(args: Sequence[str], github: bool = False) -> Tuple[int, bytes, List[str]]:
+    try:
+        return _native.run(["memgate", *args], github)  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as e:  # every argument is checked above: a last guard
+        raise MemgateError(2, [f"memgate could not take the arguments: {e}"]) from None
 
 
-def _json_command(args: Sequence[str]) -> dict:
+D = TypeVar("D", bound=_Document)
+
+
+def _document(cls: Type[D], data: Any, **extra: Any) -> D:
+    try:
+        return cast(D, cls.from_dict(data, **extra))
+    except (TypeError, KeyError, ValueError) as e:
+        raise MemgateError(2, [f"memgate printed an unexpected {cls.__name__} document: {e}"]) from None
+
+
+def _json_command(args: Sequence[str]) -> Any:
     code, out, errors = _run(args)
     if code != 0:
         raise MemgateError(code, errors)
@@ -85,8 +148,8 @@ def _json_command(args: Sequence[str]) -> dict:
 def peak(paths: Paths, *, top: int = 10, rules: str = "default") -> PeakReport:
     """``memgate peak --format json PATHS``: the figures of every device of
     every snapshot (files or glob patterns, expanded by memgate)."""
-    args = ["peak", "--format", "json", "--top", str(top), "--rules", rules, "--"]
-    return PeakReport.from_dict(_json_command(args + _paths(paths)))
+    args = ["peak", "--format=json", f"--top={_count(top, 'top')}", f"--rules={_path(rules, 'rules')}", "--"]
+    return _document(PeakReport, _json_command(args + _paths(paths)))
 
 
 def profile(
@@ -98,37 +161,59 @@ def profile(
 ) -> ProfileReport:
     """``memgate profile --format json``; ``group_by`` is ``category``,
     ``annotation`` or ``compile-context``."""
-    args = ["profile", "--format", "json", "--top", str(top), "--rules", rules]
-    args += ["--group-by", group_by, "--"]
-    return ProfileReport.from_dict(_json_command(args + _paths(paths)))
+    args = ["profile", "--format=json", f"--top={_count(top, 'top')}", f"--rules={_path(rules, 'rules')}"]
+    args += [f"--group-by={_text(group_by, 'group_by')}", "--"]
+    return _document(ProfileReport, _json_command(args + _paths(paths)))
 
 
 def phases(
     paths: Paths,
     *,
-    annotation: Sequence[str] = (),
+    annotation: Union[str, Sequence[str]] = (),
     iteration_boundary: Optional[str] = None,
     rules: str = "default",
 ) -> PhasesReport:
     """``memgate phases --format json``: annotation events, phase spans,
-    iterations, steady-state peak and leak per iteration."""
-    args = ["phases", "--format", "json", "--rules", rules]
-    for a in annotation:
-        args += ["--annotation", a]
+    iterations, steady-state peak and leak per iteration. ``annotation``
+    is one annotation name (a ``str``) or several."""
+    args = ["phases", "--format=json", f"--rules={_path(rules, 'rules')}"]
+    names = [annotation] if isinstance(annotation, str) else annotation
+    try:
+        names = list(names)
+    except TypeError:
+        raise _refuse(f"annotation: {annotation!r} is not a str or a sequence of str") from None
+    for a in names:
+        args.append(f"--annotation={_text(a, 'annotation')}")
     if iteration_boundary is not None:
-        args += ["--iteration-boundary", iteration_boundary]
-    return PhasesReport.from_dict(_json_command(args + ["--"] + _paths(paths)))
+        args.append(f"--iteration-boundary={_text(iteration_boundary, 'iteration_boundary')}")
+    return _document(PhasesReport, _json_command(args + ["--"] + _paths(paths)))
 
 
 def inspect(paths: Paths) -> InspectReport:
     """``memgate inspect --format json``: what is in each snapshot."""
-    return InspectReport.from_dict(_json_command(["inspect", "--format", "json", "--"] + _paths(paths)))
+    return _document(InspectReport, _json_command(["inspect", "--format=json", "--"] + _paths(paths)))
 
 
 def diff(base: PathLike, new: PathLike, *, top: int = 20, rules: str = "default") -> DiffReport:
     """``memgate diff --format json BASE NEW`` (snapshots or summaries)."""
-    args = ["diff", "--format", "json", "--top", str(top), "--rules", rules, "--"]
-    return DiffReport.from_dict(_json_command(args + [os.fsdecode(base), os.fsdecode(new)]))
+    args = ["diff", "--format=json", f"--top={_count(top, 'top')}", f"--rules={_path(rules, 'rules')}", "--"]
+    return _document(DiffReport, _json_command(args + [_path(base, "base"), _path(new, "new")]))
+
+
+def _json_files(directory: str) -> Dict[str, Tuple[int, int, int]]:
+    """``NAME.json`` -> (device, inode, mtime) of each summary-named file."""
+    found = {}
+    try:
+        with os.scandir(directory) as entries:
+            for e in entries:
+                if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    found[e.name] = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise MemgateError(2, [f"{directory}: {e.strerror}"]) from None
+    return found
 
 
 def summarize(
@@ -142,17 +227,41 @@ def summarize(
     written to ``OUTPUT/<stem>.json`` (the golden baseline files) and
     returned. Without ``output`` nothing is kept on disk."""
     with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
-        target = os.fsdecode(output) if output is not None else scratch
-        args = ["summarize", "-o", target, "--top", str(top), "--rules", rules, "--"]
-        code, out, errors = _run(args + _paths(paths))
+        target = _path(output, "output") if output is not None else scratch
+        args = ["summarize", f"--output={target}", f"--top={_count(top, 'top')}"]
+        args += [f"--rules={_path(rules, 'rules')}", "--"]
+        args += _paths(paths)
+        # The files memgate wrote are the ones it (re)placed: its summaries
+        # are written whole and renamed into place, so each is a new file.
+        # (Its `wrote PATH` lines escape the names for a terminal.)
+        before = _json_files(target)
+        code, out, errors = _run(args)
         if code != 0:
             raise MemgateError(code, errors)
+        after = _json_files(target)
+        written = sorted(name for name, st in after.items() if before.get(name) != st)
+        lines = [line for line in out.decode("utf-8", "replace").splitlines() if line.startswith("wrote ")]
+        if len(written) != len(lines):
+            raise MemgateError(
+                2, [f"{target}: memgate wrote {len(lines)} summaries, {len(written)} files changed there"]
+            )
+        # memgate's order (the inputs'): where a name needs no escape the
+        # line spells it; the others keep their sorted order after those.
+        order = {line[len("wrote ") :]: i for i, line in enumerate(lines)}
+        written.sort(key=lambda name: order.get(os.path.join(target, name), len(lines)))
         summaries = []
-        for line in out.decode("utf-8", "replace").splitlines():
-            if line.startswith("wrote "):
-                with open(line[len("wrote ") :], encoding="utf-8") as f:
-                    summaries.append(Summary.from_dict(json.load(f)))
+        for name in written:
+            path = os.path.join(target, name)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    data = json.load(f)
+            except (OSError, ValueError) as e:
+                raise MemgateError(2, [f"{path}: cannot read the summary memgate wrote: {e}"]) from None
+            summaries.append(_document(Summary, data))
         return summaries
+
+
+_STDOUT = "-"
 
 
 def check(
@@ -166,6 +275,7 @@ def check(
     warn_only: bool = False,
     require_baseline: bool = False,
     comment_size: bool = False,
+    github: bool = False,
 ) -> Verdict:
     """``memgate check``: judge the snapshots against ``config``'s budgets
     and baselines (``memgate.toml`` in the current directory by default).
@@ -173,40 +283,66 @@ def check(
     Returns the :class:`Verdict`; ``verdict.passed`` is what exit code 0
     means and ``verdict.exit_code`` is the command line's code (0 or 1).
     ``snapshots`` and ``baseline`` replace every target's; the reports
-    are written where ``junit``, ``markdown`` and ``json_report`` say.
-    Raises :class:`MemgateError` when the gate could not judge (exit 2).
+    are written where ``junit``, ``markdown`` and ``json_report`` say
+    (``"-"``: printed on ``sys.stdout``, one report at most). The flags
+    are ``bool``s. ``github=True`` does what the command line does on
+    GitHub Actions: appends the Markdown to ``GITHUB_STEP_SUMMARY``, the
+    outputs to ``GITHUB_OUTPUT`` and puts ``::error`` annotations in the
+    text; without it the call writes neither file whatever the
+    environment says. Raises :class:`MemgateError` when the gate could not
+    judge (exit 2) or an argument is refused.
     """
+    flags = {
+        "--warn-only": _flag(warn_only, "warn_only"),
+        "--require-baseline": _flag(require_baseline, "require_baseline"),
+        "--comment-size": _flag(comment_size, "comment_size"),
+    }
+    github = _flag(github, "github")
+    # option -> (parameter name, value)
+    reports = {"junit": ("junit", junit), "markdown": ("markdown", markdown), "json": ("json_report", json_report)}
+    to_stdout = [k for k, (_, v) in reports.items() if isinstance(v, str) and v == _STDOUT]
+    if len(to_stdout) > 1:
+        names = " and ".join(reports[k][0] for k in to_stdout)
+        raise _refuse(f"only one report can go to stdout (`-`), not {names}")
     with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
-        json_path = os.fsdecode(json_report) if json_report is not None else os.path.join(scratch, "verdict.json")
-        args = ["check", "--json", json_path]
+        # The verdict is always read from a file (the report's, or one in
+        # the scratch directory); a report for stdout is written there
+        # first, then printed.
+        paths = {}
+        for k, (name, v) in reports.items():
+            if k in to_stdout:
+                paths[k] = os.path.join(scratch, f"stdout.{k}")
+            elif v is not None:
+                paths[k] = _path(v, name)
+        json_path = paths.setdefault("json", os.path.join(scratch, "verdict.json"))
+        args = ["check"] + [f"--{k}={v}" for k, v in paths.items()]
         if config is not None:
-            args += ["--config", os.fsdecode(config)]
+            args.append(f"--config={_path(config, 'config')}")
         if baseline is not None:
-            args += ["--baseline", os.fsdecode(baseline)]
-        if junit is not None:
-            args += ["--junit", os.fsdecode(junit)]
-        if markdown is not None:
-            args += ["--markdown", os.fsdecode(markdown)]
-        for flag, on in (
-            ("--warn-only", warn_only),
-            ("--require-baseline", require_baseline),
-            ("--comment-size", comment_size),
-        ):
-            if on:
-                args.append(flag)
+            args.append(f"--baseline={_path(baseline, 'baseline')}")
+        args += [flag for flag, on in flags.items() if on]
         args.append("--")
         if snapshots is not None:
             args += _paths(snapshots)
-        code, out, errors = _run(args)
+        code, out, errors = _run(args, github)
         text = out.decode("utf-8", "replace")
         verdict = None
-        if Path(json_path).is_file() and json_path != "-":
-            with open(json_path, encoding="utf-8") as f:
-                verdict = Verdict.from_dict(json.load(f), exit_code=code, text=text)
+        if os.path.isfile(json_path):
+            try:
+                with open(json_path, encoding="utf-8") as f:
+                    data = json.load(f)
+            except (OSError, ValueError) as e:
+                raise MemgateError(2, [f"{json_path}: cannot read the verdict memgate wrote: {e}"]) from None
+            verdict = _document(Verdict, data, exit_code=code, text=text)
+        for k in to_stdout:
+            if os.path.isfile(paths[k]):
+                with open(paths[k], encoding="utf-8", errors="replace") as f:
+                    sys.stdout.write(f.read())
+                sys.stdout.flush()
         if code not in (0, 1) or verdict is None:
             if not errors:
                 # Could not judge a check (an unreadable snapshot is a status
                 # in the verdict): the text says which.
                 errors = [line for line in text.splitlines() if line.strip()]
-            raise MemgateError(code, errors, verdict)
+            raise MemgateError(code if code not in (0, 1) else 2, errors, verdict)
         return verdict

@@ -11,7 +11,11 @@ keywords (``allocated_peak`` is ``allocated-peak``, any figure id of
 keys; relative paths are relative to the test file. A failed gate fails
 the test with check's explanation and the sites that grew most. Without
 torch, or with neither a CUDA device nor torch_npu's NPU, the test is
-skipped and nothing is written. Needs pytest 8 (new-style hook wrappers).
+skipped and nothing is written. ``--memgate-github`` (off by default) also
+appends each marked test's Markdown report to ``GITHUB_STEP_SUMMARY`` and
+its outputs to ``GITHUB_OUTPUT``, as ``memgate check`` does on GitHub
+Actions; without it no GitHub file is written whatever the environment
+says. Needs pytest 8 (new-style hook wrappers).
 """
 
 from __future__ import annotations
@@ -31,6 +35,16 @@ from ._record import accelerator, record
 _DEFAULTS_KEYS = ("tolerance", "noise_floor", "rules")
 _TARGET_KEYS = ("baseline", "key", "device")
 _TOP_SITES = 5
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("memgate").addoption(
+        "--memgate-github",
+        action="store_true",
+        default=False,
+        help="append each @pytest.mark.memgate test's Markdown report to GITHUB_STEP_SUMMARY "
+        "and its outputs to GITHUB_OUTPUT (off: neither is written)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -138,7 +152,7 @@ def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
         config = Path(scratch) / "memgate.toml"
         config.write_text(budget_file(name, snapshots, here, dict(marker.kwargs)), encoding="utf-8")
         try:
-            verdict = check(config=config)
+            verdict = check(config=config, github=bool(item.config.getoption("memgate_github")))
         except MemgateError as e:
             pytest.fail(f"memgate could not judge (exit {e.exit_code}):\n{e.message}", pytrace=False)
         if not verdict.passed:

@@ -15,7 +15,8 @@ use clap::Parser;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use cli::Cli;
+use cli::{Cli, Command};
+use memgate::commands::check::{CheckOptions, GithubEnv};
 
 /// A command's error lines, as the binary prints them after `error: `.
 fn error_lines(outcome: &memgate::commands::Outcome) -> Vec<String> {
@@ -53,13 +54,26 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
 
 /// Runs `memgate ARGV[1:]` with its output captured: returns the exit
 /// code, the bytes it wrote to stdout, and its error messages (a command
-/// line error is one message, clap's text).
+/// line error is one message, clap's text). `check` appends to
+/// `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` and prints `::error`
+/// annotations only when `github` is true: a library call does not write
+/// the runner's files because the environment names them.
 #[pyfunction]
-fn run(py: Python<'_>, argv: Vec<String>) -> (u8, Py<PyBytes>, Vec<String>) {
+#[pyo3(signature = (argv, github = false))]
+fn run(py: Python<'_>, argv: Vec<String>, github: bool) -> (u8, Py<PyBytes>, Vec<String>) {
     let (code, out, errors) = py.detach(|| match Cli::try_parse_from(&argv) {
         Ok(cli) => {
             let mut out = Vec::new();
-            let outcome = cli.run(&mut out, false);
+            let outcome = match &cli.command {
+                Command::Check(args) if !github => {
+                    let opts = CheckOptions {
+                        github: GithubEnv::default(),
+                        ..args.options(false)
+                    };
+                    memgate::commands::check::run(&opts, &mut out)
+                }
+                _ => cli.run(&mut out, false),
+            };
             (outcome.exit_code(), out, error_lines(&outcome))
         }
         Err(e) if e.use_stderr() => (2, Vec::new(), vec![e.render().to_string()]),

@@ -25,11 +25,31 @@ def scratch(monkeypatch, tmp_path):
     return where
 
 
-def run(pytester, monkeypatch, torch, kwargs):
+def run(pytester, monkeypatch, torch, kwargs, *options):
     monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setitem(sys.modules, "torch_npu", None)
     pytester.makepyfile(test_gated=TEST_FILE.format(kwargs=kwargs))
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs")
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", *options)
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_github_files_are_written_only_with_memgate_github(
+    pytester, monkeypatch, examples, scratch, no_rank_env, tmp_path, asked
+):
+    summary, output = tmp_path / "step-summary.md", tmp_path / "github-output"
+    summary.write_text("")
+    output.write_text("")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    options = ["--memgate-github"] if asked else []
+    run(pytester, monkeypatch, torch, 'allocated_peak="256 MiB"', *options).assert_outcomes(passed=1)
+    if asked:
+        assert summary.read_text().startswith("## memgate")
+        assert "verdict=pass" in output.read_text().splitlines()
+    else:
+        assert summary.read_text() == "" and output.read_text() == ""
 
 
 def test_a_test_within_its_budget_passes(pytester, monkeypatch, examples, scratch, no_rank_env):
