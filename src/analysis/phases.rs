@@ -66,7 +66,8 @@ pub struct PhaseSpan {
     pub allocated_during: u64,
 }
 
-/// One iteration: from one boundary to the next (the last to the end).
+/// One iteration: from one boundary to the next; the last to the END of
+/// its annotation when it has one, else to the end of the trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Iteration {
@@ -334,7 +335,7 @@ pub(crate) fn device_phases(
     DevicePhases {
         device,
         annotations,
-        iterations: iterations(snap, &anns, at, curves, boundary),
+        iterations: iterations(snap, &anns, at, att, curves, boundary),
         phases,
         warnings,
     }
@@ -389,30 +390,44 @@ fn allocated_during(entries: &[TraceEntry]) -> u64 {
         .sum()
 }
 
-/// The boundary's label and the first entry of each iteration, in order;
+/// The boundary's label, the first entry of each iteration, in order, and
+/// where the last iteration ends (exclusive) when its START has an END;
 /// `None` when the boundary picks no START event.
 fn boundary_cuts(
     snap: &Snapshot,
     anns: &[&Annotation],
     at: &[usize],
+    att: &Attribution,
     boundary: &Boundary,
-) -> Option<(String, Vec<usize>)> {
-    let starts = |prefix: &str| -> Vec<usize> {
+) -> Option<(String, Vec<usize>, Option<usize>)> {
+    // Each boundary START: (its first entry, its name).
+    let starts = |prefix: &str| -> Vec<(usize, &str)> {
         anns.iter()
             .zip(at)
             .filter(|(a, _)| a.stage == Stage::Start && snap.str(a.name).starts_with(prefix))
-            .map(|(_, &p)| p)
+            .map(|(a, &p)| (p, snap.str(a.name)))
             .collect()
     };
-    let (label, mut cuts) = match boundary {
+    let (label, mut starts) = match boundary {
         Boundary::Prefix(p) => (p.clone(), starts(p)),
         Boundary::Default => DEFAULT_BOUNDARIES
             .iter()
             .map(|p| (p.to_string(), starts(p)))
             .find(|(_, c)| !c.is_empty())?,
     };
-    cuts.dedup();
-    (!cuts.is_empty()).then_some((format!("{label}*:START"), cuts))
+    starts.dedup_by_key(|s| s.0);
+    let &(last, last_name) = starts.last()?;
+    // The last iteration ends where its own annotation ends (the span the
+    // attribution paired it with): what follows (evaluation, a checkpoint,
+    // the dump) is outside every iteration. Without an END it runs on.
+    let end = att
+        .spans
+        .iter()
+        .filter(|s| s.closed && s.from == last && att.names[s.name as usize] == last_name)
+        .map(|s| s.to)
+        .max();
+    let cuts = starts.into_iter().map(|s| s.0).collect();
+    Some((format!("{label}*:START"), cuts, end))
 }
 
 /// The index of the iteration entry `i` falls in, given the first entry of
@@ -430,26 +445,32 @@ fn iterations(
     snap: &Snapshot,
     anns: &[&Annotation],
     at: &[usize],
+    att: &Attribution,
     curves: &Curves,
     boundary: &Boundary,
 ) -> Option<Iterations> {
-    let (label, cuts) = boundary_cuts(snap, anns, at, boundary)?;
-    iterations_from(label, cuts, curves)
+    let (label, cuts, end) = boundary_cuts(snap, anns, at, att, boundary)?;
+    iterations_from(label, cuts, end, curves)
 }
 
-/// Iterations starting at entries `cuts` (ascending), each to the next
-/// (the last to the end of the trace); `None` without any.
-fn iterations_from(boundary: String, mut cuts: Vec<usize>, curves: &Curves) -> Option<Iterations> {
+/// Iterations starting at entries `cuts` (ascending), each to the next;
+/// the last to `end` (exclusive) when given, else to the end of the
+/// trace; `None` without any.
+fn iterations_from(
+    boundary: String,
+    mut cuts: Vec<usize>,
+    end: Option<usize>,
+    curves: &Curves,
+) -> Option<Iterations> {
     cuts.dedup();
-    if cuts.is_empty() {
-        return None;
-    }
+    let &last = cuts.last()?;
     let n = curves.allocated.len();
+    let end = end.unwrap_or(n).clamp(last, n);
     let items: Vec<Iteration> = cuts
         .iter()
         .enumerate()
         .map(|(k, &from)| {
-            let to = cuts.get(k + 1).copied().unwrap_or(n);
+            let to = cuts.get(k + 1).copied().unwrap_or(end);
             Iteration {
                 index: k as u64,
                 from_entry: from as u64,
@@ -500,7 +521,8 @@ pub(crate) fn stack_iterations(
         }
         in_run = m;
     }
-    iterations_from(format!("stack /{}/", rx.as_str()), cuts, curves)
+    // No event ends a stack-rule iteration: the last runs to the end.
+    iterations_from(format!("stack /{}/", rx.as_str()), cuts, None, curves)
 }
 
 /// Least-squares slope of `ys` over 0, 1, 2…, and the RMS residual.
