@@ -258,6 +258,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         if no_trace && f.is_trace_based() {
             without_trace(&mut check, t, t.level_of(f));
         }
+        if f == Figure::LeakPerIteration {
+            leak_fit(&mut check, cur);
+        }
         if f.needs_iterations() {
             if let Some(differ) = boundary_differs(cur, base) {
                 check.status = Status::Error;
@@ -332,6 +335,29 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
         window: cur.window.clone(),
+    }
+}
+
+/// Put the leak fit's residual beside the leak figure, and refuse a leak
+/// verdict the fit cannot support: a slope that would fail, from a fit
+/// whose residual is larger than the slope, is no line of growth (a one-off
+/// step after warm-up, or noise) and is not judged (an error, never a pass
+/// and never a fail). At `level = "warn"` it still only warns, saying so.
+/// A summary written before the residual was kept has none to show.
+fn leak_fit(check: &mut Check, cur: &DeviceReport) {
+    let Some(residual) = cur.time.as_ref().and_then(|t| t.leak_residual) else {
+        return;
+    };
+    let slope = check.current;
+    if check.status >= Status::Warn && residual > slope {
+        if check.status == Status::Fail {
+            check.status = Status::Error;
+        }
+        check
+            .findings
+            .insert(0, Finding::LeakInconclusive { slope, residual });
+    } else {
+        check.findings.push(Finding::LeakFit { residual });
     }
 }
 

@@ -454,6 +454,7 @@ fn time_figures(p: &DevicePhases) -> TimeFigures {
         leak_per_iteration: it
             .and_then(|i| i.leak.as_ref())
             .map(|l| l.bytes_per_iteration),
+        leak_residual: it.and_then(|i| i.leak.as_ref()).map(|l| l.residual),
         phases,
     }
 }

@@ -5,7 +5,7 @@
 use similar::TextDiff;
 
 use super::escape::{markdown as md, terminal};
-use super::finding::{delta, sentence, value};
+use super::finding::{current, delta, sentence, value};
 use super::{case_label, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
 use crate::units::ByteDelta;
@@ -72,7 +72,7 @@ fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> Str
         cell(&case_label(s, d)),
         c.id,
         opt(c.baseline.map(|b| value(c.unit, b))),
-        value(c.unit, c.current),
+        current(c),
         opt(c.delta().map(|d| delta(c.unit, d))),
         opt(c.delta_pct().map(|p| format!("{p:+.1}%"))),
         opt(c.budget.map(|b| value(c.unit, b))),
