@@ -114,6 +114,49 @@ pub fn judge(
     }
 }
 
+/// The devices of a judged snapshot that its window places nothing on
+/// (`missed`): each is listed with one skipped `window` check saying why,
+/// in place of anything else said of it (its baseline entry has nothing
+/// of this window to compare either). Not judged, never passed.
+pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::WindowError>) {
+    for e in missed {
+        v.devices.retain(|d| d.device != e.device);
+        let check = Check {
+            id: "window".into(),
+            status: Status::Skipped,
+            unit: Unit::Count,
+            current: 0,
+            baseline: None,
+            budget: None,
+            tolerance: None,
+            findings: vec![Finding::WindowNotPlaced {
+                window: e.window,
+                problem: e.problem,
+            }],
+            config_line: None,
+        };
+        v.devices.push(DeviceVerdict {
+            device: e.device,
+            peak_phase: None,
+            oom: Vec::new(),
+            trace_complete: true,
+            warnings: Vec::new(),
+            checks: vec![check],
+            categories: Vec::new(),
+            sites: Vec::new(),
+            window: None,
+        });
+    }
+    v.devices.sort_by_key(|d| d.device);
+    v.status = v
+        .devices
+        .iter()
+        .flat_map(|d| &d.checks)
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Skipped);
+}
+
 /// A baseline entry no snapshot of the run is named after: it warns, or
 /// fails with `--require-baseline`, once per device it holds.
 pub fn no_snapshot(

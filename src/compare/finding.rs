@@ -106,6 +106,9 @@ pub enum Finding {
     },
     /// The figures judged are those of the target's window.
     InWindow { window: WindowReport },
+    /// The `window` places nothing on this device (`problem` says why):
+    /// the device is not judged; the others are, inside the window.
+    WindowNotPlaced { window: String, problem: String },
     /// The leak figure's fit: the RMS `residual` of the live bytes at each
     /// iteration's start around the fitted line, beside every leak check.
     LeakFit { residual: u64 },

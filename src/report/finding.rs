@@ -166,6 +166,10 @@ fn clause(unit: Unit, f: &Finding) -> String {
              per-iteration figures are not compared (summarize the baseline with \
              the target's `iteration-boundary`)"
         ),
+        Finding::WindowNotPlaced { window, problem } => format!(
+            "not judged: the window {window} places nothing on this device ({problem}); \
+             the other devices are judged in it"
+        ),
         Finding::LeakFit { residual } => format!("fit residual {}", show(residual)),
         Finding::LeakInconclusive { slope, residual } => format!(
             "not judged: the leak fit's residual {} is larger than its slope {} per \

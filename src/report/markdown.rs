@@ -97,7 +97,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         }
         for d in &s.devices {
             for c in &d.checks {
-                if all || c.status > Status::Skipped {
+                if all || c.status > Status::Skipped || c.always_listed() {
                     out.push_str(&row(s, d, c));
                 } else {
                     hidden += 1;
@@ -131,7 +131,11 @@ fn reasons(t: &TargetVerdict) -> String {
     let mut lines = String::new();
     for s in &t.snapshots {
         for d in &s.devices {
-            for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
+            for c in d
+                .checks
+                .iter()
+                .filter(|c| c.status >= Status::Warn || c.always_listed())
+            {
                 lines.push_str(&format!(
                     "- **{} `{}`**: {}\n",
                     cell(&case_label(s, d)),
