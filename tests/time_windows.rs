@@ -891,3 +891,43 @@ fn check_judges_the_devices_its_target_names_in_the_window_and_lists_the_others(
         "{err}"
     );
 }
+
+#[test]
+fn a_summary_of_a_window_holds_the_devices_it_places_and_serves_as_their_baseline() {
+    let f = write_with_idle_device();
+    let golden = f._dir.path().join("golden");
+    let out = memgate()
+        .args(["summarize", "--window", "@fwd:END:1..", "-o"])
+        .arg(&golden)
+        .arg(&f.path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("dev1: not judged: the window @fwd:END:1.. places nothing on it"),
+        "{text}"
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(golden.join("snap.json")).unwrap()).unwrap();
+    let devices: Vec<&Value> = summary["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["device"])
+        .collect();
+    assert_eq!(devices, [&json!(0)]);
+    // Judged against it: device 0 compares, device 1 is listed, not judged.
+    let config = budget_file(&f, "baseline = \"golden/\"\nwindow = \"@fwd:END:1..\"");
+    let (code, json, err) = check(&config, &["--require-baseline"]);
+    assert_eq!(code, Some(0), "{err}");
+    let devices = json.unwrap()["targets"][0]["snapshots"][0]["devices"].clone();
+    assert_eq!(devices.as_array().unwrap().len(), 2, "{devices}");
+    assert_eq!(devices[0]["checks"][0]["baseline"], 80);
+    assert_eq!(devices[1]["checks"][0]["id"], "window");
+}
