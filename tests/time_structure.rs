@@ -221,13 +221,13 @@ fn annotation_filter_and_iteration_boundary_options() {
         .map(|a| a["key"].as_str().unwrap())
         .collect();
     assert_eq!(keys, ["forward_START", "forward_END"]);
-    // One forward START: one iteration, from entry 1 to its END (at time
-    // 35, before entry 3): the last iteration ends at its own END.
+    // One forward START: one iteration, from entry 1 to the end (a span
+    // inside the step says nothing of where the step ends).
     let it = &d["iterations"];
     assert_eq!(it["boundary"], "forward*:START");
     assert_eq!(it["items"].as_array().unwrap().len(), 1);
     assert_eq!(it["items"][0]["from-entry"], 1);
-    assert_eq!(it["items"][0]["to-entry"], 2);
+    assert_eq!(it["items"][0]["to-entry"], 11);
     assert!(it.get("leak").is_none());
 }
 
@@ -297,6 +297,29 @@ fn memory_used_after_the_last_profiler_step_end_is_outside_every_iteration() {
         .iter()
         .collect();
     assert_eq!(peaks, want_peaks);
+
+    // `Optimizer.step` marks a moment inside each step, not the step: its
+    // last iteration runs to the end of the trace, checkpoint included
+    // (never a figure cut short).
+    let (code, doc, stderr) = phases(
+        &["--format", "json", "--iteration-boundary", "Optimizer.step"],
+        &[&path],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let d = &doc["snapshots"][0]["devices"][0];
+    let last_event = d["annotations"].as_array().unwrap().last().unwrap()["entry"].clone();
+    let last = d["iterations"]["items"].as_array().unwrap().last().unwrap();
+    assert!(last["to-entry"].as_u64() > last_event.as_u64(), "{last}");
+    assert_eq!(d["iterations"]["steady-state-peak"], want["allocated-peak"]);
+    // A prefix whose spans reach each next START spans the steps: its last
+    // iteration ends at its END, like `ProfilerStep#`'s.
+    let (code, doc, stderr) = phases(
+        &["--format", "json", "--iteration-boundary", "ProfilerStep"],
+        &[&path],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let it = &doc["snapshots"][0]["devices"][0]["iterations"];
+    assert_eq!(it["steady-state-peak"], want["steady-state-peak"]);
 }
 
 #[test]

@@ -67,7 +67,8 @@ pub struct PhaseSpan {
 }
 
 /// One iteration: from one boundary to the next; the last to the END of
-/// its annotation when it has one, else to the end of the trace.
+/// its annotation when the boundary's spans are the steps (see
+/// `boundary_cuts`), else to the end of the trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Iteration {
@@ -391,7 +392,7 @@ fn allocated_during(entries: &[TraceEntry]) -> u64 {
 }
 
 /// The boundary's label, the first entry of each iteration, in order, and
-/// where the last iteration ends (exclusive) when its START has an END;
+/// where the last iteration ends (exclusive) when the boundary spans the steps;
 /// `None` when the boundary picks no START event.
 fn boundary_cuts(
     snap: &Snapshot,
@@ -416,17 +417,39 @@ fn boundary_cuts(
             .find(|(_, c)| !c.is_empty())?,
     };
     starts.dedup_by_key(|s| s.0);
-    let &(last, last_name) = starts.last()?;
-    // The last iteration ends where its own annotation ends (the span the
-    // attribution paired it with): what follows (evaluation, a checkpoint,
-    // the dump) is outside every iteration. Without an END it runs on.
-    let end = att
-        .spans
+    if starts.is_empty() {
+        return None;
+    }
+    // Where each boundary START's own span ends (the END the attribution
+    // paired it with; spans are sorted by their first entry).
+    let ends: Vec<Option<usize>> = starts
         .iter()
-        .filter(|s| s.closed && s.from == last && att.names[s.name as usize] == last_name)
-        .map(|s| s.to)
-        .max();
-    let cuts = starts.into_iter().map(|s| s.0).collect();
+        .map(|&(from, name)| {
+            let first = att.spans.partition_point(|s| s.from < from);
+            att.spans[first..]
+                .iter()
+                .take_while(|s| s.from == from)
+                .filter(|s| s.closed && att.names[s.name as usize] == name)
+                .map(|s| s.to)
+                .max()
+        })
+        .collect();
+    let cuts: Vec<usize> = starts.iter().map(|s| s.0).collect();
+    // The last iteration ends at its END when the boundary's spans are the
+    // iterations: `ProfilerStep#` (the profiler's whole step), or any
+    // boundary whose every earlier span reaches the next START. Then what
+    // follows the loop (evaluation, a checkpoint, the dump) is in no
+    // iteration. A boundary that marks a moment inside the step
+    // (`Optimizer.zero_grad`, `Optimizer.step`) says nothing of where the
+    // last step ends: it runs to the end of the trace, as does one without
+    // an END (never a figure cut short).
+    let spans_steps = label == "ProfilerStep#"
+        || (cuts.len() > 1
+            && ends
+                .iter()
+                .zip(&cuts[1..])
+                .all(|(end, &next)| end.is_some_and(|e| e >= next)));
+    let end = ends.last().copied().flatten().filter(|_| spans_steps);
     Some((format!("{label}*:START"), cuts, end))
 }
 
