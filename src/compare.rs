@@ -116,6 +116,49 @@ pub fn judge(
     }
 }
 
+/// The devices of a judged snapshot that its window places nothing on
+/// (`missed`): each is listed with one skipped `window` check saying why,
+/// in place of anything else said of it (its baseline entry has nothing
+/// of this window to compare either). Not judged, never passed.
+pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::WindowError>) {
+    for e in missed {
+        v.devices.retain(|d| d.device != e.device);
+        let check = Check {
+            id: "window".into(),
+            status: Status::Skipped,
+            unit: Unit::Count,
+            current: 0,
+            baseline: None,
+            budget: None,
+            tolerance: None,
+            findings: vec![Finding::WindowNotPlaced {
+                window: e.window,
+                problem: e.problem,
+            }],
+            config_line: None,
+        };
+        v.devices.push(DeviceVerdict {
+            device: e.device,
+            peak_phase: None,
+            oom: Vec::new(),
+            trace_complete: true,
+            warnings: Vec::new(),
+            checks: vec![check],
+            categories: Vec::new(),
+            sites: Vec::new(),
+            window: None,
+        });
+    }
+    v.devices.sort_by_key(|d| d.device);
+    v.status = v
+        .devices
+        .iter()
+        .flat_map(|d| &d.checks)
+        .map(|c| c.status)
+        .max()
+        .unwrap_or(Status::Skipped);
+}
+
 /// A baseline entry no snapshot of the run is named after: it warns, or
 /// fails with `--require-baseline`, once per device it holds.
 pub fn no_snapshot(
@@ -266,6 +309,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         if no_trace && f.is_trace_based() {
             without_trace(&mut check, t, t.level_of(f));
         }
+        if f == Figure::LeakPerIteration {
+            leak_fit(&mut check, cur);
+        }
         if f.needs_iterations() {
             if let Some(differ) = boundary_differs(cur, base) {
                 check.status = Status::Error;
@@ -341,6 +387,29 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
         window: cur.window.clone(),
+    }
+}
+
+/// Put the leak fit's residual beside the leak figure, and refuse a leak
+/// verdict the fit cannot support: a slope that would fail, from a fit
+/// whose residual is larger than the slope, is no line of growth (a one-off
+/// step after warm-up, or noise) and is not judged (an error, never a pass
+/// and never a fail). At `level = "warn"` it still only warns, saying so.
+/// A summary written before the residual was kept has none to show.
+fn leak_fit(check: &mut Check, cur: &DeviceReport) {
+    let Some(residual) = cur.time.as_ref().and_then(|t| t.leak_residual) else {
+        return;
+    };
+    let slope = check.current;
+    if check.status >= Status::Warn && residual > slope {
+        if check.status == Status::Fail {
+            check.status = Status::Error;
+        }
+        check
+            .findings
+            .insert(0, Finding::LeakInconclusive { slope, residual });
+    } else {
+        check.findings.push(Finding::LeakFit { residual });
     }
 }
 

@@ -116,6 +116,7 @@ fn analysed() -> Vec<AnalysedSnapshot> {
     vec![AnalysedSnapshot {
         path: "runs/rank\n0.pickle".into(),
         devices: vec![device_report()],
+        window_not_placed: vec![],
         warnings: vec!["12 bytes after the pickle's STOP were ignored".into()],
     }]
 }
@@ -139,6 +140,7 @@ fn peak_text_of_a_snapshot_without_devices_says_so() {
     let doc = PeakDocument::new(vec![AnalysedSnapshot {
         path: "empty.pickle".into(),
         devices: vec![],
+        window_not_placed: vec![],
         warnings: vec![],
     }]);
     assert_eq!(

@@ -140,7 +140,7 @@ steady-state-peak = "5%"
     assert_eq!(
         golden["devices"][0]["time"],
         json!({"iterations": 4, "boundary": "ProfilerStep#*:START",
-               "steady-state-peak": 4 * MIB, "leak-per-iteration": 0,
+               "steady-state-peak": 4 * MIB, "leak-per-iteration": 0, "leak-residual": 0,
                "phases": {
                    "ProfilerStep#0": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
                    "ProfilerStep#1": {"allocated-peak": 4 * MIB, "dynamic-peak": 4 * MIB},
@@ -402,4 +402,111 @@ fn a_targets_iteration_boundary_cuts_its_iterations_and_its_baseline_must_match(
     std::fs::write(w.path("memgate.toml"), config(true, &budget("nothing#"))).unwrap();
     let (code, checks) = run_check(&w);
     assert_eq!((code, &checks[0].1[..]), (Some(2), "error"), "{checks:?}");
+}
+
+/// Six `ProfilerStep#k` iterations with a temporary each; iteration 1 also
+/// allocates a 50 MiB cache once and keeps it. Live at the start of
+/// iterations 1..=5: 0, 50, 50, 50, 50 MiB: a step, not a leak. The
+/// least-squares line through them: slope 10 MiB, intercept 20 MiB;
+/// residuals -20, 20, 10, 0, -10 MiB, so the RMS residual is √200 MiB.
+fn step_change_snapshot() -> Value {
+    let mut trace = Vec::new();
+    let mut anns = Vec::new();
+    let ann = |name: &str, stage: &str, t: u64| json!({"name": name, "stage": stage, "device": 0, "time_us": t});
+    for k in 0..6u64 {
+        let t = 100 * k;
+        let step = format!("ProfilerStep#{k}");
+        anns.push(ann(&step, "START", t));
+        anns.push(ann(&step, "END", t + 90));
+        if k == 1 {
+            trace.push(json!({"action": "alloc", "addr": 0x5000, "size": 50 * MIB, "time_us": t + 10, "frames": []}));
+        }
+        trace.push(json!({"action": "alloc", "addr": 0x9000, "size": MIB, "time_us": t + 20, "frames": []}));
+        trace.push(json!({"action": "free_completed", "addr": 0x9000, "size": MIB, "time_us": t + 30, "frames": []}));
+    }
+    json!({"segments": [], "device_traces": [trace], "external_annotations": anns})
+}
+
+/// √200 MiB, rounded to bytes (see [`step_change_snapshot`]).
+fn step_change_residual() -> u64 {
+    (200f64.sqrt() * MIB as f64).round() as u64
+}
+
+#[test]
+fn a_one_off_step_after_warm_up_cannot_fail_a_leak_budget() {
+    let w = Workdir::new(&config(
+        false,
+        "[target.budget]\nleak-per-iteration = \"1 MiB\"\n",
+    ));
+    write(&w, "snaps/rank0.json", &step_change_snapshot());
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .args(["--markdown", "report.md", "--junit", "junit.xml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Not a fail (exit 1), and never a pass: the check is not judged.
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert_eq!(
+        checks(&w),
+        [("leak-per-iteration".into(), "error".into(), 10 * MIB)]
+    );
+    let residual = step_change_residual();
+    let v: Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    let findings = &v["targets"][0]["snapshots"][0]["devices"][0]["checks"][0]["findings"];
+    assert_eq!(
+        findings[0],
+        json!({"kind": "leak-inconclusive", "slope": 10 * MIB, "residual": residual})
+    );
+    let shown = "the leak fit's residual 14.14 MiB is larger than its slope 10 MiB per iteration";
+    assert!(text.contains(shown), "{text}");
+    let md = w.read("report.md");
+    assert!(md.contains("| 10 MiB (residual 14.14 MiB) |"), "{md}");
+    assert!(md.contains(shown), "{md}");
+    let junit = w.read("junit.xml");
+    // (XML writes the apostrophe as an entity.)
+    assert!(junit.contains(&shown["the leak fit's ".len()..]), "{junit}");
+}
+
+#[test]
+fn a_leak_check_shows_the_fit_residual_beside_the_figure_where_it_passes_or_fails() {
+    // A steady 1 MiB leak: residual 0, so the fit supports the verdict.
+    let w = Workdir::new(&config(
+        false,
+        "[target.budget]\nleak-per-iteration = \"512 KiB\"\n",
+    ));
+    write(&w, "snaps/rank0.json", &loop_snapshot(MIB, 4 * MIB));
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .args(["--markdown", "report.md"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("fit residual 0 B"), "{text}");
+    assert!(w.read("report.md").contains("| 1 MiB (residual 0 B) |"));
+    // The step passes a loose budget, with its residual in JUnit too.
+    let w = Workdir::new(&config(
+        false,
+        "[target.budget]\nleak-per-iteration = \"20 MiB\"\n",
+    ));
+    write(&w, "snaps/rank0.json", &step_change_snapshot());
+    let out = w
+        .check()
+        .args(["--config", "memgate.toml", "--json", "verdict.json"])
+        .args(["--junit", "junit.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    let c = &v["targets"][0]["snapshots"][0]["devices"][0]["checks"][0];
+    assert_eq!(c["status"], "pass");
+    let last = c["findings"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        last,
+        json!({"kind": "leak-fit", "residual": step_change_residual()})
+    );
+    assert!(w.read("junit.xml").contains("fit residual 14.14 MiB"));
 }

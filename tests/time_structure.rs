@@ -221,7 +221,8 @@ fn annotation_filter_and_iteration_boundary_options() {
         .map(|a| a["key"].as_str().unwrap())
         .collect();
     assert_eq!(keys, ["forward_START", "forward_END"]);
-    // One forward START: one iteration, from entry 1 to the end.
+    // One forward START: one iteration, from entry 1 to the end (a span
+    // inside the step says nothing of where the step ends).
     let it = &d["iterations"];
     assert_eq!(it["boundary"], "forward*:START");
     assert_eq!(it["items"].as_array().unwrap().len(), 1);
@@ -250,4 +251,103 @@ fn a_trace_without_annotations_has_no_phases_and_says_so() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("no annotations"), "{text}");
+}
+
+fn time_fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/time")
+}
+
+#[test]
+fn memory_used_after_the_last_profiler_step_end_is_outside_every_iteration() {
+    // The generator measured each step's peak while making the run; the
+    // 512 MiB checkpoint after ProfilerStep#5's END belongs to no step.
+    let dir = time_fixtures();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let want = &expected["checkpoint_after_loop.pickle"];
+    let path = dir.join("checkpoint_after_loop.pickle");
+    let out = Command::new(env!("CARGO_BIN_EXE_memgate"))
+        .args(["peak", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &doc["snapshots"][0]["devices"][0];
+    assert_eq!(d["time"]["iterations"], want["iterations"]);
+    assert_eq!(d["time"]["steady-state-peak"], want["steady-state-peak"]);
+    // The run's peak is the checkpoint's, and it is in no iteration.
+    assert_eq!(d["figures"]["allocated-peak"], want["allocated-peak"]);
+    let place = &d["peak-phase"]["allocated-peak"];
+    assert_eq!(place["annotation"], "", "{place}");
+    assert!(place.get("iteration").is_none(), "{place}");
+
+    let (code, doc, stderr) = phases(&["--format", "json"], &[&path]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let items = &doc["snapshots"][0]["devices"][0]["iterations"]["items"];
+    let peaks: Vec<&Value> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["allocated-peak"])
+        .collect();
+    let want_peaks: Vec<&Value> = want["step-allocated-peaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(peaks, want_peaks);
+
+    // `Optimizer.step` marks a moment inside each step, not the step: its
+    // last iteration runs to the end of the trace, checkpoint included
+    // (never a figure cut short).
+    let (code, doc, stderr) = phases(
+        &["--format", "json", "--iteration-boundary", "Optimizer.step"],
+        &[&path],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let d = &doc["snapshots"][0]["devices"][0];
+    let last_event = d["annotations"].as_array().unwrap().last().unwrap()["entry"].clone();
+    let last = d["iterations"]["items"].as_array().unwrap().last().unwrap();
+    assert!(last["to-entry"].as_u64() > last_event.as_u64(), "{last}");
+    assert_eq!(d["iterations"]["steady-state-peak"], want["allocated-peak"]);
+    // A prefix whose spans reach each next START spans the steps: its last
+    // iteration ends at its END, like `ProfilerStep#`'s.
+    let (code, doc, stderr) = phases(
+        &["--format", "json", "--iteration-boundary", "ProfilerStep"],
+        &[&path],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let it = &doc["snapshots"][0]["devices"][0]["iterations"];
+    assert_eq!(it["steady-state-peak"], want["steady-state-peak"]);
+}
+
+#[test]
+fn the_time_fixtures_are_what_the_generator_writes() {
+    let out = tempfile::tempdir().unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let ran = Command::new("python3")
+        .arg(root.join("tests/fixtures/gen/generate.py"))
+        .arg("--time")
+        .arg(out.path())
+        .output();
+    let Ok(ran) = ran else {
+        eprintln!(
+            "SKIPPED: python3 not found; tests/fixtures/time not compared with the generator"
+        );
+        return;
+    };
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    for name in ["checkpoint_after_loop.pickle", "expected.json"] {
+        let made = std::fs::read(out.path().join(name)).unwrap();
+        let kept = std::fs::read(time_fixtures().join(name)).unwrap();
+        assert!(
+            made == kept,
+            "tests/fixtures/time/{name} differs from what generate.py writes"
+        );
+    }
 }

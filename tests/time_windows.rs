@@ -794,3 +794,146 @@ fn a_failing_windowed_check_says_its_window_and_where_its_peak_was_reached() {
         "{stdout}"
     );
 }
+
+/// The fixture's device 0 and an idle device 1 (one segment, no trace, no
+/// annotation): an annotation bound places nothing on device 1.
+fn write_with_idle_device() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("snap.json");
+    let mut snap = snapshot_json(true);
+    snap["segments"].as_array_mut().unwrap().push(json!({
+        "device": 1, "address": 2_000_000, "total_size": 2_097_152, "stream": 0,
+        "segment_type": "large", "frames": [],
+        "blocks": [{"address": 2_000_000, "size": 2_097_152, "state": "inactive", "frames": []}]}));
+    snap["device_traces"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!([]));
+    std::fs::write(&path, snap.to_string()).unwrap();
+    Fixture { _dir: dir, path }
+}
+
+#[test]
+fn peak_and_profile_judge_the_devices_a_window_places_and_say_which_it_does_not() {
+    let f = write_with_idle_device();
+    let out = memgate()
+        .args(["peak", "--format", "json", "--window", "@fwd:END:1.."])
+        .arg(&f.path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["snapshots"][0];
+    let devices = s["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 1, "{s}");
+    // END 850 is before entry 8: the window holds entries 8..9.
+    assert_eq!(edges(&devices[0]), (8, 9, 50, 80));
+    assert_eq!(
+        s["window-not-placed"],
+        json!([{"device": 1, "window": "@fwd:END:1..",
+                "problem": "no occurrence 1 of annotation fwd:END (the device has 0)"}])
+    );
+    for cmd in ["peak", "profile"] {
+        let out = memgate()
+            .args([cmd, "--window", "@fwd:END:1.."])
+            .arg(&f.path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("dev1: not judged: the window @fwd:END:1.. places nothing on it"),
+            "{cmd}: {text}"
+        );
+    }
+    // A window no device can place is still an error.
+    let out = memgate()
+        .args(["peak", "--window", "@bwd:END.."])
+        .arg(&f.path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_judges_the_devices_its_target_names_in_the_window_and_lists_the_others() {
+    let f = write_with_idle_device();
+    // Every device judged: device 0 in its window, device 1 listed as not
+    // judged (skipped, never passed), and the gate passes on device 0.
+    let (code, json, err) = check(&budget_file(&f, "window = \"@fwd:END:1..\""), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let devices = json.unwrap()["targets"][0]["snapshots"][0]["devices"].clone();
+    assert_eq!(devices[0]["device"], 0);
+    assert_eq!(devices[0]["checks"][0]["status"], "pass");
+    assert_eq!(devices[1]["device"], 1);
+    let c = &devices[1]["checks"][0];
+    assert_eq!(
+        (&c["id"], &c["status"]),
+        (&json!("window"), &json!("skipped"))
+    );
+    assert_eq!(c["findings"][0]["kind"], "window-not-placed");
+    assert!(
+        err.contains("SKIP t snap dev1 window: not judged: the window @fwd:END:1.. places nothing"),
+        "{err}"
+    );
+    // `device = 0`: device 1 is not judged at all, so not mentioned.
+    let config = budget_file(&f, "device = 0\nwindow = \"@fwd:END:1..\"");
+    let (code, json, err) = check(&config, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let devices = json.unwrap()["targets"][0]["snapshots"][0]["devices"].clone();
+    assert_eq!(devices.as_array().unwrap().len(), 1);
+    assert!(!err.contains("dev1"), "{err}");
+    // `device = 1`: the only judged device places nothing: not judged.
+    let config = budget_file(&f, "device = 1");
+    let (code, _, err) = check(&config, &["--window", "@fwd:END:1.."]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("device 1: window `@fwd:END:1..`: no occurrence 1 of annotation fwd:END"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_summary_of_a_window_holds_the_devices_it_places_and_serves_as_their_baseline() {
+    let f = write_with_idle_device();
+    let golden = f._dir.path().join("golden");
+    let out = memgate()
+        .args(["summarize", "--window", "@fwd:END:1..", "-o"])
+        .arg(&golden)
+        .arg(&f.path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("dev1: not judged: the window @fwd:END:1.. places nothing on it"),
+        "{text}"
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(golden.join("snap.json")).unwrap()).unwrap();
+    let devices: Vec<&Value> = summary["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["device"])
+        .collect();
+    assert_eq!(devices, [&json!(0)]);
+    // Judged against it: device 0 compares, device 1 is listed, not judged.
+    let config = budget_file(&f, "baseline = \"golden/\"\nwindow = \"@fwd:END:1..\"");
+    let (code, json, err) = check(&config, &["--require-baseline"]);
+    assert_eq!(code, Some(0), "{err}");
+    let devices = json.unwrap()["targets"][0]["snapshots"][0]["devices"].clone();
+    assert_eq!(devices.as_array().unwrap().len(), 2, "{devices}");
+    assert_eq!(devices[0]["checks"][0]["baseline"], 80);
+    assert_eq!(devices[1]["checks"][0]["id"], "window");
+}

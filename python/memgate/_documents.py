@@ -118,6 +118,8 @@ class AnalysedDevice(_Document):
 class AnalysedSnapshot(_Document):
     path: str = _of()
     devices: List[AnalysedDevice] = _of(_list_of(AnalysedDevice))
+    # The devices a --window places nothing on: {device, window, problem}.
+    window_not_placed: Optional[List[Dict[str, Any]]] = _of()
 
 
 @dataclass(frozen=True)

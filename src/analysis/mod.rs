@@ -73,24 +73,48 @@ impl Request<'_> {
 
 /// Analyse every device as `req` asks; each device's timeline when it asks
 /// for one. An error when a window cannot be placed on a device or holds no
-/// entry there.
+/// entry there ([`analyze_placing`] analyses the devices that place it).
 pub fn analyze_request(
     snap: &Snapshot,
     rules: &RuleSet,
     req: Request<'_>,
 ) -> Result<Vec<(DeviceReport, Option<Timeline>)>, WindowError> {
-    let devices = snap.devices();
-    let ranges = match req.window {
-        Some(w) => devices
-            .iter()
-            .map(|&d| w.resolve(snap, d).map(Some))
-            .collect::<Result<Vec<_>, _>>()?,
-        None => vec![None; devices.len()],
-    };
-    let mut info = StackInfo::new(snap, rules);
-    Ok(devices
+    let placed = analyze_placing(snap, rules, req);
+    match placed.unplaced.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(placed.devices),
+    }
+}
+
+/// The devices a window could be placed on, analysed, and why it could not
+/// be on the others (each device's own reason, in device order).
+#[derive(Debug, Default)]
+pub struct Placed {
+    pub devices: Vec<(DeviceReport, Option<Timeline>)>,
+    pub unplaced: Vec<WindowError>,
+}
+
+/// [`analyze_request`], with a window resolved on each device alone: a
+/// device where it places nothing is listed in `unplaced` (and not
+/// analysed), never an error for the others. Which devices must place it
+/// is the caller's to judge.
+pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Placed {
+    let mut unplaced = Vec::new();
+    let devices: Vec<(Device, Option<(usize, usize)>)> = snap
+        .devices()
         .into_iter()
-        .zip(ranges)
+        .filter_map(|d| match req.window.map(|w| w.resolve(snap, d)) {
+            None => Some((d, None)),
+            Some(Ok(range)) => Some((d, Some(range))),
+            Some(Err(e)) => {
+                unplaced.push(e);
+                None
+            }
+        })
+        .collect();
+    let mut info = StackInfo::new(snap, rules);
+    let devices = devices
+        .into_iter()
         .map(|(d, range)| {
             let groups = Groups::new(snap, d, req.group_by, &info);
             let ask = Ask {
@@ -102,7 +126,8 @@ pub fn analyze_request(
             };
             device_analysis(snap, d, &mut info, groups, ask)
         })
-        .collect())
+        .collect();
+    Placed { devices, unplaced }
 }
 
 /// The reports and timelines of a request that has no window (which
@@ -454,6 +479,7 @@ fn time_figures(p: &DevicePhases) -> TimeFigures {
         leak_per_iteration: it
             .and_then(|i| i.leak.as_ref())
             .map(|l| l.bytes_per_iteration),
+        leak_residual: it.and_then(|i| i.leak.as_ref()).map(|l| l.residual),
         phases,
     }
 }

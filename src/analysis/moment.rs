@@ -120,6 +120,8 @@ pub(crate) struct Clock<'a> {
     /// has no annotations.
     rule_spans: Vec<(usize, usize, String)>,
     starts: Vec<usize>,
+    /// The first entry after the last iteration.
+    iterations_end: usize,
     first_time: Option<i64>,
 }
 
@@ -130,11 +132,14 @@ impl<'a> Clock<'a> {
         attribution: Attribution,
         time: Option<&DevicePhases>,
     ) -> Clock<'a> {
-        let starts = time
+        let items = time
             .and_then(|t| t.iterations.as_ref())
-            .map_or_else(Vec::new, |it| {
-                it.items.iter().map(|i| i.from_entry as usize).collect()
-            });
+            .map_or(&[][..], |it| &it.items[..]);
+        let starts = items.iter().map(|i| i.from_entry as usize).collect();
+        // Past the last iteration's end (its END annotation) is no iteration.
+        let iterations_end = items
+            .last()
+            .map_or(0, |i| i.to_entry.map_or(i.from_entry, |e| e + 1) as usize);
         let rule_spans = match time {
             Some(t) if attribution.owner.is_empty() => t
                 .phases
@@ -151,6 +156,7 @@ impl<'a> Clock<'a> {
             attribution,
             rule_spans,
             starts,
+            iterations_end,
             first_time: trace.iter().find_map(|e| e.time()),
         }
     }
@@ -175,7 +181,7 @@ impl<'a> Clock<'a> {
         };
         Place {
             annotation: self.phase_at(i).to_string(),
-            iteration: phases::iteration_of(&self.starts, i),
+            iteration: phases::iteration_of(&self.starts, i).filter(|_| i < self.iterations_end),
             entry: i as u64,
             rel_s,
         }

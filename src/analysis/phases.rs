@@ -66,7 +66,9 @@ pub struct PhaseSpan {
     pub allocated_during: u64,
 }
 
-/// One iteration: from one boundary to the next (the last to the end).
+/// One iteration: from one boundary to the next; the last to the END of
+/// its annotation when the boundary's spans are the steps (see
+/// `boundary_cuts`), else to the end of the trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Iteration {
@@ -334,7 +336,7 @@ pub(crate) fn device_phases(
     DevicePhases {
         device,
         annotations,
-        iterations: iterations(snap, &anns, at, curves, boundary),
+        iterations: iterations(snap, &anns, at, att, curves, boundary),
         phases,
         warnings,
     }
@@ -389,30 +391,66 @@ fn allocated_during(entries: &[TraceEntry]) -> u64 {
         .sum()
 }
 
-/// The boundary's label and the first entry of each iteration, in order;
+/// The boundary's label, the first entry of each iteration, in order, and
+/// where the last iteration ends (exclusive) when the boundary spans the steps;
 /// `None` when the boundary picks no START event.
 fn boundary_cuts(
     snap: &Snapshot,
     anns: &[&Annotation],
     at: &[usize],
+    att: &Attribution,
     boundary: &Boundary,
-) -> Option<(String, Vec<usize>)> {
-    let starts = |prefix: &str| -> Vec<usize> {
+) -> Option<(String, Vec<usize>, Option<usize>)> {
+    // Each boundary START: (its first entry, its name).
+    let starts = |prefix: &str| -> Vec<(usize, &str)> {
         anns.iter()
             .zip(at)
             .filter(|(a, _)| a.stage == Stage::Start && snap.str(a.name).starts_with(prefix))
-            .map(|(_, &p)| p)
+            .map(|(a, &p)| (p, snap.str(a.name)))
             .collect()
     };
-    let (label, mut cuts) = match boundary {
+    let (label, mut starts) = match boundary {
         Boundary::Prefix(p) => (p.clone(), starts(p)),
         Boundary::Default => DEFAULT_BOUNDARIES
             .iter()
             .map(|p| (p.to_string(), starts(p)))
             .find(|(_, c)| !c.is_empty())?,
     };
-    cuts.dedup();
-    (!cuts.is_empty()).then_some((format!("{label}*:START"), cuts))
+    starts.dedup_by_key(|s| s.0);
+    if starts.is_empty() {
+        return None;
+    }
+    // Where each boundary START's own span ends (the END the attribution
+    // paired it with; spans are sorted by their first entry).
+    let ends: Vec<Option<usize>> = starts
+        .iter()
+        .map(|&(from, name)| {
+            let first = att.spans.partition_point(|s| s.from < from);
+            att.spans[first..]
+                .iter()
+                .take_while(|s| s.from == from)
+                .filter(|s| s.closed && att.names[s.name as usize] == name)
+                .map(|s| s.to)
+                .max()
+        })
+        .collect();
+    let cuts: Vec<usize> = starts.iter().map(|s| s.0).collect();
+    // The last iteration ends at its END when the boundary's spans are the
+    // iterations: `ProfilerStep#` (the profiler's whole step), or any
+    // boundary whose every earlier span reaches the next START. Then what
+    // follows the loop (evaluation, a checkpoint, the dump) is in no
+    // iteration. A boundary that marks a moment inside the step
+    // (`Optimizer.zero_grad`, `Optimizer.step`) says nothing of where the
+    // last step ends: it runs to the end of the trace, as does one without
+    // an END (never a figure cut short).
+    let spans_steps = label == "ProfilerStep#"
+        || (cuts.len() > 1
+            && ends
+                .iter()
+                .zip(&cuts[1..])
+                .all(|(end, &next)| end.is_some_and(|e| e >= next)));
+    let end = ends.last().copied().flatten().filter(|_| spans_steps);
+    Some((format!("{label}*:START"), cuts, end))
 }
 
 /// The index of the iteration entry `i` falls in, given the first entry of
@@ -430,26 +468,32 @@ fn iterations(
     snap: &Snapshot,
     anns: &[&Annotation],
     at: &[usize],
+    att: &Attribution,
     curves: &Curves,
     boundary: &Boundary,
 ) -> Option<Iterations> {
-    let (label, cuts) = boundary_cuts(snap, anns, at, boundary)?;
-    iterations_from(label, cuts, curves)
+    let (label, cuts, end) = boundary_cuts(snap, anns, at, att, boundary)?;
+    iterations_from(label, cuts, end, curves)
 }
 
-/// Iterations starting at entries `cuts` (ascending), each to the next
-/// (the last to the end of the trace); `None` without any.
-fn iterations_from(boundary: String, mut cuts: Vec<usize>, curves: &Curves) -> Option<Iterations> {
+/// Iterations starting at entries `cuts` (ascending), each to the next;
+/// the last to `end` (exclusive) when given, else to the end of the
+/// trace; `None` without any.
+fn iterations_from(
+    boundary: String,
+    mut cuts: Vec<usize>,
+    end: Option<usize>,
+    curves: &Curves,
+) -> Option<Iterations> {
     cuts.dedup();
-    if cuts.is_empty() {
-        return None;
-    }
+    let &last = cuts.last()?;
     let n = curves.allocated.len();
+    let end = end.unwrap_or(n).clamp(last, n);
     let items: Vec<Iteration> = cuts
         .iter()
         .enumerate()
         .map(|(k, &from)| {
-            let to = cuts.get(k + 1).copied().unwrap_or(n);
+            let to = cuts.get(k + 1).copied().unwrap_or(end);
             Iteration {
                 index: k as u64,
                 from_entry: from as u64,
@@ -500,7 +544,8 @@ pub(crate) fn stack_iterations(
         }
         in_run = m;
     }
-    iterations_from(format!("stack /{}/", rx.as_str()), cuts, curves)
+    // No event ends a stack-rule iteration: the last runs to the end.
+    iterations_from(format!("stack /{}/", rx.as_str()), cuts, None, curves)
 }
 
 /// Least-squares slope of `ys` over 0, 1, 2…, and the RMS residual.

@@ -149,6 +149,10 @@ pub struct TimeFigures {
     /// Bytes per iteration (negative: shrinking), when fitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leak_per_iteration: Option<i64>,
+    /// The leak fit's RMS residual in bytes: a slope smaller than it
+    /// cannot be told from a one-off step or noise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak_residual: Option<u64>,
     /// Per annotation name, the maximum over its spans.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub phases: BTreeMap<String, PhaseFigures>,

@@ -54,8 +54,10 @@ pub struct WindowSpecError {
     problem: String,
 }
 
-/// A window that cannot be applied to one device of a snapshot.
-#[derive(Debug, Clone, Error)]
+/// A window that cannot be applied to one device of a snapshot (in the
+/// JSON of a command, `window-not-placed`: a device it places nothing on).
+#[derive(Debug, Clone, PartialEq, Eq, Error, Serialize)]
+#[serde(rename_all = "kebab-case")]
 #[error("device {device}: window `{window}`: {problem}")]
 pub struct WindowError {
     pub device: Device,

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{
-    analyze_request, DeviceReport, Request, RuleSet, Timeline, Window, WindowError,
+    analyze_placing, analyze_request, DeviceReport, Placed, Request, RuleSet, Timeline, Window,
+    WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -25,6 +26,8 @@ pub(crate) struct Analysed {
     pub(crate) devices: Vec<DeviceReport>,
     /// One per device, when timelines were asked for.
     pub(crate) timelines: Option<Vec<Timeline>>,
+    /// The devices the window places nothing on (not in `devices`).
+    pub(crate) unplaced: Vec<WindowError>,
 }
 
 /// The files that could be analysed, and one error per file that could not.
@@ -41,7 +44,8 @@ impl Batch {
             .into_iter()
             .map(|a| {
                 let t = a.timelines.unwrap_or_default();
-                (AnalysedSnapshot::new(&a.path, a.devices, a.warnings), t)
+                let doc = AnalysedSnapshot::new(&a.path, a.devices, a.unplaced, a.warnings);
+                (doc, t)
             })
             .unzip()
     }
@@ -92,13 +96,41 @@ pub(crate) fn analyse_one(
     req: Request<'_>,
 ) -> Result<Analysed, Error> {
     let snap = snapshot::load(path)?;
-    let (devices, timelines) = analyse_snapshot(path, &snap, rules, req)?;
+    let (devices, timelines, unplaced) = analyse_placing(path, &snap, rules, req)?;
     Ok(Analysed {
         path: path.to_path_buf(),
         warnings: snap.warnings,
         devices,
         timelines,
+        unplaced,
     })
+}
+
+/// A file's device reports, a snapshot's timelines when asked for, and the
+/// devices its window places nothing on (never any in a summary).
+pub(crate) type Figures = (Vec<DeviceReport>, Option<Vec<Timeline>>, Vec<WindowError>);
+
+/// A snapshot's device reports as `req` asks, on the devices its window
+/// can be placed on, with why it cannot on the others; when it can be
+/// placed on none, an error naming `path` (nothing would be judged).
+pub(crate) fn analyse_placing(
+    path: &Path,
+    snap: &snapshot::Snapshot,
+    rules: &RuleSet,
+    req: Request<'_>,
+) -> Result<Figures, Error> {
+    let Placed { devices, unplaced } = analyze_placing(snap, rules, req);
+    if devices.is_empty() {
+        if let Some(error) = unplaced.first() {
+            return Err(Error::Window {
+                path: path.to_path_buf(),
+                error: error.clone(),
+            });
+        }
+    }
+    let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
+        devices.into_iter().unzip();
+    Ok((devices, timelines.into_iter().collect(), unplaced))
 }
 
 /// A snapshot's device reports as `req` asks, and each device's timeline

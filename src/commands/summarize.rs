@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{Boundary, Request, RuleSet, Window};
+use crate::analysis::{Boundary, Request, RuleSet, Window, WindowError};
 use crate::baseline::{summarize_file_with, Summary};
 use crate::input;
 use crate::report::escape::terminal;
@@ -14,7 +14,7 @@ use crate::error::{Error, OutputError, UsageError};
 use crate::files::{same_file, FileError};
 use crate::vocab::Rules;
 
-use super::analysed::{analyse_snapshot, rules};
+use super::analysed::{analyse_placing, rules};
 use super::Outcome;
 
 pub struct SummarizeOptions {
@@ -47,8 +47,15 @@ fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
     crate::files::write_atomic(path, text.as_bytes()).map_err(error)
 }
 
-fn one(path: &Path, opts: &SummarizeOptions, rules: &RuleSet) -> Result<PathBuf, Error> {
+/// The summary written, and the devices the window places nothing on (not
+/// in the summary, as a check of that window does not judge them).
+fn one(
+    path: &Path,
+    opts: &SummarizeOptions,
+    rules: &RuleSet,
+) -> Result<(PathBuf, Vec<WindowError>), Error> {
     let boundary = opts.iteration_boundary.clone().map(Boundary::Prefix);
+    let mut unplaced = Vec::new();
     let summary = summarize_file_with(path, |snap| {
         let window = opts.window.as_ref();
         let req = Request {
@@ -56,12 +63,15 @@ fn one(path: &Path, opts: &SummarizeOptions, rules: &RuleSet) -> Result<PathBuf,
             iteration_boundary: boundary.as_ref(),
             ..Request::top(opts.top)
         };
-        analyse_snapshot(path, snap, rules, req).map(|(devices, _)| devices)
+        analyse_placing(path, snap, rules, req).map(|(devices, _, missed)| {
+            unplaced = missed;
+            devices
+        })
     })?;
     let dir = &opts.output;
     let target = dir.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
-    Ok(target)
+    Ok((target, unplaced))
 }
 
 pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
@@ -121,8 +131,9 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     }
     for r in input::par_map(&paths, |p| one(p, opts, &rules)) {
         match r {
-            Ok(target) => {
+            Ok((target, unplaced)) => {
                 let _ = writeln!(out, "wrote {}", terminal(&target.display().to_string()));
+                let _ = crate::report::window_not_placed(out, &unplaced);
             }
             Err(e) => errors.push(e),
         }

@@ -118,6 +118,16 @@ pub enum Finding {
     },
     /// The figures judged are those of the target's window.
     InWindow { window: WindowReport },
+    /// The `window` places nothing on this device (`problem` says why):
+    /// the device is not judged; the others are, inside the window.
+    WindowNotPlaced { window: String, problem: String },
+    /// The leak figure's fit: the RMS `residual` of the live bytes at each
+    /// iteration's start around the fitted line, beside every leak check.
+    LeakFit { residual: u64 },
+    /// A leak `slope` over its budget or tolerance from a fit whose
+    /// `residual` is larger: the growth was no line (a one-off step after
+    /// warm-up, or noise), so it cannot support a leak verdict.
+    LeakInconclusive { slope: u64, residual: u64 },
 }
 
 /// Where a snapshot's baseline was looked for in vain.

@@ -56,6 +56,14 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check every report lists whatever its status: a device the window
+    /// places nothing on is said, never dropped.
+    pub fn always_listed(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| matches!(f, Finding::WindowNotPlaced { .. }))
+    }
+
     /// Current minus baseline.
     pub fn delta(&self) -> Option<i128> {
         self.baseline

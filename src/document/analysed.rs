@@ -6,13 +6,17 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::analysis::DeviceReport;
+use crate::analysis::{DeviceReport, WindowError};
 
 /// One analysed snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnalysedSnapshot {
     pub path: String,
     pub devices: Vec<DeviceReport>,
+    /// The devices the `--window` places nothing on, each with why: they
+    /// have no figures (`window-not-placed` in the JSON, a line in text).
+    #[serde(rename = "window-not-placed", skip_serializing_if = "Vec::is_empty")]
+    pub window_not_placed: Vec<WindowError>,
     /// The loader's warnings: printed in text, not part of the JSON
     /// (SPEC §10 fixes its keys; `inspect` lists them).
     #[serde(skip)]
@@ -23,11 +27,13 @@ impl AnalysedSnapshot {
     pub(crate) fn new(
         path: &Path,
         devices: Vec<DeviceReport>,
+        window_not_placed: Vec<WindowError>,
         warnings: Vec<String>,
     ) -> AnalysedSnapshot {
         AnalysedSnapshot {
             path: path.display().to_string(),
             devices,
+            window_not_placed,
             warnings,
         }
     }

@@ -16,6 +16,22 @@ pub fn value(unit: Unit, v: u64) -> String {
     }
 }
 
+/// The check's current value, with the leak fit's residual beside it when
+/// the check has one (`10 MiB (residual 14 MiB)`).
+pub fn current(c: &Check) -> String {
+    let shown = value(c.unit, c.current);
+    let residual = c.findings.iter().find_map(|f| match f {
+        Finding::LeakFit { residual } | Finding::LeakInconclusive { residual, .. } => {
+            Some(*residual)
+        }
+        _ => None,
+    });
+    match residual {
+        Some(r) => format!("{shown} (residual {})", value(c.unit, r)),
+        None => shown,
+    }
+}
+
 /// A signed change in the check's unit (`+40 MiB`, `-3`).
 pub fn delta(unit: Unit, d: i128) -> String {
     match unit {
@@ -149,6 +165,19 @@ fn clause(unit: Unit, f: &Finding) -> String {
             "the baseline's iterations start at {baseline}, the run's at {current}: \
              per-iteration figures are not compared (summarize the baseline with \
              the target's `iteration-boundary`)"
+        ),
+        Finding::WindowNotPlaced { window, problem } => format!(
+            "not judged: the window {window} places nothing on this device ({problem}); \
+             the other devices are judged in it"
+        ),
+        Finding::LeakFit { residual } => format!("fit residual {}", show(residual)),
+        Finding::LeakInconclusive { slope, residual } => format!(
+            "not judged: the leak fit's residual {} is larger than its slope {} per \
+             iteration, so the live bytes did not grow in a line (a one-off step after \
+             warm-up, or noise) and cannot support a leak verdict (see `memgate phases` \
+             for the live bytes at each iteration's start)",
+            show(residual),
+            show(slope)
         ),
         Finding::InWindow { window: w } => format!(
             "judged in the window {}..{} (entries {}..{})",

@@ -19,7 +19,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use super::escape;
 use super::finding::sentence;
 use super::{case_label, top_growth};
-use crate::compare::{Check, DeviceVerdict, SnapshotVerdict, Status, Verdict};
+use crate::compare::{Check, DeviceVerdict, Finding, SnapshotVerdict, Status, Verdict};
 
 /// What a warned case's name ends in.
 pub const WARNING_SUFFIX: &str = " [warning]";
@@ -39,6 +39,10 @@ fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> Tes
         .set_message(message)
         .set_description(body);
     status
+}
+
+fn is_leak_fit(f: &Finding) -> bool {
+    matches!(f, Finding::LeakFit { .. })
 }
 
 /// The outcome of one check; a warning passes, its name and output say so.
@@ -66,6 +70,9 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
     let mut case = TestCase::new(name, status);
     if c.status == Status::Warn {
         case.set_system_out(format!("warning: {line}"));
+    } else if c.status == Status::Pass && c.findings.iter().any(is_leak_fit) {
+        // The residual is read beside the figure, even where it passes.
+        case.set_system_out(line.clone());
     }
     if let Some(at) = &c.config_line {
         case.extra

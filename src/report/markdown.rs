@@ -5,7 +5,7 @@
 use similar::TextDiff;
 
 use super::escape::{markdown as md, markdown_code, terminal};
-use super::finding::{delta, sentence, value};
+use super::finding::{current, delta, sentence, value};
 use super::{case_label, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
 use crate::units::ByteDelta;
@@ -72,7 +72,7 @@ fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> Str
         cell(&case_label(s, d)),
         markdown_code(&c.id),
         opt(c.baseline.map(|b| value(c.unit, b))),
-        value(c.unit, c.current),
+        current(c),
         opt(c.delta().map(|d| delta(c.unit, d))),
         opt(c.delta_pct().map(|p| format!("{p:+.1}%"))),
         opt(c.budget.map(|b| value(c.unit, b))),
@@ -97,7 +97,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         }
         for d in &s.devices {
             for c in &d.checks {
-                if all || c.status > Status::Skipped {
+                if all || c.status > Status::Skipped || c.always_listed() {
                     out.push_str(&row(s, d, c));
                 } else {
                     hidden += 1;
@@ -131,7 +131,11 @@ fn reasons(t: &TargetVerdict) -> String {
     let mut lines = String::new();
     for s in &t.snapshots {
         for d in &s.devices {
-            for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
+            for c in d
+                .checks
+                .iter()
+                .filter(|c| c.status >= Status::Warn || c.always_listed())
+            {
                 lines.push_str(&format!(
                     "- **{} {}**: {}\n",
                     cell(&case_label(s, d)),

@@ -56,6 +56,36 @@ pub(crate) fn window_note(d: &DeviceReport) -> String {
     })
 }
 
+/// One line per device the window places nothing on: it has no figures,
+/// and says so rather than drop out.
+pub(crate) fn window_not_placed(
+    out: &mut dyn std::io::Write,
+    missed: &[crate::analysis::WindowError],
+) -> std::io::Result<()> {
+    for e in missed {
+        writeln!(
+            out,
+            "  {}",
+            not_placed_line(e, |s| terminal(s).into_owned())
+        )?;
+    }
+    Ok(())
+}
+
+/// `dev1: not judged: the window W places nothing on it (why)`, each name
+/// escaped by `esc` for its sink.
+pub(crate) fn not_placed_line(
+    e: &crate::analysis::WindowError,
+    esc: impl Fn(&str) -> String,
+) -> String {
+    format!(
+        "dev{}: not judged: the window {} places nothing on it ({})",
+        e.device,
+        esc(&e.window),
+        esc(&e.problem)
+    )
+}
+
 /// The top-sites listing one side of the site diff is made of, one site a
 /// line whatever its name holds.
 pub(crate) fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<u64>) -> String {

@@ -13,6 +13,7 @@ use crate::units::Bytes;
 pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
     doc.snapshots.iter().try_for_each(|a| {
         writeln!(out, "{}", terminal(&a.path))?;
+        super::window_not_placed(out, &a.window_not_placed)?;
         a.devices.iter().try_for_each(|d| device(out, d))
     })
 }

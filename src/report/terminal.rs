@@ -42,7 +42,11 @@ pub fn render(v: &Verdict, color: bool) -> String {
                 lines.push(format!("{tag} {t} {s}: {e}\n"));
             }
             for d in &s.devices {
-                for c in d.checks.iter().filter(|c| c.status >= Status::Warn) {
+                for c in d
+                    .checks
+                    .iter()
+                    .filter(|c| c.status >= Status::Warn || c.always_listed())
+                {
                     let tag = paint(label(c.status), c.status, color);
                     lines.push(format!(
                         "{tag} {} {} {}: {}\n",

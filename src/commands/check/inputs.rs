@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::analysis_adapter::RuleSet;
-use crate::analysis::{Boundary, DeviceReport, Request, Timeline, Window};
+use crate::analysis::{Boundary, Request, Window};
 use crate::budget::Target;
-use crate::commands::analysed::{analyse_snapshot, summary_in_window};
+use crate::commands::analysed::{analyse_placing, summary_in_window, Figures};
 use crate::compare::Lookup;
 use crate::error::Error;
 use crate::input::{self, Input};
@@ -109,14 +109,18 @@ pub(crate) fn figures(
     window: Option<&Window>,
     boundary: Option<&Boundary>,
     points: Option<usize>,
-) -> Result<(Vec<DeviceReport>, Option<Vec<Timeline>>), Error> {
+) -> Result<Figures, Error> {
     let read = if as_snapshot {
         input::read(path)
     } else {
         input::read_baseline(path)
     };
     match read? {
-        Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, None)),
+        Input::Summary(s) => Ok((
+            summary_in_window(path, s.devices, window)?,
+            None,
+            Vec::new(),
+        )),
         Input::Snapshot(snap) => {
             let req = Request {
                 window,
@@ -124,7 +128,7 @@ pub(crate) fn figures(
                 timeline_points: points,
                 ..Request::top(TOP_SITES)
             };
-            analyse_snapshot(path, &snap, rules, req)
+            analyse_placing(path, &snap, rules, req)
         }
     }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::analysis::{Boundary, DeviceReport, Timeline, Window};
+use crate::analysis::{Boundary, DeviceReport, Timeline, Window, WindowError};
 use crate::budget;
 use crate::compare::{self, Against, Status as CheckStatus, TargetVerdict, Verdict};
 use crate::error::{Error, UsageError};
@@ -189,19 +189,23 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .par_iter()
         .map(|(p, l)| {
             let current = snapshots.contains(p.as_path());
-            let (f, t) = match inputs::figures(p, &rules, current, l.window, l.boundary, points) {
-                Ok((f, t)) => (Ok(f), t),
-                Err(e) => (Err(e), None),
+            let (f, t, u) = match inputs::figures(p, &rules, current, l.window, l.boundary, points)
+            {
+                Ok((f, t, u)) => (Ok(f), t, u),
+                Err(e) => (Err(e), None, Vec::new()),
             };
-            (file_key(p, *l), f, t)
+            (file_key(p, *l), f, t, u)
         })
         .collect();
     let mut figures: HashMap<FileKey, Result<Vec<DeviceReport>, Error>> = HashMap::new();
     let mut timelines: HashMap<FileKey, Vec<Timeline>> = HashMap::new();
-    for (k, f, t) in analysed {
+    // Per file, the devices its window places nothing on.
+    let mut unplaced: HashMap<FileKey, Vec<WindowError>> = HashMap::new();
+    for (k, f, t, u) in analysed {
         if let Some(t) = t {
             timelines.insert(k.clone(), t);
         }
+        unplaced.insert(k.clone(), u);
         figures.insert(k, f);
     }
 
@@ -212,6 +216,15 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .zip(&lenses)
         .map(|((t, (planned, left)), &lens)| {
             let figures = |path: &PathBuf| &figures[&file_key(path, lens)];
+            // The judged devices (the target's `device`, else all) the
+            // window places nothing on.
+            let missed = |path: &PathBuf| -> Vec<WindowError> {
+                unplaced[&file_key(path, lens)]
+                    .iter()
+                    .filter(|e| t.device.is_none_or(|want| want == e.device))
+                    .cloned()
+                    .collect()
+            };
             let mut snapshots: Vec<_> = planned
                 .iter()
                 .map(|p| {
@@ -228,6 +241,16 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                             base_name,
                             format!("baseline {e}"),
                         ),
+                        (Ok(cur), _) if places_none(t, cur, &missed(&p.path)).is_some() => {
+                            let error = places_none(t, cur, &missed(&p.path))
+                                .map(|error| Error::Window {
+                                    path: p.path.clone(),
+                                    error,
+                                })
+                                .map(|e| e.to_string())
+                                .unwrap_or_default();
+                            compare::unreadable(p.name.clone(), path, base_name, error)
+                        }
                         (Ok(cur), _) if nothing_to_judge(t, cur).is_some() => {
                             let why = nothing_to_judge(t, cur).unwrap_or_default();
                             compare::unreadable(p.name.clone(), path, base_name, why)
@@ -242,7 +265,8 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
                                 lookup: p.lookup.as_ref(),
                                 require_baseline: opts.require_baseline,
                             };
-                            let v = compare::judge(p.name.clone(), path.clone(), cur, &against);
+                            let mut v = compare::judge(p.name.clone(), path.clone(), cur, &against);
+                            compare::window_not_placed(&mut v, missed(&p.path));
                             if v.devices.iter().all(|d| d.checks.is_empty()) {
                                 // `figures = []` and no budget: a pass here
                                 // would be a pass on nothing.
@@ -313,12 +337,13 @@ struct Lens<'a> {
 /// iteration boundary's prefix.
 type FileKey = (PathBuf, Option<String>, Option<String>);
 
-/// A file's figures (or why there are none) and, with `--html`, a
-/// snapshot's timelines.
+/// A file's figures (or why there are none), with `--html` a snapshot's
+/// timelines, and the devices its window places nothing on.
 type Analysed = (
     FileKey,
     Result<Vec<DeviceReport>, Error>,
     Option<Vec<Timeline>>,
+    Vec<WindowError>,
 );
 
 fn file_key(path: &Path, lens: Lens<'_>) -> FileKey {
@@ -331,6 +356,20 @@ fn file_key(path: &Path, lens: Lens<'_>) -> FileKey {
         lens.window.map(ToString::to_string),
         boundary,
     )
+}
+
+/// The window's error on a judged device, when it places nothing on any
+/// device the target judges (`missed` are those it places nothing on):
+/// judging the others would be a pass on nothing.
+fn places_none(
+    t: &budget::Target,
+    devices: &[DeviceReport],
+    missed: &[WindowError],
+) -> Option<WindowError> {
+    let judged = devices
+        .iter()
+        .any(|d| t.device.is_none_or(|want| want == d.device));
+    (!judged).then(|| missed.first().cloned()).flatten()
 }
 
 /// Why a readable snapshot gives the target nothing to judge: it holds no

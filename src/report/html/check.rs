@@ -53,7 +53,7 @@ fn checks_table(out: &mut String, d: &DeviceVerdict) {
             c.status.id(),
             escape(&c.id),
             c.status.id(),
-            value(c.unit, c.current),
+            finding::current(c),
             opt(c.baseline),
             opt(c.budget),
             escape(&finding::sentence(c))

@@ -250,6 +250,15 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
             .collect(),
     };
     let mut out = head("memgate profile");
+    for a in &doc.snapshots {
+        for e in &a.window_not_placed {
+            let line = super::not_placed_line(e, |s| escape(s).to_string());
+            out.push_str(&format!(
+                "<p class=\"note\">{}: {line}</p>\n",
+                escape(&a.path)
+            ));
+        }
+    }
     for (k, s) in sections.iter().enumerate() {
         device_heading(&mut out, k, s);
         out.push_str(&chart(k, s.path, s.report.device));
