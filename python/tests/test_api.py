@@ -8,7 +8,8 @@ import pytest
 
 import memgate
 
-REAL = Path("/work/shared/fixtures/real")
+# The shared fixtures sit beside the checkout (../shared), as on CI.
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "real"
 
 
 def cli_json(binary, *args):
