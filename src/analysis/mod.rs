@@ -10,6 +10,7 @@ mod replay;
 #[cfg(test)]
 mod replay_tests;
 mod rule_phases;
+mod span_index;
 pub(crate) mod rules;
 mod stacks;
 pub(crate) mod timeline;

@@ -18,6 +18,7 @@
 use crate::snapshot::{Action, Device, Snapshot, StackId};
 
 use super::phases::{phase_span, PhaseSpan};
+use super::span_index::SpanIndex;
 use super::replay::Curves;
 use super::rules::RuleSet;
 
@@ -50,6 +51,7 @@ pub(crate) fn rule_phase_spans(
         }
         (*slot != NONE).then_some(*slot as usize)
     };
+    let index = SpanIndex::new(trace, curves);
     let mut occurrences = vec![0u64; names.len()];
     let mut spans = Vec::new();
     // The open span: (phase, its first entry).
@@ -59,8 +61,7 @@ pub(crate) fn rule_phase_spans(
         occurrences[phase] += 1;
         let name = names[phase].to_string();
         spans.push(phase_span(
-            trace,
-            curves,
+            &index,
             name,
             occurrence,
             from..to,
