@@ -18,9 +18,9 @@
 use crate::snapshot::{Action, Device, Snapshot, StackId};
 
 use super::phases::{phase_span, PhaseSpan};
-use super::span_index::SpanIndex;
 use super::replay::Curves;
 use super::rules::RuleSet;
+use super::span_index::SpanIndex;
 
 /// A stack's phase not yet looked up.
 const UNSET: u32 = u32::MAX;
@@ -60,13 +60,7 @@ pub(crate) fn rule_phase_spans(
         let occurrence = occurrences[phase];
         occurrences[phase] += 1;
         let name = names[phase].to_string();
-        spans.push(phase_span(
-            &index,
-            name,
-            occurrence,
-            from..to,
-            closed,
-        ));
+        spans.push(phase_span(&index, name, occurrence, from..to, closed));
     };
     for (i, e) in trace.iter().enumerate() {
         if e.action != Action::Alloc {

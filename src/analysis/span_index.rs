@@ -143,12 +143,18 @@ mod tests {
         let n = 700;
         let mut x = 12345u64;
         let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             x >> 33
         };
         let trace: Vec<TraceEntry> = (0..n)
             .map(|_| {
-                let a = if next() % 3 == 0 { Action::FreeCompleted } else { Action::Alloc };
+                let a = if next() % 3 == 0 {
+                    Action::FreeCompleted
+                } else {
+                    Action::Alloc
+                };
                 entry(a, next() % 1000)
             })
             .collect();

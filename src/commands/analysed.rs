@@ -74,8 +74,8 @@ pub(crate) fn analyse_one(
 }
 
 /// A snapshot's device reports as `req` asks, and each device's timeline
-/// when it asks for them; a window that cannot be placed is an error
-/// naming `path`.
+/// when it asks for them; a window that cannot be placed, or stacks past
+/// the report limit (`snapshot::labels`), is an error naming `path`.
 pub(crate) fn analyse_snapshot(
     path: &Path,
     snap: &snapshot::Snapshot,
@@ -90,6 +90,18 @@ pub(crate) fn analyse_snapshot(
             })?
             .into_iter()
             .unzip();
+    if let Some(bytes) = snap.labels_overflow() {
+        return Err(snapshot::LoadError::new(
+            path,
+            format!(
+                "its call stacks would put {} MiB of frames in the report, more than memgate's \
+                 limit of {} MiB (one frame shared by very many or very deep stacks?)",
+                bytes >> 20,
+                snapshot::labels::MAX_REPORTED_FRAME_BYTES >> 20
+            ),
+        )
+        .into());
+    }
     Ok((devices, timelines.into_iter().collect()))
 }
 
