@@ -487,9 +487,9 @@ pub(crate) fn stack_iterations(
     let mut cache: HashMap<u32, bool> = HashMap::new();
     let mut matches = |stack: u32| {
         *cache.entry(stack).or_insert_with(|| {
-            snap.stack(stack)
+            super::stacks::rule_frames(snap, stack)
                 .iter()
-                .any(|&f| rx.is_match(snap.frame_name(f)) || rx.is_match(snap.frame_file(f)))
+                .any(|(n, f)| rx.is_match(n) || rx.is_match(f))
         })
     };
     let mut cuts = Vec::new();

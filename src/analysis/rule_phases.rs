@@ -42,11 +42,7 @@ pub(crate) fn rule_phase_spans(
     let mut phase_of = |stack: StackId| -> Option<usize> {
         let slot = &mut cache[stack as usize];
         if *slot == UNSET {
-            let frames: Vec<(&str, &str)> = snap
-                .stack(stack)
-                .iter()
-                .map(|&f| (snap.frame_name(f), snap.frame_file(f)))
-                .collect();
+            let frames = super::stacks::rule_frames(snap, stack);
             *slot = rules.phase_of(&frames).map_or(NONE, |p| p as u32);
         }
         (*slot != NONE).then_some(*slot as usize)
