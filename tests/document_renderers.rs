@@ -76,19 +76,20 @@ fn device_report() -> DeviceReport {
                 count: 3,
                 frames: vec![
                     "malloc (alloc.cpp:0)".into(),
-                    format!("{HOSTILE} (model.py:12)"),
+                    format!("{HOSTILE} (model.py:12)").into(),
                     "main (train.py:40)".into(),
-                ],
+                ]
+                .into(),
             },
             StackGroup {
                 bytes: 36 * MIB,
                 count: 1,
-                frames: vec!["malloc (alloc.cpp:0)".into()],
+                frames: vec!["malloc (alloc.cpp:0)".into()].into(),
             },
             StackGroup {
                 bytes: 0,
                 count: 1,
-                frames: vec![],
+                frames: Vec::new().into(),
             },
         ],
         sites_at_peak: vec![

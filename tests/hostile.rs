@@ -18,6 +18,10 @@ struct Run {
     stderr: String,
     /// Peak resident set of the child in KiB, when `/usr/bin/time` exists.
     max_rss_kib: Option<u64>,
+    /// The child's user + system CPU time, when `/usr/bin/time` exists: what
+    /// the work-bound tests compare, as other processes on a loaded machine
+    /// stretch wall time but not the child's own CPU time.
+    cpu: Option<Duration>,
     elapsed: Duration,
 }
 
@@ -42,23 +46,43 @@ fn manifest() -> serde_json::Map<String, J> {
 
 /// Run `memgate inspect PATH` in `cwd`, under `/usr/bin/time` when present.
 fn inspect_in(path: &Path, cwd: &Path) -> Run {
+    run_in(cwd, &["inspect".as_ref(), path.as_os_str()])
+}
+
+/// Run `memgate ARGS` in `cwd`, under `/usr/bin/time` when present.
+fn run_in(cwd: &Path, args: &[&std::ffi::OsStr]) -> Run {
     let bin = assert_cmd::cargo::cargo_bin("memgate");
     let time = Path::new("/usr/bin/time");
     let rss_file = cwd.join(".memgate-max-rss");
     let mut cmd = if time.exists() {
         let mut c = Command::new(time);
-        c.arg("-f").arg("%M").arg("-o").arg(&rss_file).arg(&bin);
+        c.arg("-f")
+            .arg("%M %U %S")
+            .arg("-o")
+            .arg(&rss_file)
+            .arg(&bin);
         c
     } else {
         Command::new(&bin)
     };
-    cmd.arg("inspect").arg(path).current_dir(cwd);
+    cmd.args(args).current_dir(cwd);
     let start = Instant::now();
     let out = cmd.output().unwrap();
     let elapsed = start.elapsed();
-    let max_rss_kib = std::fs::read_to_string(&rss_file)
-        .ok()
-        .and_then(|t| t.lines().last().and_then(|l| l.trim().parse().ok()));
+    // `time` writes "RSS_KIB USER_S SYS_S" as its last line.
+    let measured = std::fs::read_to_string(&rss_file).ok().and_then(|t| {
+        let line = t.lines().last()?.to_string();
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let kib: u64 = f.first()?.parse().ok()?;
+        let secs = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        let cpu = match (secs(1), secs(2)) {
+            (Some(u), Some(s)) => Some(Duration::from_secs_f64(u + s)),
+            _ => None,
+        };
+        Some((kib, cpu))
+    });
+    let max_rss_kib = measured.map(|(kib, _)| kib);
+    let cpu = measured.and_then(|(_, cpu)| cpu);
     let _ = std::fs::remove_file(&rss_file);
     Run {
         // `time` reports the child's exit code as its own.
@@ -66,6 +90,7 @@ fn inspect_in(path: &Path, cwd: &Path) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         max_rss_kib,
+        cpu,
         elapsed,
     }
 }
@@ -456,6 +481,20 @@ impl P {
         self.0.push(b'j');
         self.op(&i.to_le_bytes())
     }
+    /// `BINUNICODE` (4-byte length), for strings of any length.
+    fn text(&mut self, s: &str) -> &mut P {
+        self.0.push(b'X');
+        self.op(&(s.len() as u32).to_le_bytes()).op(s.as_bytes())
+    }
+    /// `LONG1`: any u64 (a ninth byte keeps values ≥ 2^63 positive).
+    fn long(&mut self, v: u64) -> &mut P {
+        let mut b = v.to_le_bytes().to_vec();
+        if v >> 63 == 1 {
+            b.push(0);
+        }
+        self.0.extend_from_slice(&[0x8a, b.len() as u8]);
+        self.op(&b)
+    }
     fn write(&mut self, dir: &Path, name: &str) -> PathBuf {
         self.0.push(b'.');
         let path = dir.join(name);
@@ -762,4 +801,365 @@ fn bombs_with_millions_of_opcodes_stay_under_the_memory_ceiling() {
             );
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Work and output bounded whatever the sharing, the addresses, the nesting
+// and the names (issue 19, items 1-4). Times are compared with a control
+// file of the same size run the same way, so a loaded machine slows both.
+// ---------------------------------------------------------------------------
+
+fn args<'a>(a: &'a [&'a str]) -> Vec<&'a std::ffi::OsStr> {
+    a.iter().map(|s| s.as_ref()).collect()
+}
+
+/// `memgate ARGS FILE` in the file's directory.
+fn run_on(path: &Path, a: &[&str]) -> Run {
+    let mut v = args(a);
+    v.push(path.as_os_str());
+    run_in(path.parent().unwrap(), &v)
+}
+
+/// Whether `slow` took at most 3 times `control` (plus 3 s of slack): CPU
+/// time where `/usr/bin/time` measured both, else wall time.
+fn assert_comparable(what: &str, slow: &Run, control: &Run) {
+    let (a, b, kind) = match (slow.cpu, control.cpu) {
+        (Some(a), Some(b)) => (a, b, "CPU"),
+        _ => (slow.elapsed, control.elapsed, "wall"),
+    };
+    assert!(
+        a <= b * 3 + Duration::from_secs(3),
+        "{what}: {a:?} of {kind} time, against {b:?} for the control",
+    );
+}
+
+/// Trace entries (a list's items) of allocs of 512 bytes at `addrs`,
+/// `time_us` 10, 11, …, each with the frames `frames` writes.
+fn allocs(p: &mut P, addrs: impl Iterator<Item = u64>, frames: &mut dyn FnMut(&mut P, usize)) {
+    for (i, a) in addrs.enumerate() {
+        p.op(b"}(").str("action").str("alloc").str("addr").long(a);
+        p.str("size")
+            .op(b"M\x00\x02")
+            .str("time_us")
+            .int(10 + i as u32);
+        p.str("frames");
+        frames(p, i);
+        p.op(b"u");
+    }
+}
+
+#[test]
+fn a_long_name_shared_by_every_frame_of_deep_stacks_is_cut_and_listed_once() {
+    // One 100 kB function name, stored once and fetched from the memo by
+    // every frame: 500 frames deep in 10 stacks (and DUP'd the same way),
+    // 100 kB of file. Copied into each label, `peak --format json` wrote
+    // 0.5 GB and used as much.
+    let dir = tempfile::tempdir().unwrap();
+    let long = "f".repeat(100_000);
+    let mut p = snapshot_with_trace(|p| {
+        let mut frames = |p: &mut P, i: usize| {
+            p.op(b"](}(").str("filename").str("m.py").str("name");
+            p.str("g").str("line").int(i as u32).op(b"u");
+            for k in 0..500 {
+                p.op(b"}(").str("filename").str("m.py").str("name");
+                if i == 0 && k == 0 {
+                    p.text(&long).put(7);
+                } else {
+                    p.get(7);
+                }
+                p.str("line").int(1).op(b"u");
+            }
+            p.op(b"e");
+        };
+        allocs(p, (0..10).map(|i| 0x7f00_0000_0000 + 512 * i), &mut frames);
+    });
+    let shared = { p }.write(dir.path(), "shared.pickle");
+    // The same stacks with the frame built once and DUP'd.
+    let mut p = snapshot_with_trace(|p| {
+        let mut frames = |p: &mut P, i: usize| {
+            p.op(b"](}(").str("filename").str("m.py").str("name");
+            p.str("g").str("line").int(i as u32).op(b"u");
+            p.op(b"}(").str("filename").str("m.py").str("name");
+            if i == 0 {
+                p.text(&long).put(7);
+            } else {
+                p.get(7);
+            }
+            p.str("line").int(1).op(b"u");
+            p.op(&[b'2'; 499]).op(b"e");
+        };
+        allocs(p, (0..10).map(|i| 0x7f00_0000_0000 + 512 * i), &mut frames);
+    });
+    let dupped = { p }.write(dir.path(), "dupped.pickle");
+    for path in [&shared, &dupped] {
+        let run = run_on(path, &["peak", "--format", "json"]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert_rss(&run, path);
+        assert!(
+            run.stdout.len() < 16 << 20,
+            "{}: {} bytes of JSON",
+            path.display(),
+            run.stdout.len()
+        );
+        let marker = "…[cut: 100000 bytes]";
+        assert!(run.stdout.contains(marker), "no {marker:?}");
+        let v: J = serde_json::from_str(&run.stdout).unwrap();
+        let stacks = &v["snapshots"][0]["devices"][0]["stacks-at-peak"];
+        assert_eq!(stacks.as_array().unwrap().len(), 10);
+        assert_eq!(stacks[0]["frames"].as_array().unwrap().len(), 501);
+        let label = stacks[0]["frames"][1].as_str().unwrap();
+        assert!(
+            label.len() < 1024 && label.ends_with(" (m.py:1)"),
+            "{label}"
+        );
+    }
+}
+
+#[test]
+fn stacks_that_would_fill_the_report_past_its_limit_are_one_error_line() {
+    // 10 stacks of 10,000 frames with a 100 kB name: 5 GB of labels to
+    // list, 50 MB once cut, still past the 64 MiB the reports may hold.
+    let dir = tempfile::tempdir().unwrap();
+    let long = "f".repeat(100_000);
+    let mut p = snapshot_with_trace(|p| {
+        let mut frames = |p: &mut P, i: usize| {
+            p.op(b"](}(").str("filename").str("m.py").str("name");
+            p.str("g").str("line").int(i as u32).op(b"u");
+            p.op(b"}(").str("filename").str("m.py").str("name");
+            if i == 0 {
+                p.text(&long).put(7);
+            } else {
+                p.get(7);
+            }
+            p.str("line").int(1).op(b"u");
+            p.op(&[b'2'; 13_000]).op(b"e");
+        };
+        allocs(p, (0..10).map(|i| 0x7f00_0000_0000 + 512 * i), &mut frames);
+    });
+    let path = { p }.write(dir.path(), "deep.pickle");
+    let run = run_on(&path, &["peak", "--format", "json"]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(!run.stdout.contains("m.py"), "frames listed anyway");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with(&format!("error: {}: ", path.display()))
+            && run.stderr.contains("limit of 64 MiB"),
+        "{}",
+        run.stderr
+    );
+    assert_rss(&run, &path);
+}
+
+/// The address whose hash under memgate's former unkeyed address hasher
+/// (a splitmix64 finalizer) is `h`: the finalizer inverted step by step.
+fn old_hasher_preimage(h: u64) -> u64 {
+    fn unxorshift(y: u64, s: u32) -> u64 {
+        let mut x = y;
+        for _ in 0..64 / s + 1 {
+            x = y ^ (x >> s);
+        }
+        x
+    }
+    fn inverse(m: u64) -> u64 {
+        // Newton's iteration for the inverse of an odd number mod 2^64.
+        let mut x = m;
+        for _ in 0..6 {
+            x = x.wrapping_mul(2u64.wrapping_sub(m.wrapping_mul(x)));
+        }
+        x
+    }
+    let mut z = unxorshift(h, 31);
+    z = z.wrapping_mul(inverse(0x94D0_49BB_1331_11EB));
+    z = unxorshift(z, 27);
+    z = z.wrapping_mul(inverse(0xBF58_476D_1CE4_E5B9));
+    z = unxorshift(z, 30);
+    z.wrapping_sub(0x9E37_79B9_7F4A_7C15)
+}
+
+#[test]
+fn addresses_chosen_to_collide_in_the_address_map_cost_no_more_than_ordinary_ones() {
+    // Hashes i << 40: one bucket and one tag for every table size, so the
+    // old map compared each insert with all the addresses before it.
+    let n = 1u64 << 16;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, addrs: &mut dyn Iterator<Item = u64>| {
+        let p = snapshot_with_trace(|p| {
+            allocs(p, addrs, &mut |p, _| {
+                p.op(b"]");
+            })
+        });
+        { p }.write(dir.path(), name)
+    };
+    let colliding = write(
+        "colliding.pickle",
+        &mut (0..n).map(|i| old_hasher_preimage(i << 40)),
+    );
+    let ordinary = write(
+        "ordinary.pickle",
+        &mut (0..n).map(|i| 0x7f00_0000_0000 + 512 * i),
+    );
+    let control = run_on(&ordinary, &["peak"]);
+    let run = run_on(&colliding, &["peak"]);
+    for r in [&control, &run] {
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert!(r.stdout.contains("33554432"), "{}", r.stdout);
+    }
+    assert_comparable("colliding addresses", &run, &control);
+}
+
+#[test]
+fn the_preimages_collide_under_the_old_hasher() {
+    // The old hasher, as it was: the test above aims at it.
+    fn old(x: u64) -> u64 {
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    for i in [0u64, 1, 2, 65_535] {
+        assert_eq!(old(old_hasher_preimage(i << 40)), i << 40);
+    }
+}
+
+/// A snapshot of `n` allocs (`time_us` 10…) and the annotation events
+/// `events` writes (as list items), on device 0.
+fn annotated(n: usize, events: impl FnOnce(&mut P)) -> P {
+    let mut p = P::new();
+    p.op(b"}(").str("segments").op(b"]").str("device_traces");
+    p.op(b"](](");
+    allocs(
+        &mut p,
+        (0..n as u64).map(|i| 0x7f00_0000_0000 + 512 * i),
+        &mut |p, _| {
+            p.op(b"]");
+        },
+    );
+    p.op(b"ee").str("external_annotations").op(b"](");
+    events(&mut p);
+    p.op(b"eu");
+    p
+}
+
+fn event(p: &mut P, stage: &str, name: &str, time: u32) {
+    p.op(b"}(").str("stage").str(stage).str("name").str(name);
+    p.str("device")
+        .op(b"K\x00")
+        .str("time_us")
+        .int(time)
+        .op(b"u");
+}
+
+#[test]
+fn annotations_nested_twenty_thousand_deep_cost_what_flat_ones_do() {
+    // 20,000 STARTs open before the first alloc and ended oldest first
+    // after the last: every END searched and shifted the open list, and
+    // every span was scanned entry by entry (depth x entries).
+    let n = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let end = 10 + n as u32;
+    let nested = annotated(n, |p| {
+        for i in 0..n {
+            event(p, "START", &format!("a{i}"), 10);
+        }
+        for i in 0..n {
+            event(p, "END", &format!("a{i}"), end);
+        }
+    })
+    .write(dir.path(), "nested.pickle");
+    // As many events, each span one entry long.
+    let flat = annotated(n, |p| {
+        for i in 0..n {
+            event(p, "START", &format!("a{i}"), 10 + i as u32);
+            event(p, "END", &format!("a{i}"), 10 + i as u32);
+        }
+    })
+    .write(dir.path(), "flat.pickle");
+    let control = run_on(&flat, &["phases", "--format", "json"]);
+    let run = run_on(&nested, &["phases", "--format", "json"]);
+    for r in [&control, &run] {
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+    }
+    let v: J = serde_json::from_str(&run.stdout).unwrap();
+    let phases = v["snapshots"][0]["devices"][0]["phases"]
+        .as_array()
+        .unwrap();
+    assert_eq!(phases.len(), n);
+    // The outermost span holds every alloc.
+    let a0 = phases.iter().find(|p| p["name"] == "a0").unwrap();
+    assert_eq!(a0["allocated-during"], 512 * n as u64, "{a0}");
+    assert_comparable("nested annotations", &run, &control);
+}
+
+#[test]
+fn hundreds_of_unmatched_long_names_get_their_closest_baseline_quickly() {
+    // 300 snapshots and 300 baselines, all 240-character names that match
+    // none: a full edit distance for each pair was 5 * 10^9 steps.
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = {
+        let mut p = snapshot_with_trace(|p| {
+            allocs(p, std::iter::once(0x7f00_0000_0000), &mut |p, _| {
+                p.op(b"]");
+            })
+        });
+        p.op(b".");
+        std::mem::take(&mut p.0)
+    };
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut name = |len: usize| -> String {
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'a' + (x % 10) as u8)
+            })
+            .collect()
+    };
+    let tree = |len: usize, name: &mut dyn FnMut(usize) -> String| {
+        let root = dir.path().join(format!("len{len}"));
+        std::fs::create_dir_all(root.join("snaps")).unwrap();
+        std::fs::create_dir_all(root.join("golden")).unwrap();
+        for _ in 0..300 {
+            std::fs::write(root.join(format!("snaps/{}.pickle", name(len))), &snapshot).unwrap();
+            std::fs::write(root.join(format!("golden/{}.pickle", name(len))), &snapshot).unwrap();
+        }
+        // One near miss, which must still be named.
+        let near = name(len);
+        std::fs::write(root.join(format!("snaps/{near}x.pickle")), &snapshot).unwrap();
+        std::fs::write(root.join(format!("golden/{near}.pickle")), &snapshot).unwrap();
+        std::fs::write(
+            root.join("memgate.toml"),
+            "[[target]]\nname = \"t\"\nsnapshots = \"snaps/*.pickle\"\nbaseline = \"golden/\"\n\
+             [target.budget]\nallocated-peak = \"1 GiB\"\n",
+        )
+        .unwrap();
+        (root, near)
+    };
+    let (long, near) = tree(240, &mut name);
+    let (short, _) = tree(8, &mut name);
+    let check = |root: &Path| {
+        run_in(
+            root,
+            &args(&["check", "--config", "memgate.toml", "--json", "-"]),
+        )
+    };
+    let control = check(&short);
+    let run = check(&long);
+    for r in [&control, &run] {
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+    }
+    // The near miss's finding offers its baseline first.
+    fn finding<'a>(v: &'a J, looked_for: &str) -> Option<&'a J> {
+        match v {
+            J::Object(m) if m.get("looked-for").and_then(J::as_str) == Some(looked_for) => Some(v),
+            J::Object(m) => m.values().find_map(|v| finding(v, looked_for)),
+            J::Array(a) => a.iter().find_map(|v| finding(v, looked_for)),
+            _ => None,
+        }
+    }
+    let report: J = serde_json::from_str(&run.stdout).unwrap();
+    let f = finding(&report, &format!("{near}x")).expect("no finding for the near miss");
+    assert_eq!(f["close"][0], format!("{near}.pickle"), "{f}");
+    assert_comparable("unmatched long names", &run, &control);
 }

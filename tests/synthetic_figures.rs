@@ -122,7 +122,13 @@ fn mosaic_categories_and_stack_groups_at_the_dynamic_peak_match_the_reference() 
             let got_stacks: Vec<(u64, u64, Vec<String>)> = d
                 .stacks_at_peak
                 .iter()
-                .map(|g| (g.bytes, g.count, g.frames.clone()))
+                .map(|g| {
+                    (
+                        g.bytes,
+                        g.count,
+                        g.frames.iter().map(|f| f.to_string()).collect(),
+                    )
+                })
                 .collect();
             assert_eq!(got_stacks, stacks, "{name} dev{}: stack groups", d.device);
         }

@@ -1,30 +1,13 @@
 //! Maps keyed by allocation address, with a hasher cheap enough for the
 //! replay's one lookup per trace entry.
+//!
+//! Addresses come from the snapshot, so a pull request chooses them: an
+//! unkeyed hasher lets it pick addresses that all land in one bucket and
+//! make every lookup walk them all (quadratic). foldhash's `fast` hasher
+//! is seeded at random per map, so no file can aim at its buckets, and it
+//! costs about what the old unkeyed splitmix finalizer did.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// Hasher for allocation addresses (multiples of 512): a splitmix64
-/// finalizer, much cheaper than SipHash and well spread in the low bits.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
 
 /// A map keyed by allocation address.
-pub(crate) type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+pub(crate) type AddrMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;

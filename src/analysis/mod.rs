@@ -11,6 +11,7 @@ mod replay;
 mod replay_tests;
 mod rule_phases;
 pub(crate) mod rules;
+mod span_index;
 mod stacks;
 pub(crate) mod timeline;
 mod types;
@@ -18,7 +19,7 @@ mod window;
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::snapshot::{Device, Segment, Snapshot, StackId};
+use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
@@ -457,7 +458,12 @@ fn moments(
                 entry,
                 time_us: entry.and_then(|i| trace[i as usize].time()),
                 allocated,
-                stacks: ranked_groups(snap, g, timeline::MOMENT_STACKS),
+                stacks: ranked_groups(
+                    snap,
+                    g,
+                    timeline::MOMENT_STACKS,
+                    Snapshot::stack_labels_folded,
+                ),
             }
         })
         .collect()
@@ -495,7 +501,7 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
         g.1 += 1;
         g.2 = g.2.min(l.index);
     }
-    ranked_groups(snap, groups, top)
+    ranked_groups(snap, groups, top, Snapshot::stack_labels)
 }
 
 /// Stack groups (stack -> bytes, count, first alloc index) largest first,
@@ -504,6 +510,7 @@ fn ranked_groups(
     snap: &Snapshot,
     groups: HashMap<StackId, (u64, u64, usize)>,
     top: usize,
+    labels: fn(&Snapshot, StackId) -> StackLabels,
 ) -> Vec<StackGroup> {
     let mut v: Vec<(StackId, (u64, u64, usize))> = groups.into_iter().collect();
     // Memory from before recording shares index 0: the stack id (interning
@@ -519,11 +526,7 @@ fn ranked_groups(
         .map(|(stack, (bytes, count, _))| StackGroup {
             bytes,
             count,
-            frames: snap
-                .stack(stack)
-                .iter()
-                .map(|&f| snap.frame_label(f))
-                .collect(),
+            frames: labels(snap, stack),
         })
         .collect()
 }

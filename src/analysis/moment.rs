@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::{Snapshot, TraceEntry};
+use crate::snapshot::{Snapshot, StackLabels, TraceEntry};
 
 use super::phases::{self, Attribution, DevicePhases};
 use super::replay::OomMoment;
@@ -97,8 +97,8 @@ pub struct OomDetail {
     pub phase: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iteration: Option<u64>,
-    /// `name (file:line)`, innermost first.
-    pub frames: Vec<String>,
+    /// `name (file:line)`, innermost first, shared.
+    pub frames: StackLabels,
 }
 
 /// The stacks live at one peak's moment (`peak --at`).
@@ -216,11 +216,7 @@ impl<'a> Clock<'a> {
                     reserved: o.reserved,
                     phase: p.annotation,
                     iteration: p.iteration,
-                    frames: snap
-                        .stack(e.stack)
-                        .iter()
-                        .map(|&f| snap.frame_label(f))
-                        .collect(),
+                    frames: snap.stack_labels(e.stack),
                 }
             })
             .collect()

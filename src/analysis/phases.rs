@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::snapshot::{Annotation, Device, Snapshot, Stage, TraceEntry};
 
 use super::replay::Curves;
+use super::span_index::SpanIndex;
 
 /// The group of entries outside every annotation (Mosaic's name for it).
 pub const NO_ANNOTATION: &str = "";
@@ -188,8 +189,12 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
     let mut names = vec![NO_ANNOTATION.to_string()];
     let mut ids: HashMap<u32, u32> = HashMap::new();
     let mut occurrences: HashMap<u32, u64> = HashMap::new();
-    // Open STARTs: (name id, occurrence, from entry).
-    let mut open: Vec<(u32, u64, usize)> = Vec::new();
+    // Open STARTs in order: (name id, occurrence, from entry, still open).
+    // An END closes one in place (no shifting) and `by_name` finds it, so
+    // each event costs O(1) however deep the nesting; closed ones are
+    // dropped from the top when they get there.
+    let mut open: Vec<(u32, u64, usize, bool)> = Vec::new();
+    let mut by_name: Vec<Vec<usize>> = vec![Vec::new()];
     let mut spans = Vec::new();
     let mut unmatched_ends = 0;
     let mut owner = Vec::with_capacity(if anns.is_empty() { 0 } else { trace.len() });
@@ -200,17 +205,23 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
             next += 1;
             let id = *ids.entry(a.name).or_insert_with(|| {
                 names.push(snap.str(a.name).to_string());
+                by_name.push(Vec::new());
                 (names.len() - 1) as u32
             });
             match a.stage {
                 Stage::Start => {
                     let k = occurrences.entry(id).or_insert(0);
-                    open.push((id, *k, i));
+                    by_name[id as usize].push(open.len());
+                    open.push((id, *k, i, true));
                     *k += 1;
                 }
-                Stage::End => match open.iter().rposition(|o| o.0 == id) {
+                Stage::End => match by_name[id as usize].pop() {
                     Some(j) => {
-                        let (name, occurrence, from) = open.remove(j);
+                        let (name, occurrence, from, _) = open[j];
+                        open[j].3 = false;
+                        while open.last().is_some_and(|o| !o.3) {
+                            open.pop();
+                        }
                         spans.push(RawSpan {
                             name,
                             occurrence,
@@ -228,7 +239,7 @@ pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
             owner.push(open.last().map_or(0, |o| o.0));
         }
     }
-    for (name, occurrence, from) in open {
+    for (name, occurrence, from, _) in open.into_iter().filter(|o| o.3) {
         spans.push(RawSpan {
             name,
             occurrence,
@@ -311,12 +322,13 @@ pub(crate) fn device_phases(
         });
     }
 
+    let index = SpanIndex::new(trace, curves);
     let phases: Vec<PhaseSpan> = att
         .spans
         .iter()
         .map(|s| {
             let name = att.names[s.name as usize].clone();
-            phase_span(trace, curves, name, s.occurrence, s.from..s.to, s.closed)
+            phase_span(&index, name, s.occurrence, s.from..s.to, s.closed)
         })
         .collect();
 
@@ -342,11 +354,10 @@ pub(crate) fn device_phases(
     }
 }
 
-/// The figures of the span of entries `at` (from the device's `curves`),
-/// as a [`PhaseSpan`].
+/// The figures of the span of entries `at` (from the device's curves),
+/// as a [`PhaseSpan`], in time independent of the span's length.
 pub(crate) fn phase_span(
-    trace: &[TraceEntry],
-    curves: &Curves,
+    index: &SpanIndex<'_>,
     name: String,
     occurrence: u64,
     at: std::ops::Range<usize>,
@@ -354,7 +365,8 @@ pub(crate) fn phase_span(
 ) -> PhaseSpan {
     let u = |v: i64| v.max(0) as u64;
     let (from, to) = (at.start, at.end);
-    let (alloc_peak, dyn_peak) = span_peaks(curves, from, to);
+    let curves = index.curves;
+    let (alloc_peak, dyn_peak) = index.peaks(from, to);
     PhaseSpan {
         name,
         occurrence,
@@ -365,7 +377,7 @@ pub(crate) fn phase_span(
         dynamic_peak: u(dyn_peak),
         live_at_start: u(curves.allocated_after(from)),
         live_at_end: u(curves.allocated_after(to)),
-        allocated_during: allocated_during(&trace[from..to]),
+        allocated_during: index.allocated_during(from, to),
     }
 }
 
@@ -381,14 +393,6 @@ fn span_peaks(curves: &Curves, from: usize, to: usize) -> (i64, i64) {
         .copied()
         .fold(curves.dynamic_after(from), i64::max);
     (a, d)
-}
-
-fn allocated_during(entries: &[TraceEntry]) -> u64 {
-    entries
-        .iter()
-        .filter(|e| e.action == crate::snapshot::Action::Alloc)
-        .map(|e| e.size)
-        .sum()
 }
 
 /// The boundary's label, the first entry of each iteration, in order, and
@@ -527,9 +531,9 @@ pub(crate) fn stack_iterations(
     let mut cache: HashMap<u32, bool> = HashMap::new();
     let mut matches = |stack: u32| {
         *cache.entry(stack).or_insert_with(|| {
-            snap.stack(stack)
+            super::stacks::rule_frames(snap, stack)
                 .iter()
-                .any(|&f| rx.is_match(snap.frame_name(f)) || rx.is_match(snap.frame_file(f)))
+                .any(|(n, f)| rx.is_match(n) || rx.is_match(f))
         })
     };
     let mut cuts = Vec::new();

@@ -20,6 +20,7 @@ use crate::snapshot::{Action, Device, Snapshot, StackId};
 use super::phases::{phase_span, PhaseSpan};
 use super::replay::Curves;
 use super::rules::RuleSet;
+use super::span_index::SpanIndex;
 
 /// A stack's phase not yet looked up.
 const UNSET: u32 = u32::MAX;
@@ -41,15 +42,12 @@ pub(crate) fn rule_phase_spans(
     let mut phase_of = |stack: StackId| -> Option<usize> {
         let slot = &mut cache[stack as usize];
         if *slot == UNSET {
-            let frames: Vec<(&str, &str)> = snap
-                .stack(stack)
-                .iter()
-                .map(|&f| (snap.frame_name(f), snap.frame_file(f)))
-                .collect();
+            let frames = super::stacks::rule_frames(snap, stack);
             *slot = rules.phase_of(&frames).map_or(NONE, |p| p as u32);
         }
         (*slot != NONE).then_some(*slot as usize)
     };
+    let index = SpanIndex::new(trace, curves);
     let mut occurrences = vec![0u64; names.len()];
     let mut spans = Vec::new();
     // The open span: (phase, its first entry).
@@ -58,14 +56,7 @@ pub(crate) fn rule_phase_spans(
         let occurrence = occurrences[phase];
         occurrences[phase] += 1;
         let name = names[phase].to_string();
-        spans.push(phase_span(
-            trace,
-            curves,
-            name,
-            occurrence,
-            from..to,
-            closed,
-        ));
+        spans.push(phase_span(&index, name, occurrence, from..to, closed));
     };
     for (i, e) in trace.iter().enumerate() {
         if e.action != Action::Alloc {

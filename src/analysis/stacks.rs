@@ -64,12 +64,7 @@ impl<'a> StackInfo<'a> {
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
         let slot = &mut self.category[stack as usize];
         if *slot == UNSET {
-            let snap = self.snap;
-            let frames: Vec<(&str, &str)> = snap
-                .stack(stack)
-                .iter()
-                .map(|&f| (snap.frame_name(f), snap.frame_file(f)))
-                .collect();
+            let frames = rule_frames(self.snap, stack);
             *slot = self.rules.classify(&frames) as u32;
         }
         *slot as usize
@@ -94,6 +89,21 @@ impl<'a> StackInfo<'a> {
     pub(crate) fn site_name(&self, id: u32) -> &str {
         &self.site_names[id as usize]
     }
+}
+
+/// A stack's (function, file) pairs for the rules, innermost first, each
+/// pair once (its first, innermost, place). Every rule asks whether any
+/// frame matches or which frame matches first, so dropping repeats
+/// changes no answer, and a frame a file repeats a million times (memo
+/// or `DUP`, two bytes each) is matched once, not a million times.
+pub(crate) fn rule_frames(snap: &Snapshot, stack: StackId) -> Vec<(&str, &str)> {
+    let mut seen = std::collections::HashSet::new();
+    snap.stack(stack)
+        .iter()
+        .map(|&f| snap.frame(f))
+        .filter(|f| seen.insert((f.name, f.filename)))
+        .map(|f| (snap.str(f.name), snap.str(f.filename)))
+        .collect()
 }
 
 /// `function (file)` of the innermost frame that is user Python code;

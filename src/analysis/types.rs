@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::snapshot::StackLabels;
+
 pub use crate::vocab::Figure;
 
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
@@ -82,8 +84,9 @@ pub struct PeakEntry {
 pub struct StackGroup {
     pub bytes: u64,
     pub count: u64,
-    /// `name (file:line)`, innermost first.
-    pub frames: Vec<String>,
+    /// `name (file:line)`, innermost first, shared with every other list
+    /// of this stack.
+    pub frames: StackLabels,
 }
 
 /// Live bytes at the peak attributed to one allocation site (SPEC §5).

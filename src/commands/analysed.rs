@@ -112,7 +112,8 @@ pub(crate) type Figures = (Vec<DeviceReport>, Option<Vec<Timeline>>, Vec<WindowE
 
 /// A snapshot's device reports as `req` asks, on the devices its window
 /// can be placed on, with why it cannot on the others; when it can be
-/// placed on none, an error naming `path` (nothing would be judged).
+/// placed on none, or its stacks went past the report limit, an error
+/// naming `path` (nothing would be judged).
 pub(crate) fn analyse_placing(
     path: &Path,
     snap: &snapshot::Snapshot,
@@ -128,14 +129,15 @@ pub(crate) fn analyse_placing(
             });
         }
     }
+    within_label_limit(path, snap)?;
     let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
         devices.into_iter().unzip();
     Ok((devices, timelines.into_iter().collect(), unplaced))
 }
 
 /// A snapshot's device reports as `req` asks, and each device's timeline
-/// when it asks for them; a window that cannot be placed is an error
-/// naming `path`.
+/// when it asks for them; a window that cannot be placed, or stacks past
+/// the report limit (`snapshot::labels`), is an error naming `path`.
 pub(crate) fn analyse_snapshot(
     path: &Path,
     snap: &snapshot::Snapshot,
@@ -150,7 +152,26 @@ pub(crate) fn analyse_snapshot(
             })?
             .into_iter()
             .unzip();
+    within_label_limit(path, snap)?;
     Ok((devices, timelines.into_iter().collect()))
+}
+
+/// An error naming `path` when the stacks its reports list went past the
+/// report limit (`snapshot::labels`) while they were analysed.
+fn within_label_limit(path: &Path, snap: &snapshot::Snapshot) -> Result<(), Error> {
+    match snap.labels_overflow() {
+        None => Ok(()),
+        Some(bytes) => Err(snapshot::LoadError::new(
+            path,
+            format!(
+                "its call stacks would put {} MiB of frames in the report, more than memgate's \
+                 limit of {} MiB (one frame shared by very many or very deep stacks?)",
+                bytes >> 20,
+                snapshot::labels::MAX_REPORTED_FRAME_BYTES >> 20
+            ),
+        )
+        .into()),
+    }
 }
 
 /// A summary's devices, when their figures are of `window` (or, without

@@ -432,7 +432,7 @@ mod tests {
             reserved: 8192 * MIB,
             phase: "forward".into(),
             iteration: Some(0),
-            frames: vec!["at::empty (a.cpp:1)".into(), "forward (model.py:39)".into()],
+            frames: vec!["at::empty (a.cpp:1)".into(), "forward (model.py:39)".into()].into(),
         };
         let over = Finding::OomOverAllowed {
             current: 3,

@@ -50,8 +50,9 @@ pub(crate) fn cut(s: &str) -> String {
 }
 
 /// The lines to print for a stack, by the rule above (escaped, cut).
-pub(crate) fn folded(frames: &[String]) -> Vec<String> {
-    let python: Vec<&String> = frames.iter().filter(|f| is_python(f)).collect();
+pub(crate) fn folded<S: AsRef<str>>(frames: &[S]) -> Vec<String> {
+    let frames: Vec<&str> = frames.iter().map(AsRef::as_ref).collect();
+    let python: Vec<&str> = frames.iter().copied().filter(|f| is_python(f)).collect();
     let cpp = frames.len() - python.len();
     let mut out = Vec::new();
     if python.is_empty() {
@@ -91,12 +92,12 @@ pub(crate) fn folded(frames: &[String]) -> Vec<String> {
 
 /// The innermost Python frame, else the innermost frame: where a stack
 /// is in the user's code, as far as one frame says it.
-pub(crate) fn innermost(frames: &[String]) -> Option<&str> {
+pub(crate) fn innermost<S: AsRef<str>>(frames: &[S]) -> Option<&str> {
     frames
         .iter()
+        .map(AsRef::as_ref)
         .find(|f| is_python(f))
-        .or(frames.first())
-        .map(String::as_str)
+        .or(frames.first().map(AsRef::as_ref))
 }
 
 #[cfg(test)]
@@ -176,6 +177,6 @@ mod tests {
             innermost(&labels(&["at::x (a.cpp:1)"])),
             Some("at::x (a.cpp:1)")
         );
-        assert_eq!(innermost(&[]), None);
+        assert_eq!(innermost::<String>(&[]), None);
     }
 }

@@ -662,8 +662,13 @@ pub(crate) fn build(
             "{trailing_bytes} bytes after the pickle's STOP were ignored (old torch_npu dumps leave them)"
         ));
     }
-    let strings = std::mem::take(&mut arena.strings).into_strings();
+    let strings = std::mem::take(&mut arena.strings)
+        .into_strings()
+        .into_iter()
+        .map(super::labels::cut_long)
+        .collect();
     drop(arena);
+    let labels = super::labels::Labels::new(c.frames.len(), c.stack_spans.len());
     let mut snap = Snapshot {
         format,
         shape,
@@ -680,6 +685,7 @@ pub(crate) fn build(
         generation: String::new(),
         trailing_bytes,
         warnings,
+        labels,
     };
     snap.generation = super::generation::detect(&snap, hints);
     Ok(snap)

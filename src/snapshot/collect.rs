@@ -244,9 +244,12 @@ impl Collector {
             Value::Folded(TAG_STACK, id) => Ok(id),
             Value::None => Ok(super::model::EMPTY_STACK),
             Value::Obj(id) => {
-                let items = match arena.obj(id) {
-                    Obj::List(items) => items.clone(),
-                    Obj::Tuple(items) => items.to_vec(),
+                // Taken, not copied (the list is folded below; a load that
+                // fails here is refused whole): a 10M-item frame list is
+                // 160 MB, and its copy as much again.
+                let items = match arena.obj_mut(id) {
+                    Obj::List(items) => std::mem::take(items),
+                    Obj::Tuple(items) => std::mem::take(items).into_vec(),
                     other => {
                         return Err(format!("`frames` is a {}, expected a list", other.kind()))
                     }

@@ -5,10 +5,12 @@ mod build;
 mod collect;
 mod generation;
 mod json;
+pub(crate) mod labels;
 mod load;
 mod model;
 mod unique_keys;
 
+pub use labels::StackLabels;
 pub use load::{load, load_bytes, LoadError};
 pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
 pub use model::Snapshot;

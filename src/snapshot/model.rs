@@ -2,6 +2,9 @@
 //! interned frames and stacks. What analysis sees; no pickle, no key names.
 
 use std::ops::Range;
+use std::sync::Arc;
+
+use super::labels::{self, Labels, StackLabels};
 
 /// Index of an interned frame.
 pub(crate) type FrameId = u32;
@@ -221,6 +224,8 @@ pub struct Snapshot {
     pub(crate) trailing_bytes: u64,
     /// Things that look wrong but do not stop analysis.
     pub(crate) warnings: Vec<String>,
+    /// Frame and stack labels, made once and shared by every report.
+    pub(crate) labels: Labels,
 }
 
 impl Snapshot {
@@ -299,6 +304,45 @@ impl Snapshot {
     pub fn frame_label(&self, id: FrameId) -> String {
         let f = self.frame(id);
         format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
+    }
+
+    /// A stack's frame labels, innermost first, made once and shared by
+    /// every report that lists the stack. Making them and each listing
+    /// count against the snapshot's report limit ([`labels`](super::labels));
+    /// past it the list is one marker line and
+    /// [`Snapshot::labels_overflow`] says so.
+    pub fn stack_labels(&self, stack: StackId) -> StackLabels {
+        self.labels_of(stack, true)
+    }
+
+    /// [`Snapshot::stack_labels`] for a renderer that folds the stack to a
+    /// few lines (the HTML page): only making the labels counts.
+    pub(crate) fn stack_labels_folded(&self, stack: StackId) -> StackLabels {
+        self.labels_of(stack, false)
+    }
+
+    fn labels_of(&self, stack: StackId, listed: bool) -> StackLabels {
+        let frames = self.stack(stack);
+        let label = |f: FrameId| self.labels.frame(f as usize, || self.frame_label(f));
+        let cost = self.labels.cost(stack as usize, || {
+            frames.iter().map(|&f| labels::frame_cost(&label(f))).sum()
+        });
+        let made = self.labels.made(stack as usize);
+        let within =
+            (made.is_some() || self.labels.count(cost)) && (!listed || self.labels.count(cost));
+        if !within {
+            return Arc::from([Arc::from(labels::OVER_BUDGET)]);
+        }
+        made.unwrap_or_else(|| {
+            self.labels.stack(stack as usize, || {
+                frames.iter().map(|&f| label(f)).collect()
+            })
+        })
+    }
+
+    /// The frame bytes the reports listed, when past the report limit.
+    pub(crate) fn labels_overflow(&self) -> Option<u64> {
+        self.labels.overflow()
     }
 
     pub fn action_name(&self, a: Action) -> &str {

@@ -134,34 +134,76 @@ fn list_dir(spec: &str) -> Result<Vec<PathBuf>, BaselineError> {
 
 /// The file names of the entries nearest to `name` by edit distance, at
 /// most [`CLOSE_NAMES`], none further away than `name` is long.
+///
+/// Bounded work, whatever the names: each is compared on its first
+/// [`COMPARED_CHARS`] characters, every entry gets a cheap lower bound
+/// ([`distance_floor`]), and the exact distance is computed for at most
+/// [`CANDIDATES`] entries, nearest floor first, stopping as soon as no
+/// other can come closer. A thousand unmatched snapshots against a
+/// thousand long baseline names then take milliseconds, not minutes.
 fn close_names(name: &str, entries: &BTreeMap<String, PathBuf>) -> Vec<String> {
-    let mut near: Vec<(usize, String)> = entries
+    let name: Vec<char> = name.chars().take(COMPARED_CHARS).collect();
+    let limit = name.len().max(1);
+    let mut floors: Vec<(usize, &String, &PathBuf)> = entries
         .iter()
-        .map(|(k, p)| (edit_distance(name, k), p))
-        .filter(|(d, _)| *d <= name.chars().count().max(1))
-        .map(|(d, p)| {
-            let file = p.file_name().map_or_else(
-                || p.display().to_string(),
-                |f| f.to_string_lossy().into_owned(),
-            );
-            (d, file)
+        .map(|(k, p)| {
+            let key: Vec<char> = k.chars().take(COMPARED_CHARS).collect();
+            (distance_floor(&name, &key), k, p)
         })
+        .filter(|(floor, _, _)| *floor <= limit)
         .collect();
-    near.sort();
+    floors.sort_by_key(|(floor, _, _)| *floor);
+    let mut near: Vec<(usize, String)> = Vec::new();
+    for (floor, k, p) in floors.into_iter().take(CANDIDATES) {
+        if near.len() >= CLOSE_NAMES && floor > near[CLOSE_NAMES - 1].0 {
+            break;
+        }
+        let key: Vec<char> = k.chars().take(COMPARED_CHARS).collect();
+        let d = edit_distance(&name, &key);
+        if d > limit {
+            continue;
+        }
+        let file = p.file_name().map_or_else(
+            || p.display().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+        near.push((d, file));
+        near.sort();
+    }
     near.into_iter().take(CLOSE_NAMES).map(|(_, f)| f).collect()
 }
 
+/// Characters of each name that the near-name search compares.
+const COMPARED_CHARS: usize = 64;
+/// Entries whose exact edit distance the near-name search computes.
+const CANDIDATES: usize = 16;
+
+/// A lower bound of the edit distance of `a` and `b`, in time linear in
+/// their lengths: the length difference, and half the characters one has
+/// and the other lacks (each counted in one of 64 buckets; an edit changes
+/// at most two bucket counts by one).
+fn distance_floor(a: &[char], b: &[char]) -> usize {
+    let mut count = [0i32; 64];
+    for c in a {
+        count[*c as usize % 64] += 1;
+    }
+    for c in b {
+        count[*c as usize % 64] -= 1;
+    }
+    let unmatched: usize = count.iter().map(|n| n.unsigned_abs() as usize).sum();
+    unmatched.div_ceil(2).max(a.len().abs_diff(b.len()))
+}
+
 /// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
+fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    for (i, ca) in a.iter().enumerate() {
         let mut diag = row[0];
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let next = (row[j + 1] + 1)
                 .min(row[j] + 1)
-                .min(diag + usize::from(ca != *cb));
+                .min(diag + usize::from(ca != cb));
             diag = row[j + 1];
             row[j + 1] = next;
         }
@@ -189,6 +231,14 @@ pub fn key_of(path: &Path, key: Option<&Regex>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The distance of two strings, checked against its floor.
+    fn edit_distance(a: &str, b: &str) -> usize {
+        let chars = |s: &str| s.chars().collect::<Vec<char>>();
+        let d = super::edit_distance(&chars(a), &chars(b));
+        assert!(distance_floor(&chars(a), &chars(b)) <= d, "{a} {b}");
+        d
+    }
 
     #[test]
     fn edit_distance_counts_insertions_deletions_and_substitutions() {
