@@ -17,7 +17,7 @@ pub const SUMMARY_KIND: &str = "memgate-summary";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Summary {
-    /// `schema_version` (SPEC §10 spelling, like every JSON output), first.
+    /// `schema_version` (spelled as docs/figures.md#json-documents says, like every JSON output), first.
     #[serde(rename = "schema_version")]
     pub schema_version: u32,
     pub kind: String,
@@ -63,7 +63,7 @@ pub(crate) fn summarize_file_with<E: From<LoadError>>(
     let (content, digest) = snapshot::read_input_hashed(path)?;
     let snap = content.into_snapshot(path)?;
     let mut devices = analyse(&snap)?;
-    // SPEC §2: a *small* file (figures, categories, top sites, provenance);
+    // docs/figures.md#summaries: a *small* file (figures, categories, top sites, provenance);
     // full stacks with C++ frames would make it hundreds of KiB.
     for d in &mut devices {
         d.stacks_at_peak.clear();
@@ -80,7 +80,7 @@ pub(crate) fn summarize(
 ) -> Summary {
     // The stacks at a chosen moment are for reading a run, not for
     // comparing runs: a summary stays small. The peaks' places and the
-    // first OOMs (SPEC §11) stay, so a diff against a summary can say a
+    // first OOMs (docs/figures.md#oom) stay, so a diff against a summary can say a
     // peak moved.
     for d in &mut devices {
         d.stacks_at_moment = None;

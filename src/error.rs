@@ -12,7 +12,7 @@ use crate::files::FileError;
 use crate::input::InputError;
 use crate::snapshot::LoadError;
 
-/// SPEC §8: 1 is the gate failing, which is a verdict, never an error.
+/// docs/figures.md#exit-codes: 1 is the gate failing, which is a verdict, never an error.
 const COULD_NOT_JUDGE: u8 = 2;
 
 /// One reason a command could not do its job.

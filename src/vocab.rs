@@ -106,7 +106,7 @@ impl Figure {
         }
     }
 
-    /// Whether the figure is measured over iterations (SPEC §11): only
+    /// Whether the figure is measured over iterations (docs/figures.md#iterations): only
     /// snapshots whose annotations mark iterations have it.
     pub fn needs_iterations(self) -> bool {
         matches!(self, Figure::SteadyStatePeak | Figure::LeakPerIteration)

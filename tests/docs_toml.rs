@@ -3,7 +3,9 @@
 //! true"). Blocks marked ```toml fragment are part of a target and are
 //! validated after a minimal `[[target]]` put in front of them. The files a
 //! block's globs, baselines and rules name are created in a scratch
-//! directory first, since validation checks that they exist.
+//! directory first, since validation checks that they exist. The worked
+//! example of docs/figures.md is run too: every number its output blocks
+//! state must be what memgate prints.
 
 use std::path::{Path, PathBuf};
 
@@ -211,4 +213,149 @@ fn glob_instances_match_their_pattern() {
     );
     assert_eq!(instance_of("r/rank[0-9].pickle"), "r/rank0.pickle");
     assert_eq!(instance_of("a/**/b?.json"), "a/x/bx.json");
+}
+
+/// The ```json blocks of `## Worked example` in docs/figures.md, in order:
+/// each with the last `memgate …` code span written between it and the
+/// block before it (none for the first, the snapshot).
+fn worked_example() -> Vec<(Option<String>, String)> {
+    let text = std::fs::read_to_string(root().join("docs/figures.md")).unwrap();
+    let start = text
+        .find("\n## Worked example\n")
+        .expect("docs/figures.md has a `## Worked example` section");
+    let section = &text[start + 1..];
+    let section = section[3..]
+        .find("\n## ")
+        .map_or(section, |e| &section[..e + 3]);
+    let mut out = Vec::new();
+    let mut prose = String::new();
+    let mut block: Option<String> = None;
+    for line in section.lines() {
+        match &mut block {
+            None if line.trim_start() == "```json" => block = Some(String::new()),
+            None => {
+                prose.push_str(line);
+                prose.push('\n');
+            }
+            Some(body) if line.trim_start().starts_with("```") => {
+                let command = prose
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .filter(|span| span.starts_with("memgate "))
+                    .last()
+                    .map(str::to_string);
+                out.push((command, std::mem::take(body)));
+                block = None;
+                prose.clear();
+            }
+            Some(body) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Where `got` lacks a key of `want` or differs from it (objects compare
+/// key by key, so `want` may be abridged; arrays element by element).
+fn differences(
+    path: &str,
+    want: &serde_json::Value,
+    got: &serde_json::Value,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            for (k, v) in w {
+                match g.get(k) {
+                    Some(gv) => differences(&format!("{path}.{k}"), v, gv, out),
+                    None => out.push(format!("{path}.{k}: missing")),
+                }
+            }
+        }
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => {
+            for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
+                differences(&format!("{path}[{i}]"), wv, gv, out);
+            }
+        }
+        (w, g) if w == g => {}
+        (w, g) => out.push(format!("{path}: the doc says {w}, memgate says {g}")),
+    }
+}
+
+/// What the worked example's command prints for its one device.
+fn device_output(command: &str, snapshot: &Path) -> serde_json::Value {
+    let args: Vec<String> = command
+        .split_whitespace()
+        .skip(1)
+        .map(|a| {
+            let a = a.trim_matches('\'');
+            if a == "example.json" {
+                snapshot.display().to_string()
+            } else {
+                a.to_string()
+            }
+        })
+        .collect();
+    let out = Command::cargo_bin("memgate")
+        .unwrap()
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "`{command}`: {out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["snapshots"][0]["devices"][0].clone()
+}
+
+#[test]
+fn the_worked_example_of_docs_figures_md_gives_the_numbers_it_states() {
+    let blocks = worked_example();
+    assert!(blocks.len() >= 3, "the worked example lost its blocks");
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("example.json");
+    std::fs::write(&snapshot, &blocks[0].1).unwrap();
+    let mut errors = Vec::new();
+    for (command, block) in &blocks[1..] {
+        let command = command
+            .as_deref()
+            .expect("each output block names its command");
+        let want: serde_json::Value = serde_json::from_str(block)
+            .unwrap_or_else(|e| panic!("the block after `{command}` is not JSON: {e}"));
+        let mut found = Vec::new();
+        differences("", &want, &device_output(command, &snapshot), &mut found);
+        errors.extend(found.into_iter().map(|f| format!("`{command}`: {f}")));
+    }
+    assert!(
+        errors.is_empty(),
+        "docs/figures.md is wrong:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn a_wrong_number_in_the_worked_example_would_be_caught() {
+    let got = serde_json::json!({"figures": {"allocated-peak": 11534336, "oom-events": 1}});
+    let mut found = Vec::new();
+    differences(
+        "",
+        &serde_json::json!({"figures": {"allocated-peak": 11534335}}),
+        &got,
+        &mut found,
+    );
+    differences(
+        "",
+        &serde_json::json!({"figures": {"reserved-peak": 1}}),
+        &got,
+        &mut found,
+    );
+    assert_eq!(
+        found,
+        [
+            ".figures.allocated-peak: the doc says 11534335, memgate says 11534336",
+            ".figures.reserved-peak: missing"
+        ]
+    );
 }

@@ -1,4 +1,4 @@
-//! `memgate profile --group-by annotation|compile-context` (SPEC §11): the
+//! `memgate profile --group-by annotation|compile-context` (docs/figures.md#annotation-and-compile-context-groups): the
 //! `categories` object filled with annotation names or compile contexts.
 //! Against Mosaic's own numbers on the real fixtures (skipped loudly
 //! without ../shared), and against expectations worked out by hand on small

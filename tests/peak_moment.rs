@@ -282,7 +282,7 @@ fn a_gate_failing_on_an_oom_says_where_it_happened() {
         all.contains("(allocated 350.00 MiB, reserved 2 GiB) at entry 6, +2.100 s, phase: Optimizer.step, iteration 1, in step (opt.py:8)"),
         "{all}"
     );
-    // The verdict JSON carries the OOM details per device (SPEC §11 `oom`).
+    // The verdict JSON carries the OOM details per device (docs/figures.md#oom).
     let out = memgate()
         .current_dir(dir.path())
         .args(["check", "--json", "-"])

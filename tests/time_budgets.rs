@@ -1,4 +1,4 @@
-//! Budgets on the time structure (SPEC §11): `steady-state-peak`,
+//! Budgets on the time structure (docs/figures.md#time-structure): `steady-state-peak`,
 //! `leak-per-iteration` and `[target.budget.phase."NAME"]`, against limits
 //! and against a baseline summary, on a loop whose figures are worked out
 //! by hand.

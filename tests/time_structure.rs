@@ -1,4 +1,4 @@
-//! `memgate phases` (SPEC §11): the usage at each annotation event against
+//! `memgate phases` (docs/figures.md#time-structure): the usage at each annotation event against
 //! Mosaic's own numbers on the shared fixtures, and phases, iterations and
 //! the leak fit on a small trace whose expectations are worked out by hand
 //! below.

@@ -1,4 +1,4 @@
-//! `--window FROM..TO` (SPEC §11): every bound kind, the state carried in,
+//! `--window FROM..TO` (docs/figures.md#windows): every bound kind, the state carried in,
 //! the errors, on a small snapshot whose figures are worked out by hand
 //! below; and Mosaic's own window peaks and usages at events on the real
 //! fixtures of `../shared` (skipped, loudly, when it is absent).

@@ -1,4 +1,4 @@
-//! The built-in `default` category table (SPEC §4) as data: printed by
+//! The built-in `default` category table (docs/figures.md#the-default-rules) as data: printed by
 //! `memgate profile --print-rules` and compiled by `RuleSet`.
 //!
 //! For each frame (innermost first) the rows are tried top to bottom; the

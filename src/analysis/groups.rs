@@ -1,4 +1,4 @@
-//! What the bytes of a report's `categories` are grouped by (SPEC §4, §11):
+//! What the bytes of a report's `categories` are grouped by (docs/figures.md#categories, #annotation-and-compile-context-groups):
 //! the category rules on each allocation's stack, the innermost annotation
 //! open at the allocation, or the allocation's `compile_context`. The one
 //! replay of a device fills any of them: it asks [`Groups::classify`] the
@@ -47,7 +47,7 @@ impl GroupBy {
 }
 
 /// The compile-context group of an allocation without one (Mosaic's name;
-/// memgate also puts an empty `compile_context` there, as SPEC §11 says).
+/// memgate also puts an empty `compile_context` there, as docs/figures.md#annotation-and-compile-context-groups says).
 pub const NO_COMPILE_CONTEXT: &str = "N/A";
 
 /// How an allocation finds its group.

@@ -37,7 +37,7 @@ use groups::Groups;
 use replay::{DeviceReplay, Live};
 use stacks::StackInfo;
 
-/// Analyse every device of a snapshot (SPEC §3–5); `top` bounds the stack
+/// Analyse every device of a snapshot (docs/figures.md#figures, #categories, #stacks-and-sites); `top` bounds the stack
 /// groups and sites listed per device.
 pub fn analyze(snap: &Snapshot, rules: &RuleSet, top: usize) -> Vec<DeviceReport> {
     reports(snap, rules, Request::top(top))
@@ -56,7 +56,7 @@ pub struct Request<'w> {
     /// The stacks live at this peak, listed besides those at the dynamic
     /// peak (`peak --at`).
     pub stacks_at: Option<PeakAt>,
-    /// Figures inside this window only (SPEC §11).
+    /// Figures inside this window only (docs/figures.md#windows).
     pub window: Option<&'w Window>,
     /// Where iterations start (the default boundaries when `None`).
     pub iteration_boundary: Option<&'w Boundary>,
@@ -150,7 +150,7 @@ fn reports(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Vec<DeviceRepo
         .collect()
 }
 
-/// [`analyze`] inside `window` (SPEC §11): each device's figures are the
+/// [`analyze`] inside `window` (docs/figures.md#windows): each device's figures are the
 /// maxima over the window's entries, with the state before it carried in,
 /// and each report says where the window lies. With `max_points`, each
 /// device's category timeline (of the whole trace) comes from the same
@@ -259,7 +259,7 @@ fn device_analysis(
     let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
-    // Every report says where its peaks fall (SPEC §11 `peak-phase`): the
+    // Every report says where its peaks fall (docs/figures.md#peak-phase): the
     // attribution above is the only pass this costs.
     let clock =
         (!trace.is_empty()).then(|| moment::Clock::new(trace, attribution, structure.as_ref()));
@@ -642,7 +642,7 @@ pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: us
     t.expect("a timeline was asked for")
 }
 
-/// The time structure of every device (SPEC §11): annotation events with
+/// The time structure of every device (docs/figures.md#time-structure): annotation events with
 /// the memory at each, phase spans, iterations and the leak fit, from one
 /// replay of each trace; `substrings`, when given, keep only the annotation
 /// events whose name contains one of them. Devices are those with a trace

@@ -56,7 +56,7 @@ pub struct Place {
     pub rel_s: Option<f64>,
 }
 
-/// Where each peak of a device is first reached (SPEC §11 `peak-phase`).
+/// Where each peak of a device is first reached (docs/figures.md#peak-phase).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct PeakPhase {
@@ -79,7 +79,7 @@ impl PeakPhase {
     }
 }
 
-/// One `oom` entry of the trace and the memory at it (SPEC §11 `oom`).
+/// One `oom` entry of the trace and the memory at it (docs/figures.md#oom).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct OomDetail {

@@ -1,4 +1,4 @@
-//! When memory grew (SPEC §11): which annotation each trace entry belongs
+//! When memory grew (docs/figures.md#time-structure): which annotation each trace entry belongs
 //! to, the usage at each annotation event (Mosaic's "memory usage by
 //! annotation stage"), the phase spans, and the iterations with their leak
 //! fit. Everything here is computed from the snapshot's annotations and the
@@ -270,7 +270,7 @@ pub enum Boundary {
 /// The default boundaries, in order of preference.
 const DEFAULT_BOUNDARIES: [&str; 3] = ["ProfilerStep#", "Optimizer.zero_grad", "Optimizer.step"];
 
-/// The time structure of `device` (SPEC §11). `curves` come from the
+/// The time structure of `device` (docs/figures.md#time-structure). `curves` come from the
 /// device's replay and `att` is its [`attribute`]; `substrings`, when not
 /// empty, keep only the annotation events whose name contains one of them
 /// (the phases and iterations still use every annotation).

@@ -1,4 +1,4 @@
-//! One device's trace replay (SPEC §3–4) in a single pass: the figures, the
+//! One device's trace replay (docs/figures.md#figures, #categories) in a single pass: the figures, the
 //! entry where each peak is first reached, per-category totals, each
 //! allocation's lifetime (so the live set at any entry can be recovered
 //! afterwards) and, when asked, the category timeline. The alloc/free

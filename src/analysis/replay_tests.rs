@@ -1,4 +1,4 @@
-//! The one-pass replay against a plain model of SPEC §3–4: the state after
+//! The one-pass replay against a plain model of docs/figures.md#figures, #categories: the state after
 //! every entry computed from scratch, peaks taken as the first maximum, the
 //! live set at each entry re-walked from the start.
 

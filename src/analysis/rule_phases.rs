@@ -1,4 +1,4 @@
-//! Phases from stack rules (SPEC §11; the semantics are memgate's own), for
+//! Phases from stack rules (docs/figures.md#phases-from-stack-rules; the semantics are memgate's own), for
 //! traces with no annotations, such as Ascend NPU snapshots (which have no
 //! `time_us` either): the `[phases]` table of a rules file names each phase
 //! by a regex, matched like the custom categories against the function and

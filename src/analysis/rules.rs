@@ -1,6 +1,6 @@
-//! Category rule sets (SPEC §4): the built-in `default` table, Mosaic's
+//! Category rule sets (docs/figures.md#categories): the built-in `default` table, Mosaic's
 //! legacy `AllocationType.from_frame_stack`, and custom TOML rules on top;
-//! and the phase rules of a rules file's `[phases]` table (SPEC §11).
+//! and the phase rules of a rules file's `[phases]` table (docs/figures.md#phases-from-stack-rules).
 
 use std::path::Path;
 
@@ -91,7 +91,7 @@ fn index_of(categories: &[String], name: &str) -> usize {
 }
 
 impl RuleSet {
-    /// The built-in `default` rules (SPEC §4).
+    /// The built-in `default` rules (docs/figures.md#the-default-rules).
     pub fn builtin_default() -> RuleSet {
         let categories: Vec<String> = DEFAULT_CATEGORIES.iter().map(|c| c.to_string()).collect();
         let rows = DEFAULT_ROWS
@@ -389,7 +389,7 @@ fn mosaic_category(frames: &[(&str, &str)]) -> Option<&'static str> {
 /// The default table as text, for `memgate profile --print-rules`.
 pub(crate) fn print_default_rules() -> String {
     let mut out = String::from(
-        "# memgate default category rules (SPEC §4)\n\
+        "# memgate default category rules (see docs/figures.md#the-default-rules)\n\
          # Frames are scanned innermost first; for each frame the rows are tried in\n\
          # order and the first row whose patterns all match decides (case-insensitive\n\
          # regexes on the function name and the file name). `(skip)` rows mark\n\

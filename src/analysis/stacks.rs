@@ -1,5 +1,5 @@
 //! Per-stack facts computed once per snapshot and cached by `StackId`: the
-//! category under a rule set and the allocation site (SPEC §5).
+//! category under a rule set and the allocation site (docs/figures.md#stacks-and-sites).
 
 use std::collections::HashMap;
 

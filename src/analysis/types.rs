@@ -43,7 +43,7 @@ impl Figure {
     }
 }
 
-/// SPEC §3 figures of one device, in bytes or counts.
+/// The figures (docs/figures.md#figures) of one device, in bytes or counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Figures {
@@ -57,7 +57,7 @@ pub struct Figures {
     pub trace_entries: u64,
 }
 
-/// Per-category bytes (SPEC §4), keyed by category name.
+/// Per-category bytes (docs/figures.md#categories), keyed by category name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Categories {
@@ -89,7 +89,7 @@ pub struct StackGroup {
     pub frames: StackLabels,
 }
 
-/// Live bytes at the peak attributed to one allocation site (SPEC §5).
+/// Live bytes at the peak attributed to one allocation site (docs/figures.md#stacks-and-sites).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct SiteBytes {
@@ -114,17 +114,17 @@ pub struct DeviceReport {
     pub trace_complete: bool,
     pub stacks_at_peak: Vec<StackGroup>,
     pub sites_at_peak: Vec<SiteBytes>,
-    /// Iterations and phases (SPEC §11), when the trace has annotations.
+    /// Iterations and phases (docs/figures.md#time-structure), when the trace has annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<TimeFigures>,
-    /// Where each peak falls (SPEC §11 `peak-phase`); absent only for an
+    /// Where each peak falls (docs/figures.md#peak-phase); absent only for an
     /// empty trace (and in summaries written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_phase: Option<PeakPhase>,
     /// The stacks live at the peak `memgate peak --at` names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stacks_at_moment: Option<MomentStacks>,
-    /// The first OOM entries in detail (SPEC §11 `oom`); the count of all
+    /// The first OOM entries in detail (docs/figures.md#oom); the count of all
     /// is `figures.oom-events`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub oom: Vec<OomDetail>,

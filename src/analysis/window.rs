@@ -1,4 +1,4 @@
-//! Windows (SPEC §11): `FROM..TO`, each bound a time, a time relative to
+//! Windows (docs/figures.md#windows): `FROM..TO`, each bound a time, a time relative to
 //! the device's first timed entry, an entry index, an annotation event or
 //! an allocation event in Mosaic's notation; parsed once, then resolved per
 //! device to an inclusive range of entries that the replay takes its

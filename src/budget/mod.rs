@@ -1,4 +1,4 @@
-//! The budget file (SPEC §6): the raw TOML structs, and the validated
+//! The budget file (docs/figures.md#checks): the raw TOML structs, and the validated
 //! budget `check` judges with. Every problem is collected with its
 //! `file:line:col` before failing.
 //!
@@ -155,7 +155,7 @@ pub struct Target {
     pub iteration_boundary: Option<String>,
 }
 
-/// A limit on a figure over one annotation's spans (SPEC §11).
+/// A limit on a figure over one annotation's spans (docs/figures.md#phase-figures).
 #[derive(Debug, Clone)]
 pub struct PhaseLimit {
     /// The annotation name, as `memgate phases` lists it.

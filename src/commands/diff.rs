@@ -21,7 +21,7 @@ pub struct DiffOptions {
     pub format: OutputFormat,
     pub rules: String,
     pub top: usize,
-    /// Compare the figures inside this window (SPEC §11).
+    /// Compare the figures inside this window (docs/figures.md#windows).
     pub window: Option<Window>,
     /// Also write the comparison as a self-contained HTML page here.
     pub html: Option<PathBuf>,

@@ -23,7 +23,7 @@ pub struct PeakOptions {
     pub rules: String,
     /// Whose live stacks to list.
     pub at: PeakAt,
-    /// Figures inside this window only (SPEC §11).
+    /// Figures inside this window only (docs/figures.md#windows).
     pub window: Option<Window>,
     /// Also write the figures as GitLab's metrics report (OpenMetrics);
     /// `-`: to stdout, in place of the text or JSON.

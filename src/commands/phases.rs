@@ -1,6 +1,6 @@
 //! `memgate phases`: when memory grew. Per device, every annotation event
 //! with Mosaic's key and the memory at it, the phase spans, and the
-//! iterations with the steady-state peak and the leak fit (SPEC §11).
+//! iterations with the steady-state peak and the leak fit (docs/figures.md#time-structure).
 
 use std::io::Write;
 

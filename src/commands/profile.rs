@@ -23,7 +23,7 @@ pub struct ProfileOptions {
     pub rules: String,
     /// What `categories` group the bytes by (the rules apply to `Category`).
     pub group_by: GroupBy,
-    /// Figures inside this window only (SPEC §11).
+    /// Figures inside this window only (docs/figures.md#windows).
     pub window: Option<Window>,
     pub html: Option<PathBuf>,
     pub print_rules: bool,

@@ -22,7 +22,7 @@ pub struct SummarizeOptions {
     pub output: PathBuf,
     pub rules: String,
     pub top: usize,
-    /// Summarize the figures inside this window (SPEC §11).
+    /// Summarize the figures inside this window (docs/figures.md#windows).
     pub window: Option<Window>,
     /// Iterations start at annotations whose name starts with this (the
     /// default boundaries when `None`).

@@ -107,10 +107,10 @@ impl SiteRow {
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceVerdict {
     pub device: u32,
-    /// Where each peak of the run was reached (SPEC §11).
+    /// Where each peak of the run was reached (docs/figures.md#peak-phase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_phase: Option<PeakPhase>,
-    /// The first OOM entries of the run in detail (SPEC §11 `oom`).
+    /// The first OOM entries of the run in detail (docs/figures.md#oom).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub oom: Vec<OomDetail>,
     pub trace_complete: bool,
@@ -162,7 +162,7 @@ pub struct Counts {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Verdict {
-    /// Spelled as SPEC §10 spells it in every JSON document.
+    /// Spelled as docs/figures.md#json-documents spells it in every JSON document.
     #[serde(rename = "schema_version")]
     pub schema_version: u32,
     pub kind: &'static str,

@@ -1,4 +1,4 @@
-//! The documents of `memgate peak` and `memgate profile` (SPEC §10): each
+//! The documents of `memgate peak` and `memgate profile` (docs/figures.md#json-documents): each
 //! snapshot's path and the analysis of every device. The two commands
 //! share the shape but not the version: either may grow alone.
 
@@ -18,7 +18,7 @@ pub struct AnalysedSnapshot {
     #[serde(rename = "window-not-placed", skip_serializing_if = "Vec::is_empty")]
     pub window_not_placed: Vec<WindowError>,
     /// The loader's warnings: printed in text, not part of the JSON
-    /// (SPEC §10 fixes its keys; `inspect` lists them).
+    /// (docs/figures.md#json-documents fixes its keys; `inspect` lists them).
     #[serde(skip)]
     pub warnings: Vec<String>,
 }

@@ -1,4 +1,4 @@
-//! `memgate inspect`'s document (SPEC §10): what is in each file, counted
+//! `memgate inspect`'s document (docs/figures.md#json-documents): what is in each file, counted
 //! without analysis.
 
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ pub struct SnapshotInventory {
     pub format: FileFormat,
     /// The pickle protocol (0 when the stream has no `PROTO`); `None` for JSON.
     pub pickle_protocol: Option<u8>,
-    /// `dict` or `list` (SPEC §2).
+    /// `dict` or `list` (docs/figures.md#inputs).
     pub shape: &'static str,
     pub generation: String,
     pub segments: usize,

@@ -1,4 +1,4 @@
-//! The document of `memgate phases` (SPEC §11): per snapshot and device,
+//! The document of `memgate phases` (docs/figures.md#time-structure): per snapshot and device,
 //! the annotation events with the memory at each, the phase spans, and the
 //! iterations with their leak fit.
 

@@ -1,4 +1,4 @@
-//! The verdict as JSON (SPEC §10): `schema_version` first, kebab-case
+//! The verdict as JSON (docs/figures.md#json-documents): `schema_version` first, kebab-case
 //! keys, sizes in bytes.
 
 use crate::compare::Verdict;
