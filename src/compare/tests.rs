@@ -144,7 +144,7 @@ fn findings_of(
         require_baseline: false,
     };
     let v = judge("rank0".into(), "rank0.json".into(), cur, &against);
-    let check = v.devices[0].checks.iter().find(|c| c.id == id).unwrap();
+    let check = v.devices[0].checks.iter().find(|c| c.id.to_string() == id).unwrap();
     check.findings.clone()
 }
 
@@ -257,8 +257,8 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
     );
     let first = &v.devices[0].checks[0];
     assert_eq!(
-        (first.id.as_str(), first.status),
-        ("baseline", Status::Fail)
+        (&first.id, first.status),
+        (&CheckId::Baseline, Status::Fail)
     );
     assert_eq!(
         first.findings,

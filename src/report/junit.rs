@@ -118,6 +118,19 @@ fn serialize(report: &Report) -> String {
         .unwrap_or_else(|e| format!("<!-- JUnit report could not be written: {e} -->\n"))
 }
 
+/// The JUnit report of `check --junit`.
+pub(crate) struct Junit;
+
+impl super::exporter::Exporter for Junit {
+    fn render(&self, v: &Verdict, _: &super::exporter::Context<'_, '_>) -> String {
+        render(v)
+    }
+
+    fn render_error(&self, reasons: &[String], generated_at: i64) -> Option<String> {
+        Some(error_report(reasons, generated_at))
+    }
+}
+
 /// The JUnit document of a verdict.
 pub fn render(v: &Verdict) -> String {
     let stamp = stamp(v.generated_at);
@@ -152,7 +165,7 @@ pub fn render(v: &Verdict) -> String {
                     } else {
                         ""
                     };
-                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, text(&c.id)));
+                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, text(&c.id.to_string())));
                     cases.push(case(name, s, d, c));
                 }
             }

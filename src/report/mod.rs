@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod document_json;
 pub mod escape;
+pub(crate) mod exporter;
 pub(crate) mod finding;
 pub(crate) mod frames;
 pub(crate) mod github;

@@ -52,7 +52,7 @@ pub fn render(v: &Verdict, color: bool) -> String {
                         "{tag} {} {} {}: {}\n",
                         one_line(&t.name),
                         one_line(&case_label(s, d)),
-                        one_line(&c.id),
+                        one_line(&c.id.to_string()),
                         one_line(&sentence(c))
                     ));
                 }
