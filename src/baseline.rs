@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{analyze, DeviceReport, RuleSet};
+use crate::analysis::DeviceReport;
 use crate::snapshot::{self, Content, FileDigest, Format, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
@@ -46,32 +46,8 @@ pub struct Provenance {
     pub memgate_version: String,
 }
 
-/// Analyse a snapshot file into its summary (what `memgate summarize`
-/// writes and `check` compares against): figures, categories and the top
-/// `top` sites per device; no stack groups. The file is read once, for the
-/// snapshot and its digest together.
-pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
-    summarize_file_with(path, |snap| Ok(analyze(snap, rules, top)))
-}
-
-/// [`summarize_file`] with the devices analysed by `analyse` (inside a
-/// window, say).
-pub(crate) fn summarize_file_with<E: From<LoadError>>(
-    path: &Path,
-    analyse: impl FnOnce(&Snapshot) -> Result<Vec<DeviceReport>, E>,
-) -> Result<Summary, E> {
-    let (content, digest) = snapshot::read_input_hashed(path)?;
-    let snap = content.into_snapshot(path)?;
-    let mut devices = analyse(&snap)?;
-    // SPEC §2: a *small* file (figures, categories, top sites, provenance);
-    // full stacks with C++ frames would make it hundreds of KiB.
-    for d in &mut devices {
-        d.stacks_at_peak.clear();
-    }
-    Ok(summarize(path, &snap, digest, devices))
-}
-
-/// The summary of an already analysed snapshot whose file has `digest`.
+/// The summary of an already analysed snapshot whose file has `digest`
+/// (`memgate summarize` reads and analyses it).
 pub(crate) fn summarize(
     path: &Path,
     snap: &Snapshot,

@@ -9,8 +9,8 @@ use thiserror::Error;
 use crate::analysis::{RulesError, WindowError};
 use crate::budget::ConfigError;
 use crate::files::FileError;
-use crate::input::InputError;
 use crate::snapshot::LoadError;
+use crate::walk::InputError;
 
 /// SPEC §8: 1 is the gate failing, which is a verdict, never an error.
 const COULD_NOT_JUDGE: u8 = 2;

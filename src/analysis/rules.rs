@@ -386,29 +386,17 @@ fn mosaic_category(frames: &[(&str, &str)]) -> Option<&'static str> {
     frames.iter().find_map(|(n, f)| mosaic_frame(n, f))
 }
 
-/// The default table as text, for `memgate profile --print-rules`.
-pub(crate) fn print_default_rules() -> String {
-    let mut out = String::from(
-        "# memgate default category rules (SPEC §4)\n\
-         # Frames are scanned innermost first; for each frame the rows are tried in\n\
-         # order and the first row whose patterns all match decides (case-insensitive\n\
-         # regexes on the function name and the file name). `(skip)` rows mark\n\
-         # allocator internals that never decide. No frame matched: other; no frames:\n\
-         # unknown. Custom [categories] rules are tried before these.\n\n",
-    );
-    for r in DEFAULT_ROWS {
-        let cat = if r.category == SKIP {
-            "(skip)"
-        } else {
-            r.category
-        };
-        let test = match (r.name, r.file) {
-            (Some(n), Some(f)) => format!("name ~ {n}  and  file ~ {f}"),
-            (Some(n), None) => format!("name ~ {n}"),
-            (None, Some(f)) => format!("file ~ {f}"),
-            (None, None) => "any frame".to_string(),
-        };
-        out.push_str(&format!("{cat:<16} {test}\n"));
-    }
-    out
+/// The rows of the built-in default table, in the order they are tried:
+/// each row's category (`None`: a skip row, allocator internals that never
+/// decide) and its name and file patterns.
+pub(crate) fn default_rows() -> impl Iterator<
+    Item = (
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+    ),
+> {
+    DEFAULT_ROWS
+        .iter()
+        .map(|r| ((r.category != SKIP).then_some(r.category), r.name, r.file))
 }

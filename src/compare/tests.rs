@@ -144,7 +144,11 @@ fn findings_of(
         require_baseline: false,
     };
     let v = judge("rank0".into(), "rank0.json".into(), cur, &against);
-    let check = v.devices[0].checks.iter().find(|c| c.id.to_string() == id).unwrap();
+    let check = v.devices[0]
+        .checks
+        .iter()
+        .find(|c| c.id.to_string() == id)
+        .unwrap();
     check.findings.clone()
 }
 
@@ -268,4 +272,42 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
             close: Vec::new()
         }]
     );
+}
+
+#[test]
+fn check_ids_status_ids_and_peak_ids_are_written_as_their_json_values() {
+    let ids = [
+        (CheckId::Figure(Figure::AllocatedPeak), "allocated-peak"),
+        (CheckId::Category("hccl".into()), "category.hccl"),
+        (
+            CheckId::Phase {
+                phase: "## forward ##".into(),
+                figure: Figure::DynamicPeak,
+            },
+            "phase.## forward ##.dynamic-peak",
+        ),
+        (CheckId::Baseline, "baseline"),
+        (CheckId::Window, "window"),
+    ];
+    for (id, want) in ids {
+        assert_eq!(id.to_string(), want);
+        assert_eq!(serde_json::to_value(&id).unwrap(), want);
+    }
+    for s in [
+        Status::Pass,
+        Status::Skipped,
+        Status::Warn,
+        Status::Fail,
+        Status::Error,
+    ] {
+        assert_eq!(serde_json::to_value(s).unwrap(), s.id());
+    }
+    for p in [
+        PeakAt::AllocatedPeak,
+        PeakAt::DynamicPeak,
+        PeakAt::ReservedPeak,
+    ] {
+        assert_eq!(serde_json::to_value(p).unwrap(), p.id());
+        assert!(Figure::from_id(p.id()).is_some(), "{}", p.id());
+    }
 }

@@ -1,48 +1,11 @@
 //! The reports of a `check` run behind one interface: each format renders
 //! the verdict, and says what it writes when the gate could not judge at
-//! all. A new format is a file with an [`Exporter`] and one [`ReportKind`]
-//! variant.
-
-use strum::IntoStaticStr;
+//! all. A new format is a file with an [`Exporter`] and one variant of
+//! `commands::check`'s `ReportKind`.
 
 use crate::compare::Verdict;
 
 use super::html::Charted;
-
-/// The kinds of report `check` writes, in the order it writes them (and
-/// names them in errors).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr)]
-pub(crate) enum ReportKind {
-    #[strum(serialize = "--junit")]
-    Junit,
-    #[strum(serialize = "--markdown")]
-    Markdown,
-    #[strum(serialize = "--json")]
-    Json,
-    /// GitLab's metrics report (OpenMetrics text).
-    #[strum(serialize = "--metrics")]
-    Metrics,
-    /// The HTML page of the run.
-    #[strum(serialize = "--html")]
-    Html,
-}
-
-impl ReportKind {
-    /// The option that names the report's destination.
-    pub(crate) fn flag(self) -> &'static str {
-        self.into()
-    }
-
-    pub(crate) fn exporter(self) -> &'static dyn Exporter {
-        match self {
-            ReportKind::Junit => &super::junit::Junit,
-            ReportKind::Markdown => &super::markdown::Markdown,
-            ReportKind::Json => &super::json::Json,
-            ReportKind::Metrics => &super::metrics::Metrics,
-            ReportKind::Html => &super::html::Page,
-        }
-    }
-}
 
 /// What a report needs beyond the verdict.
 pub(crate) struct Context<'a, 'c> {

@@ -165,7 +165,10 @@ pub fn render(v: &Verdict) -> String {
                     } else {
                         ""
                     };
-                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, text(&c.id.to_string())));
+                    let name = unique(
+                        &class,
+                        format!("dev{}.{}{warned}", d.device, text(&c.id.to_string())),
+                    );
                     cases.push(case(name, s, d, c));
                 }
             }

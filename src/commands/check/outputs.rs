@@ -1,5 +1,6 @@
-//! Where `check` writes: report paths (checked before any snapshot is
-//! read; `-` is stdout) and the GitHub Actions files. A report replaces its
+//! Where `check` writes: the reports asked for, each a kind with its
+//! renderer and a destination (checked before any snapshot is read; `-` is
+//! stdout), and the GitHub Actions files. A report replaces its
 //! file atomically; no report may be another report or an input.
 
 use std::fs::OpenOptions;
@@ -8,10 +9,13 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use strum::IntoStaticStr;
+
 use super::CheckOptions;
 use crate::error::{DestinationError, OutputError};
 use crate::files::{self, same_file};
-use crate::report::exporter::ReportKind;
+use crate::report::exporter::Exporter;
+use crate::report::{html, json, junit, markdown, metrics};
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +37,41 @@ impl Dest {
         match self {
             Dest::Stdout => None,
             Dest::File(p) => Some(p),
+        }
+    }
+}
+
+/// The kinds of report `check` writes, in the order it writes them (and
+/// names them in errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr)]
+pub(crate) enum ReportKind {
+    #[strum(serialize = "--junit")]
+    Junit,
+    #[strum(serialize = "--markdown")]
+    Markdown,
+    #[strum(serialize = "--json")]
+    Json,
+    /// GitLab's metrics report (OpenMetrics text).
+    #[strum(serialize = "--metrics")]
+    Metrics,
+    /// The HTML page of the run.
+    #[strum(serialize = "--html")]
+    Html,
+}
+
+impl ReportKind {
+    /// The option that names the report's destination.
+    pub(crate) fn flag(self) -> &'static str {
+        self.into()
+    }
+
+    pub(crate) fn exporter(self) -> &'static dyn Exporter {
+        match self {
+            ReportKind::Junit => &junit::Junit,
+            ReportKind::Markdown => &markdown::Markdown,
+            ReportKind::Json => &json::Json,
+            ReportKind::Metrics => &metrics::Metrics,
+            ReportKind::Html => &html::Page,
         }
     }
 }

@@ -5,12 +5,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::outputs::{self, Report};
+use super::outputs::{self, Report, ReportKind};
 use super::CheckOptions;
 use crate::commands::{Gate, Outcome};
 use crate::compare::{Status, Verdict};
 use crate::error::Error;
-use crate::report::exporter::{Context, ReportKind};
+use crate::report::exporter::Context;
 use crate::report::html::Charted;
 use crate::report::{github, markdown, terminal};
 
