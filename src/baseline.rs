@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::DeviceReport;
-use crate::snapshot::{self, Content, FileDigest, Format, LoadError, Snapshot};
+use crate::snapshot::{self, Content, FileDigest, Format, Hint, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -96,13 +96,8 @@ pub fn read_summary(path: &Path) -> Result<Summary, LoadError> {
 }
 
 fn not_a_summary(path: &Path) -> LoadError {
-    LoadError::new(
-        path,
-        format!(
-            "not a memgate summary (no \"kind\": {SUMMARY_KIND:?}); write one with \
-             `memgate summarize`"
-        ),
-    )
+    let message = format!("not a memgate summary (no \"kind\": {SUMMARY_KIND:?})");
+    LoadError::new(path, message).with_hint(Hint::WriteSummary)
 }
 
 impl Summary {
@@ -125,10 +120,9 @@ impl Summary {
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => {
-                return refuse(format!(
-                    "summary schema_version {v}, this memgate reads {SCHEMA_VERSION}; \
-                     regenerate it with `memgate summarize`"
-                ))
+                let message =
+                    format!("summary schema_version {v}, this memgate reads {SCHEMA_VERSION}");
+                return Err(LoadError::new(path, message).with_hint(Hint::RegenerateSummary));
             }
             None => return refuse("summary without a schema_version".into()),
         }

@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use crate::analysis::{RulesError, WindowError};
 use crate::budget::ConfigError;
+use crate::compare::SnapshotError;
 use crate::files::FileError;
 use crate::snapshot::LoadError;
 use crate::walk::InputError;
@@ -47,7 +48,7 @@ pub enum Error {
     NothingToJudge,
     /// `check`: a snapshot the verdict records as not judged, and why.
     #[error("{0}")]
-    NotJudged(String),
+    NotJudged(SnapshotError),
     /// Any of the above, about one target of the budget.
     #[error("target {target}: {error}")]
     Target { target: String, error: Box<Error> },
@@ -227,7 +228,7 @@ mod tests {
             OutputError::Stdout(io()).into(),
             BaselineError::Missing { spec: "g".into() }.into(),
             Error::NothingToJudge,
-            Error::NotJudged("no device".into()),
+            Error::NotJudged(SnapshotError::NoDevice),
             Error::NothingToJudge.in_target("train"),
         ];
         for e in &all {

@@ -311,3 +311,16 @@ fn check_ids_status_ids_and_peak_ids_are_written_as_their_json_values() {
         assert!(Figure::from_id(p.id()).is_some(), "{}", p.id());
     }
 }
+
+#[test]
+fn a_snapshot_error_is_written_as_its_sentence_in_the_json_too() {
+    let e = SnapshotError::NoSuchDevice {
+        want: 2,
+        holds: vec![0, 1],
+    };
+    let want = "the target asks for dev2 (`device = 2`), but the snapshot holds only dev0, dev1";
+    assert_eq!(e.to_string(), want);
+    assert_eq!(serde_json::to_value(&e).unwrap(), want);
+    let e = SnapshotError::Baseline("g.json: truncated".into());
+    assert_eq!(e.to_string(), "baseline g.json: truncated");
+}

@@ -190,7 +190,7 @@ pub struct SnapshotVerdict {
     pub baseline: Option<String>,
     /// Why the snapshot (or its baseline) could not be judged.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<SnapshotError>,
     pub devices: Vec<DeviceVerdict>,
 }
 
@@ -306,12 +306,47 @@ impl TargetVerdict {
     }
 }
 
+/// Why a snapshot was not judged; written as its sentence (the JSON
+/// `error` too).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// The snapshot could not be read or analysed, as the reading layer
+    /// says.
+    #[error("{0}")]
+    Unreadable(String),
+    /// Its baseline could not be read or analysed.
+    #[error("baseline {0}")]
+    Baseline(String),
+    #[error("the snapshot holds no device (no segment and no trace entry): nothing to judge")]
+    NoDevice,
+    #[error(
+        "the target asks for dev{want} (`device = {want}`), but the snapshot holds only {}",
+        devices(.holds)
+    )]
+    NoSuchDevice { want: u32, holds: Vec<u32> },
+    /// `figures = []` and no budget: a pass would be a pass on nothing.
+    #[error("no check to judge: the target budgets nothing and `[defaults] figures` is empty")]
+    NoCheck,
+}
+
+/// `dev0, dev1`.
+fn devices(ids: &[u32]) -> String {
+    let names: Vec<String> = ids.iter().map(|d| format!("dev{d}")).collect();
+    names.join(", ")
+}
+
+impl Serialize for SnapshotError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// A snapshot that could not be read: judged as an error, not a failure.
 pub fn unreadable(
     name: String,
     path: String,
     baseline: Option<String>,
-    error: String,
+    error: SnapshotError,
 ) -> SnapshotVerdict {
     SnapshotVerdict {
         name,

@@ -185,7 +185,7 @@ pub fn render(v: &Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{Counts, Finding, TargetVerdict};
+    use crate::compare::{Counts, Finding, SnapshotError, TargetVerdict};
     use crate::vocab::Unit;
 
     fn check(id: &str, status: Status, findings: Vec<Finding>) -> Check {
@@ -248,7 +248,7 @@ mod tests {
             "rank1".into(),
             "rank1.pickle".into(),
             None,
-            "rank1.pickle: truncated at ]]> byte 3\u{0}".into(),
+            SnapshotError::Unreadable("rank1.pickle: truncated at ]]> byte 3\u{0}".into()),
         );
         Verdict {
             schema_version: crate::compare::SCHEMA_VERSION,

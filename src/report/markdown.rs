@@ -92,7 +92,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
                 "| {} | — | | | | | | {}: {} |\n",
                 cell(&s.name),
                 badge(Status::Error),
-                cell(e)
+                cell(&e.to_string())
             ));
         }
         for d in &s.devices {

@@ -8,7 +8,7 @@ use super::inputs::Planned;
 use super::plan::TargetPlan;
 use crate::analysis::{DeviceReport, WindowError};
 use crate::budget::{Budget, Target};
-use crate::compare::{self, Against, SnapshotVerdict, TargetVerdict};
+use crate::compare::{self, Against, SnapshotError, SnapshotVerdict, TargetVerdict};
 use crate::error::Error;
 
 /// The verdict of target `t`, planned as `plan`, from the analysed `files`.
@@ -36,7 +36,7 @@ pub(crate) fn judge_target(
                 name.clone(),
                 shown.clone(),
                 Some(shown),
-                format!("baseline {e}"),
+                SnapshotError::Baseline(e.to_string()),
             ),
         }
     }));
@@ -67,18 +67,20 @@ impl Judge<'_> {
     fn snapshot(&self, p: &Planned) -> SnapshotVerdict {
         let path = p.path.display().to_string();
         let base_name = p.baseline.as_ref().map(|b| b.display().to_string());
-        let unreadable =
-            |why: String| compare::unreadable(p.name.clone(), path.clone(), base_name.clone(), why);
+        let unreadable = |why: SnapshotError| {
+            compare::unreadable(p.name.clone(), path.clone(), base_name.clone(), why)
+        };
         let base = p.baseline.as_deref().map(|b| self.figures(b));
         let cur = match (self.figures(&p.path), base) {
-            (Err(e), _) => return unreadable(e.to_string()),
-            (_, Some(Err(e))) => return unreadable(format!("baseline {e}")),
+            (Err(e), _) => return unreadable(SnapshotError::Unreadable(e.to_string())),
+            (_, Some(Err(e))) => return unreadable(SnapshotError::Baseline(e.to_string())),
             (Ok(cur), _) => cur,
         };
         let missed = self.missed(&p.path);
         if let Some(error) = places_none(self.t, cur, &missed) {
             let path = p.path.clone();
-            return unreadable(Error::Window { path, error }.to_string());
+            let why = Error::Window { path, error }.to_string();
+            return unreadable(SnapshotError::Unreadable(why));
         }
         if let Some(why) = nothing_to_judge(self.t, cur) {
             return unreadable(why);
@@ -95,12 +97,7 @@ impl Judge<'_> {
         let mut v = compare::judge(p.name.clone(), path.clone(), cur, &against);
         compare::window_not_placed(&mut v, missed);
         if v.devices.iter().all(|d| d.checks.is_empty()) {
-            // `figures = []` and no budget: a pass here would be a pass on
-            // nothing.
-            return unreadable(
-                "no check to judge: the target budgets nothing and `[defaults] figures` is empty"
-                    .into(),
-            );
+            return unreadable(SnapshotError::NoCheck);
         }
         v
     }
@@ -122,22 +119,13 @@ fn places_none(
 
 /// Why a readable snapshot gives the target nothing to judge: it holds no
 /// device at all, or not the one the target asks for.
-fn nothing_to_judge(t: &Target, devices: &[DeviceReport]) -> Option<String> {
-    let found = || {
-        devices
-            .iter()
-            .map(|d| format!("dev{}", d.device))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+fn nothing_to_judge(t: &Target, devices: &[DeviceReport]) -> Option<SnapshotError> {
     match t.device {
-        _ if devices.is_empty() => Some(
-            "the snapshot holds no device (no segment and no trace entry): nothing to judge".into(),
-        ),
-        Some(want) if !devices.iter().any(|d| d.device == want) => Some(format!(
-            "the target asks for dev{want} (`device = {want}`), but the snapshot holds only {}",
-            found()
-        )),
+        _ if devices.is_empty() => Some(SnapshotError::NoDevice),
+        Some(want) if !devices.iter().any(|d| d.device == want) => {
+            let holds = devices.iter().map(|d| d.device).collect();
+            Some(SnapshotError::NoSuchDevice { want, holds })
+        }
         _ => None,
     }
 }

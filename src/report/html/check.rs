@@ -189,7 +189,11 @@ pub fn render_check<'a>(
             s.baseline.as_deref().map_or_else(|| "none".into(), escape)
         );
         if let Some(e) = &s.error {
-            let _ = writeln!(out, "<p><strong>not judged</strong>: {}</p>", escape(e));
+            let _ = writeln!(
+                out,
+                "<p><strong>not judged</strong>: {}</p>",
+                escape(&e.to_string())
+            );
         }
         let Some(d) = d else {
             out.push_str("</section>\n");
