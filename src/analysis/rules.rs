@@ -187,33 +187,35 @@ impl RuleSet {
         match rules {
             Rules::Default => Ok(RuleSet::builtin_default()),
             Rules::Mosaic => Ok(RuleSet::mosaic()),
-            Rules::File(path) => RuleSet::from_file(path).map_err(RulesError),
+            Rules::File(path) => RuleSet::from_file(path),
         }
     }
 
-    fn from_file(path: &Path) -> Result<RuleSet, String> {
+    fn from_file(path: &Path) -> Result<RuleSet, RulesError> {
         let spec = path.display().to_string();
         // Capped and refused unless a regular file: a FIFO or a device
         // named as the rules would block or never end.
         let bytes = files::read_capped(path, "rules file", files::TEXT_CAP).map_err(|e| {
-            format!(
+            RulesError(format!(
                 "{spec}: cannot read the rules file: {e}; --rules takes default, mosaic or a TOML file"
-            )
+            ))
         })?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let (line, col) = position(&e.as_bytes()[..e.utf8_error().valid_up_to()]);
-            format!("{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)")
+            RulesError(format!(
+                "{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)"
+            ))
         })?;
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| format!("{spec}: {}", e.to_string().trim_end()))?;
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            RulesError(format!("{spec}: {}", e.to_string().trim_end()))
+        })?;
         if !["categories", "phases", "iterations"]
             .iter()
             .any(|k| table.contains_key(*k))
         {
-            return Err(format!(
+            return Err(RulesError(format!(
                 "{spec}: no [categories], [phases] or [iterations] table"
-            ));
+            )));
         }
         let mut errors = Vec::new();
         let custom = regex_table(&spec, &table, "categories", &mut errors);
@@ -229,7 +231,7 @@ impl RuleSet {
             }
         }
         if !errors.is_empty() {
-            return Err(errors.join("\n"));
+            return Err(RulesError(errors.join("\n")));
         }
         let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
         set.source = spec;

@@ -1,6 +1,8 @@
-//! `memgate check`: budget file → snapshots and baselines → verdict →
-//! JUnit, Markdown, JSON, GitLab metrics, GitHub Actions outputs, terminal
-//! summary.
+//! `memgate check` as a pipeline: the reports asked for → the budget file →
+//! a plan per target (its snapshots, their baselines, its lens) → every file
+//! analysed once per lens → one verdict per target → the reports (JUnit,
+//! Markdown, JSON, GitLab metrics, HTML), the GitHub Actions files and the
+//! terminal summary.
 
 mod analyse;
 mod analysis_adapter;
@@ -126,5 +128,5 @@ fn usage(errors: Vec<DestinationError>) -> Vec<Error> {
 fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
