@@ -48,6 +48,13 @@ fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
     crate::files::write_atomic(path, text.as_bytes()).map_err(error)
 }
 
+/// Analyse a snapshot file into its summary (what `memgate summarize`
+/// writes and `check` compares against): figures, categories and the top
+/// `top` sites per device; no stack groups.
+pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
+    summarize_file_with(path, |snap| Ok(crate::analysis::analyze(snap, rules, top)))
+}
+
 /// A snapshot file's summary, its devices analysed by `analyse`: figures,
 /// categories and the top sites per device; no stack groups. The file is
 /// read once, for the snapshot and its digest together.

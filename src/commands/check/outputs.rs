@@ -253,3 +253,48 @@ pub(crate) fn append(path: &Path, text: &str) -> Result<(), OutputError> {
             error,
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reports_come_in_the_order_they_are_written_and_the_page_is_always_a_file() {
+        let opts = CheckOptions {
+            html: Some("-".into()),
+            metrics: Some("m.txt".into()),
+            json: Some("-".into()),
+            junit: Some("j.xml".into()),
+            ..CheckOptions::default()
+        };
+        let got: Vec<(&str, Dest)> = reports(&opts)
+            .into_iter()
+            .map(|r| (r.kind.flag(), r.dest))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("--junit", Dest::File("j.xml".into())),
+                ("--json", Dest::Stdout),
+                ("--metrics", Dest::File("m.txt".into())),
+                ("--html", Dest::File("-".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_json_report_writes_nothing_when_the_gate_could_not_judge() {
+        let kinds = [
+            ReportKind::Junit,
+            ReportKind::Markdown,
+            ReportKind::Json,
+            ReportKind::Metrics,
+            ReportKind::Html,
+        ];
+        let reasons = ["m.toml:1:1: broken".to_string()];
+        for k in kinds {
+            let text = k.exporter().render_error(&reasons, 0);
+            assert_eq!(text.is_none(), k == ReportKind::Json, "{}", k.flag());
+        }
+    }
+}

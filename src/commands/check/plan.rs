@@ -16,11 +16,14 @@ pub(crate) struct TargetPlan {
     pub(crate) snapshots: Vec<Planned>,
     /// The baseline entries no snapshot is named after (their name, file):
     /// what they hold is reported too.
-    pub(crate) unclaimed: Vec<(String, PathBuf)>,
+    pub(crate) unclaimed: Vec<Entry>,
     /// `--window`, else the target's own `window`.
     pub(crate) window: Option<Window>,
     pub(crate) boundary: Option<Boundary>,
 }
+
+/// A baseline entry: its name and file.
+pub(crate) type Entry = (String, PathBuf);
 
 /// How a target looks at its files: inside its window, with its
 /// iteration boundary.
@@ -111,7 +114,7 @@ fn plan_target(
     t: &Target,
     spec: Option<&str>,
     cli: &[String],
-) -> Result<(Vec<Planned>, Vec<(String, PathBuf)>), Vec<Error>> {
+) -> Result<(Vec<Planned>, Vec<Entry>), Vec<Error>> {
     let baselines = Baselines::resolve(spec, t.key.as_ref()).map_err(|e| vec![e.into()])?;
     let planned = inputs::plan(t, cli, &baselines)?;
     let claimed: Vec<&str> = planned.iter().map(|p| p.key.as_str()).collect();
