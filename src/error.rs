@@ -11,7 +11,7 @@ use crate::budget::ConfigError;
 use crate::compare::SnapshotError;
 use crate::files::FileError;
 use crate::snapshot::LoadError;
-use crate::walk::InputError;
+pub use crate::walk::InputError;
 
 /// SPEC §8: 1 is the gate failing, which is a verdict, never an error.
 const COULD_NOT_JUDGE: u8 = 2;
