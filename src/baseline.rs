@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{analyze, DeviceReport, RuleSet};
-use crate::snapshot::{self, Content, FileDigest, Format, LoadError, Snapshot};
+use crate::analysis::DeviceReport;
+use crate::snapshot::{self, Content, FileDigest, Format, Hint, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -46,32 +46,8 @@ pub struct Provenance {
     pub memgate_version: String,
 }
 
-/// Analyse a snapshot file into its summary (what `memgate summarize`
-/// writes and `check` compares against): figures, categories and the top
-/// `top` sites per device; no stack groups. The file is read once, for the
-/// snapshot and its digest together.
-pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
-    summarize_file_with(path, |snap| Ok(analyze(snap, rules, top)))
-}
-
-/// [`summarize_file`] with the devices analysed by `analyse` (inside a
-/// window, say).
-pub(crate) fn summarize_file_with<E: From<LoadError>>(
-    path: &Path,
-    analyse: impl FnOnce(&Snapshot) -> Result<Vec<DeviceReport>, E>,
-) -> Result<Summary, E> {
-    let (content, digest) = snapshot::read_input_hashed(path)?;
-    let snap = content.into_snapshot(path)?;
-    let mut devices = analyse(&snap)?;
-    // docs/figures.md#summaries: a *small* file (figures, categories, top sites, provenance);
-    // full stacks with C++ frames would make it hundreds of KiB.
-    for d in &mut devices {
-        d.stacks_at_peak.clear();
-    }
-    Ok(summarize(path, &snap, digest, devices))
-}
-
-/// The summary of an already analysed snapshot whose file has `digest`.
+/// The summary of an already analysed snapshot whose file has `digest`
+/// (`memgate summarize` reads and analyses it).
 pub(crate) fn summarize(
     path: &Path,
     snap: &Snapshot,
@@ -120,13 +96,8 @@ pub fn read_summary(path: &Path) -> Result<Summary, LoadError> {
 }
 
 fn not_a_summary(path: &Path) -> LoadError {
-    LoadError::new(
-        path,
-        format!(
-            "not a memgate summary (no \"kind\": {SUMMARY_KIND:?}); write one with \
-             `memgate summarize`"
-        ),
-    )
+    let message = format!("not a memgate summary (no \"kind\": {SUMMARY_KIND:?})");
+    LoadError::new(path, message).with_hint(Hint::WriteSummary)
 }
 
 impl Summary {
@@ -149,10 +120,9 @@ impl Summary {
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => {
-                return refuse(format!(
-                    "summary schema_version {v}, this memgate reads {SCHEMA_VERSION}; \
-                     regenerate it with `memgate summarize`"
-                ))
+                let message =
+                    format!("summary schema_version {v}, this memgate reads {SCHEMA_VERSION}");
+                return Err(LoadError::new(path, message).with_hint(Hint::RegenerateSummary));
             }
             None => return refuse("summary without a schema_version".into()),
         }

@@ -124,7 +124,7 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
     for e in missed {
         v.devices.retain(|d| d.device != e.device);
         let check = Check {
-            id: "window".into(),
+            id: CheckId::Window,
             status: Status::Skipped,
             unit: Unit::Count,
             current: 0,
@@ -224,7 +224,7 @@ fn account(device: u32, status: Status, finding: Finding) -> DeviceVerdict {
 
 fn baseline_check(status: Status, finding: Finding, line: Option<crate::budget::Loc>) -> Check {
     Check {
-        id: "baseline".into(),
+        id: CheckId::Baseline,
         status,
         unit: Unit::Count,
         current: 0,
@@ -295,7 +295,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             };
             let tol = t.tolerance_of(f, a.budget);
             judge_value(
-                f.id(),
+                CheckId::Figure(f),
                 f.unit(),
                 current,
                 baseline,
@@ -332,10 +332,10 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     for (name, limit) in &t.category_budget {
         let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
         let baseline = category_base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
-        let id = format!("category.{name}");
+        let id = CheckId::Category(name.clone());
         let tol = a.budget.tolerance.under(Some(limit));
         let mut check = judge_value(
-            &id,
+            id,
             Unit::Bytes,
             current,
             baseline,
@@ -429,11 +429,11 @@ fn boundary_differs(cur: &DeviceReport, base: Option<&DeviceReport>) -> Option<F
 /// it is read at (and the baseline's, when that lies in another phase or
 /// iteration), and the window it was judged in.
 fn explain_when(c: &mut Check, cur: &DeviceReport, base: Option<&DeviceReport>) {
-    let peak = match c.id.as_str() {
-        "allocated-peak" => Some(PeakAt::AllocatedPeak),
+    let peak = match c.id {
+        CheckId::Figure(Figure::AllocatedPeak) => Some(PeakAt::AllocatedPeak),
         // The overall peak is static memory plus the dynamic peak.
-        "dynamic-peak" | "overall-peak" => Some(PeakAt::DynamicPeak),
-        "reserved-peak" => Some(PeakAt::ReservedPeak),
+        CheckId::Figure(Figure::DynamicPeak | Figure::OverallPeak) => Some(PeakAt::DynamicPeak),
+        CheckId::Figure(Figure::ReservedPeak) => Some(PeakAt::ReservedPeak),
         _ => None,
     };
     let place_of = |d: &DeviceReport, at| d.peak_phase.as_ref().and_then(|p| p.of(at)).cloned();
@@ -464,7 +464,7 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         _ => 2,
     };
     Check {
-        id: f.id().to_string(),
+        id: CheckId::Figure(f),
         status: Status::Error,
         unit: f.unit(),
         current: 0,
@@ -488,7 +488,10 @@ fn phase_check(
     base: Option<&DeviceReport>,
     a: &Against,
 ) -> Check {
-    let id = format!("phase.{phase}.{}", figure.id());
+    let id = CheckId::Phase {
+        phase: phase.to_string(),
+        figure,
+    };
     let of = |d: &DeviceReport| {
         d.time
             .as_ref()
@@ -522,7 +525,7 @@ fn phase_check(
         };
     };
     judge_value(
-        &id,
+        id,
         Unit::Bytes,
         current,
         base.and_then(of),
@@ -618,7 +621,7 @@ fn status_of(level: Level) -> Status {
 
 #[allow(clippy::too_many_arguments)]
 fn judge_value(
-    id: &str,
+    id: CheckId,
     unit: Unit,
     current: u64,
     baseline: Option<u64>,
@@ -629,7 +632,7 @@ fn judge_value(
     bounds: Bounds,
 ) -> Check {
     let mut check = Check {
-        id: id.to_string(),
+        id,
         status: Status::Pass,
         unit,
         current,
@@ -744,7 +747,7 @@ fn oom_check(
         }
     };
     let mut check = Check {
-        id: Figure::OomEvents.id().into(),
+        id: CheckId::Figure(Figure::OomEvents),
         status: Status::Pass,
         unit: Unit::Count,
         current,

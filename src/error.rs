@@ -8,9 +8,10 @@ use thiserror::Error;
 
 use crate::analysis::{RulesError, WindowError};
 use crate::budget::ConfigError;
+use crate::compare::SnapshotError;
 use crate::files::FileError;
-use crate::input::InputError;
 use crate::snapshot::LoadError;
+pub use crate::walk::InputError;
 
 /// docs/figures.md#exit-codes: 1 is the gate failing, which is a verdict, never an error.
 const COULD_NOT_JUDGE: u8 = 2;
@@ -47,7 +48,7 @@ pub enum Error {
     NothingToJudge,
     /// `check`: a snapshot the verdict records as not judged, and why.
     #[error("{0}")]
-    NotJudged(String),
+    NotJudged(SnapshotError),
     /// Any of the above, about one target of the budget.
     #[error("target {target}: {error}")]
     Target { target: String, error: Box<Error> },
@@ -227,7 +228,7 @@ mod tests {
             OutputError::Stdout(io()).into(),
             BaselineError::Missing { spec: "g".into() }.into(),
             Error::NothingToJudge,
-            Error::NotJudged("no device".into()),
+            Error::NotJudged(SnapshotError::NoDevice),
             Error::NothingToJudge.in_target("train"),
         ];
         for e in &all {

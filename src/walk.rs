@@ -1,4 +1,6 @@
-//! Glob expansion that cannot drop, loop or repeat: a directory that cannot
+//! Input arguments expanded by memgate itself (quoted globs work the same
+//! on every shell and in CI YAML), with glob expansion that cannot drop,
+//! loop or repeat: a directory that cannot
 //! be listed and a name that is not UTF-8 are errors naming the path (the
 //! `glob` crate skips both silently), `**` visits each directory once by
 //! device and inode (a symlink loop ends, with memory bounded by the number
@@ -34,6 +36,15 @@ pub enum WalkError {
     },
     #[error("{pattern}: {name} is not a UTF-8 name; rename it or name it without a pattern")]
     NotUtf8Name { pattern: String, name: String },
+}
+
+/// Why the input arguments could not be expanded into files.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum InputError {
+    #[error("{pattern}: the pattern matches no file")]
+    NoMatch { pattern: String },
+    #[error(transparent)]
+    Walk(#[from] WalkError),
 }
 
 /// One component of a pattern.
@@ -203,6 +214,50 @@ impl Walk<'_> {
                 }
             }
         }
+    }
+}
+
+/// Expand patterns relative to `base` (the current directory when `None`).
+/// A literal path is kept as given (a missing file is reported when it is
+/// read); a pattern that matches nothing, a directory it cannot list and a
+/// name that is not UTF-8 are errors ([`expand_pattern`]). Each file is listed once.
+pub(crate) fn expand(
+    patterns: &[String],
+    base: Option<&Path>,
+) -> Result<Vec<PathBuf>, Vec<InputError>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in patterns {
+        let full = match base {
+            Some(b) if !Path::new(p).is_absolute() => b.join(p),
+            _ => PathBuf::from(p),
+        };
+        if !is_pattern(p) {
+            out.push(full);
+            continue;
+        }
+        let text = full.to_string_lossy().to_string();
+        match expand_pattern(&text) {
+            Ok(matched) => {
+                if matched.is_empty() {
+                    errors.push(InputError::NoMatch { pattern: p.clone() });
+                }
+                out.extend(matched);
+            }
+            Err(e) => errors.extend(e.into_iter().map(InputError::from)),
+        }
+    }
+    // The same file reached by two patterns (or a pattern and a literal
+    // path, or through a link) is judged once.
+    let mut seen = HashSet::new();
+    out.retain(|p| match std::fs::metadata(p) {
+        Ok(m) => seen.insert((m.dev(), m.ino())),
+        Err(_) => true,
+    });
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
     }
 }
 

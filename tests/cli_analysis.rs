@@ -510,7 +510,7 @@ fn read_summary_refuses_other_json_and_other_schema_versions() {
 
 #[test]
 fn the_sha256_in_the_provenance_is_the_files_digest() {
-    let s = memgate::baseline::summarize_file(
+    let s = memgate::commands::summarize::summarize_file(
         Path::new(&fixture("npu.pickle")),
         &memgate::analysis::RuleSet::builtin_default(),
         5,

@@ -164,7 +164,8 @@ fn the_summary_digest_covers_bytes_after_the_pickles_stop() {
     let mut bytes = std::fs::read(fixture("npu.pickle")).unwrap();
     bytes.extend_from_slice(&[0u8; 3000]);
     std::fs::write(&path, &bytes).unwrap();
-    let s = baseline::summarize_file(&path, &RuleSet::builtin_default(), 5).unwrap();
+    let s = memgate::commands::summarize::summarize_file(&path, &RuleSet::builtin_default(), 5)
+        .unwrap();
     let want: String = Sha256::digest(&bytes)
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -17,8 +17,9 @@ use super::types::{PeakEntry, StackGroup};
 pub const OOM_DETAILS: usize = 20;
 
 /// Which peak's moment `peak` lists the live stacks of (`--at`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum PeakAt {
     /// The allocated (MemoryViz) peak: the figure the README says to gate.
     AllocatedPeak,
@@ -31,11 +32,7 @@ pub enum PeakAt {
 impl PeakAt {
     /// The figure id (`allocated-peak`…).
     pub fn id(self) -> &'static str {
-        match self {
-            PeakAt::AllocatedPeak => "allocated-peak",
-            PeakAt::DynamicPeak => "dynamic-peak",
-            PeakAt::ReservedPeak => "reserved-peak",
-        }
+        self.into()
     }
 }
 

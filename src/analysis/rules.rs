@@ -187,33 +187,35 @@ impl RuleSet {
         match rules {
             Rules::Default => Ok(RuleSet::builtin_default()),
             Rules::Mosaic => Ok(RuleSet::mosaic()),
-            Rules::File(path) => RuleSet::from_file(path).map_err(RulesError),
+            Rules::File(path) => RuleSet::from_file(path),
         }
     }
 
-    fn from_file(path: &Path) -> Result<RuleSet, String> {
+    fn from_file(path: &Path) -> Result<RuleSet, RulesError> {
         let spec = path.display().to_string();
         // Capped and refused unless a regular file: a FIFO or a device
         // named as the rules would block or never end.
         let bytes = files::read_capped(path, "rules file", files::TEXT_CAP).map_err(|e| {
-            format!(
+            RulesError(format!(
                 "{spec}: cannot read the rules file: {e}; --rules takes default, mosaic or a TOML file"
-            )
+            ))
         })?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let (line, col) = position(&e.as_bytes()[..e.utf8_error().valid_up_to()]);
-            format!("{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)")
+            RulesError(format!(
+                "{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)"
+            ))
         })?;
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| format!("{spec}: {}", e.to_string().trim_end()))?;
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            RulesError(format!("{spec}: {}", e.to_string().trim_end()))
+        })?;
         if !["categories", "phases", "iterations"]
             .iter()
             .any(|k| table.contains_key(*k))
         {
-            return Err(format!(
+            return Err(RulesError(format!(
                 "{spec}: no [categories], [phases] or [iterations] table"
-            ));
+            )));
         }
         let mut errors = Vec::new();
         let custom = regex_table(&spec, &table, "categories", &mut errors);
@@ -229,7 +231,7 @@ impl RuleSet {
             }
         }
         if !errors.is_empty() {
-            return Err(errors.join("\n"));
+            return Err(RulesError(errors.join("\n")));
         }
         let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
         set.source = spec;
@@ -386,29 +388,17 @@ fn mosaic_category(frames: &[(&str, &str)]) -> Option<&'static str> {
     frames.iter().find_map(|(n, f)| mosaic_frame(n, f))
 }
 
-/// The default table as text, for `memgate profile --print-rules`.
-pub(crate) fn print_default_rules() -> String {
-    let mut out = String::from(
-        "# memgate default category rules (see docs/figures.md#the-default-rules)\n\
-         # Frames are scanned innermost first; for each frame the rows are tried in\n\
-         # order and the first row whose patterns all match decides (case-insensitive\n\
-         # regexes on the function name and the file name). `(skip)` rows mark\n\
-         # allocator internals that never decide. No frame matched: other; no frames:\n\
-         # unknown. Custom [categories] rules are tried before these.\n\n",
-    );
-    for r in DEFAULT_ROWS {
-        let cat = if r.category == SKIP {
-            "(skip)"
-        } else {
-            r.category
-        };
-        let test = match (r.name, r.file) {
-            (Some(n), Some(f)) => format!("name ~ {n}  and  file ~ {f}"),
-            (Some(n), None) => format!("name ~ {n}"),
-            (None, Some(f)) => format!("file ~ {f}"),
-            (None, None) => "any frame".to_string(),
-        };
-        out.push_str(&format!("{cat:<16} {test}\n"));
-    }
-    out
+/// The rows of the built-in default table, in the order they are tried:
+/// each row's category (`None`: a skip row, allocator internals that never
+/// decide) and its name and file patterns.
+pub(crate) fn default_rows() -> impl Iterator<
+    Item = (
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+    ),
+> {
+    DEFAULT_ROWS
+        .iter()
+        .map(|r| ((r.category != SKIP).then_some(r.category), r.name, r.file))
 }

@@ -11,9 +11,9 @@ use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
 use super::values::last_line;
 use super::{CategoryKey, PhaseLimit, PhaseTolerance, Rules, Target};
-use crate::input;
 use crate::vocab::Figure;
 use crate::vocab::Unit;
+use crate::walk;
 
 impl Validator<'_> {
     pub(super) fn target(&mut self, t: &RawTarget, check_globs: bool) -> Option<Target> {
@@ -203,7 +203,7 @@ impl Validator<'_> {
         for p in list {
             let full = self.relative(&p);
             if check_globs {
-                match input::expand(std::slice::from_ref(&full), None) {
+                match walk::expand(std::slice::from_ref(&full), None) {
                     Ok(paths) if paths.iter().all(|p| p.exists()) => {}
                     Ok(_) => self.err(
                         leaf.span(),
@@ -238,7 +238,7 @@ impl Validator<'_> {
     pub(super) fn baseline(&mut self, leaf: &Leaf) -> Option<String> {
         let p = self.string(leaf, "target.baseline")?;
         let full = self.relative(&p);
-        if input::expand(std::slice::from_ref(&full), None)
+        if walk::expand(std::slice::from_ref(&full), None)
             .map_or(true, |v| v.iter().any(|x| !x.exists()))
         {
             self.err(

@@ -66,8 +66,8 @@ pub(crate) fn refuse_over_inputs(
     inputs: &[String],
     rules: &str,
 ) -> Result<(), Outcome> {
-    let mut read: Vec<PathBuf> =
-        input::expand(inputs, None).unwrap_or_else(|_| inputs.iter().map(PathBuf::from).collect());
+    let mut read: Vec<PathBuf> = crate::walk::expand(inputs, None)
+        .unwrap_or_else(|_| inputs.iter().map(PathBuf::from).collect());
     if let Ok(Rules::File(p)) = rules.parse::<Rules>() {
         read.push(p);
     }
@@ -219,7 +219,7 @@ pub(crate) fn summary_in_window(
 
 /// Expand patterns and analyse every file on the thread pool, input order kept.
 pub(crate) fn analyse_all(patterns: &[String], rules: &RuleSet, req: Request<'_>) -> Batch {
-    let paths = match input::expand(patterns, None) {
+    let paths = match crate::walk::expand(patterns, None) {
         Ok(p) => p,
         Err(errors) => {
             return Batch {

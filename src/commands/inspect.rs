@@ -14,7 +14,7 @@ pub struct InspectOptions {
 }
 
 pub fn run(opts: &InspectOptions, out: &mut dyn Write) -> Outcome {
-    let paths = match input::expand(&opts.snapshots, None) {
+    let paths = match crate::walk::expand(&opts.snapshots, None) {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Into::into).collect()),
     };

@@ -29,7 +29,7 @@ pub struct PhasesOptions {
 }
 
 pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
-    let paths = match input::expand(&opts.snapshots, None) {
+    let paths = match crate::walk::expand(&opts.snapshots, None) {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Error::from).collect()),
     };

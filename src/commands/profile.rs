@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 pub use crate::analysis::GroupBy;
 
-use crate::analysis::rules::print_default_rules;
 use crate::analysis::{Request, Window};
 use crate::document::ProfileDocument;
 use crate::report::{document_json, html, profile};
@@ -32,7 +31,7 @@ pub struct ProfileOptions {
 
 pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     if opts.print_rules {
-        return match out.write_all(print_default_rules().as_bytes()) {
+        return match out.write_all(crate::report::rules::default_rules().as_bytes()) {
             Ok(()) => Outcome::ok(),
             Err(e) => Outcome::from_errors(super::write_error(e).into_iter().collect()),
         };

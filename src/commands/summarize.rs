@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{Boundary, Request, RuleSet, Window, WindowError};
-use crate::baseline::{summarize_file_with, Summary};
+use crate::analysis::{Boundary, DeviceReport, Request, RuleSet, Window, WindowError};
+use crate::baseline::{self, Summary};
 use crate::input;
 use crate::report::escape::terminal;
 
 use crate::error::{Error, OutputError, UsageError};
 use crate::files::{same_file, FileError};
+use crate::snapshot::{self, LoadError, Snapshot};
 use crate::vocab::Rules;
 
 use super::analysed::{analyse_placing, rules};
@@ -47,6 +48,31 @@ fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
     crate::files::write_atomic(path, text.as_bytes()).map_err(error)
 }
 
+/// Analyse a snapshot file into its summary (what `memgate summarize`
+/// writes and `check` compares against): figures, categories and the top
+/// `top` sites per device; no stack groups.
+pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
+    summarize_file_with(path, |snap| Ok(crate::analysis::analyze(snap, rules, top)))
+}
+
+/// A snapshot file's summary, its devices analysed by `analyse`: figures,
+/// categories and the top sites per device; no stack groups. The file is
+/// read once, for the snapshot and its digest together.
+fn summarize_file_with<E: From<LoadError>>(
+    path: &Path,
+    analyse: impl FnOnce(&Snapshot) -> Result<Vec<DeviceReport>, E>,
+) -> Result<Summary, E> {
+    let (content, digest) = snapshot::read_input_hashed(path)?;
+    let snap = content.into_snapshot(path)?;
+    let mut devices = analyse(&snap)?;
+    // docs/figures.md#summaries: a *small* file (figures, categories, top sites, provenance);
+    // full stacks with C++ frames would make it hundreds of KiB.
+    for d in &mut devices {
+        d.stacks_at_peak.clear();
+    }
+    Ok(baseline::summarize(path, &snap, digest, devices))
+}
+
 /// The summary written, and the devices the window places nothing on (not
 /// in the summary, as a check of that window does not judge them).
 fn one(
@@ -79,7 +105,7 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
         Ok(r) => r,
         Err(o) => return o,
     };
-    let paths = match input::expand(&opts.snapshots, None) {
+    let paths = match crate::walk::expand(&opts.snapshots, None) {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Into::into).collect()),
     };

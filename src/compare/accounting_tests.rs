@@ -26,7 +26,7 @@ fn check<'a>(v: &'a SnapshotVerdict, device: u32, id: &str) -> &'a Check {
         .iter()
         .filter(|d| d.device == device)
         .flat_map(|d| &d.checks)
-        .find(|c| c.id == id)
+        .find(|c| c.id.to_string() == id)
         .unwrap_or_else(|| panic!("no dev{device}.{id}"))
 }
 
@@ -117,7 +117,10 @@ fn a_snapshot_without_its_baseline_file_warns_with_the_name_looked_for() {
 fn without_a_configured_baseline_nothing_is_said_about_one() {
     let b = budget(BASE);
     let v = verdict(&b, &[dev(0, MIB)], None, None, false);
-    assert!(v.devices[0].checks.iter().all(|c| c.id != "baseline"));
+    assert!(v.devices[0]
+        .checks
+        .iter()
+        .all(|c| c.id != CheckId::Baseline));
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Chec
 }
 
 fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
-    checks.iter().find(|c| c.id == id).unwrap()
+    checks.iter().find(|c| c.id.to_string() == id).unwrap()
 }
 
 const BASE: &str = "[[target]]\nname = \"t\"\n";
@@ -103,7 +103,7 @@ fn defaults_figures_chooses_the_judged_figures_and_a_budgeted_one_is_judged_anyw
         "[defaults]\nfigures = [\"allocated-peak\"]\n{BASE}[target.budget]\nstatic-memory = \"1 GiB\"\n"
     ));
     let c = checks(&b, dev(200 * MIB, 9), Some(dev(100 * MIB, 9)));
-    let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<String> = c.iter().map(|c| c.id.to_string()).collect();
     assert_eq!(ids, ["static-memory", "allocated-peak"]);
     // One regression, one failure (the three peaks moved together).
     assert_eq!(c.iter().filter(|c| c.status == Status::Fail).count(), 1);
@@ -112,7 +112,7 @@ fn defaults_figures_chooses_the_judged_figures_and_a_budgeted_one_is_judged_anyw
 #[test]
 fn without_defaults_figures_the_gated_figures_are_judged() {
     let c = checks(&budget(BASE), dev(MIB, 9), None);
-    let ids: Vec<&str> = c.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<String> = c.iter().map(|c| c.id.to_string()).collect();
     let gated: Vec<&str> = Figure::ALL
         .iter()
         .filter(|f| f.gated_by_default())

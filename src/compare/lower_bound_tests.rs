@@ -58,7 +58,7 @@ fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Chec
 }
 
 fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
-    checks.iter().find(|c| c.id == id).unwrap()
+    checks.iter().find(|c| c.id.to_string() == id).unwrap()
 }
 
 fn lower(current: bool, baseline: bool, judged: bool) -> Finding {

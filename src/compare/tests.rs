@@ -144,7 +144,11 @@ fn findings_of(
         require_baseline: false,
     };
     let v = judge("rank0".into(), "rank0.json".into(), cur, &against);
-    let check = v.devices[0].checks.iter().find(|c| c.id == id).unwrap();
+    let check = v.devices[0]
+        .checks
+        .iter()
+        .find(|c| c.id.to_string() == id)
+        .unwrap();
     check.findings.clone()
 }
 
@@ -257,8 +261,8 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
     );
     let first = &v.devices[0].checks[0];
     assert_eq!(
-        (first.id.as_str(), first.status),
-        ("baseline", Status::Fail)
+        (&first.id, first.status),
+        (&CheckId::Baseline, Status::Fail)
     );
     assert_eq!(
         first.findings,
@@ -268,4 +272,55 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
             close: Vec::new()
         }]
     );
+}
+
+#[test]
+fn check_ids_status_ids_and_peak_ids_are_written_as_their_json_values() {
+    let ids = [
+        (CheckId::Figure(Figure::AllocatedPeak), "allocated-peak"),
+        (CheckId::Category("hccl".into()), "category.hccl"),
+        (
+            CheckId::Phase {
+                phase: "## forward ##".into(),
+                figure: Figure::DynamicPeak,
+            },
+            "phase.## forward ##.dynamic-peak",
+        ),
+        (CheckId::Baseline, "baseline"),
+        (CheckId::Window, "window"),
+    ];
+    for (id, want) in ids {
+        assert_eq!(id.to_string(), want);
+        assert_eq!(serde_json::to_value(&id).unwrap(), want);
+    }
+    for s in [
+        Status::Pass,
+        Status::Skipped,
+        Status::Warn,
+        Status::Fail,
+        Status::Error,
+    ] {
+        assert_eq!(serde_json::to_value(s).unwrap(), s.id());
+    }
+    for p in [
+        PeakAt::AllocatedPeak,
+        PeakAt::DynamicPeak,
+        PeakAt::ReservedPeak,
+    ] {
+        assert_eq!(serde_json::to_value(p).unwrap(), p.id());
+        assert!(Figure::from_id(p.id()).is_some(), "{}", p.id());
+    }
+}
+
+#[test]
+fn a_snapshot_error_is_written_as_its_sentence_in_the_json_too() {
+    let e = SnapshotError::NoSuchDevice {
+        want: 2,
+        holds: vec![0, 1],
+    };
+    let want = "the target asks for dev2 (`device = 2`), but the snapshot holds only dev0, dev1";
+    assert_eq!(e.to_string(), want);
+    assert_eq!(serde_json::to_value(&e).unwrap(), want);
+    let e = SnapshotError::Baseline("g.json: truncated".into());
+    assert_eq!(e.to_string(), "baseline g.json: truncated");
 }

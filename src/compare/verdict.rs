@@ -1,20 +1,24 @@
 //! The verdict of `check` as data: one [`Check`] per judged figure or
 //! category of each device, rolled up per snapshot, target and gate.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use strum::IntoStaticStr;
 
 use super::Finding;
 use crate::analysis::{OomDetail, PeakPhase, WindowReport};
 use crate::budget::{Budget, Loc};
-use crate::vocab::Unit;
+use crate::vocab::{Figure, Unit};
 
 /// Bumped only on an incompatible change of the verdict JSON. 2: each
 /// check's English `message` became typed `findings`.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The outcome of one check, and of the whole gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Status {
     Pass,
     Skipped,
@@ -24,14 +28,65 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as every report writes it (its JSON value too).
     pub fn id(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// What a check judges; written as its stable id (JUnit name, JSON value,
+/// metrics label): `allocated-peak`, `category.NAME`, `phase.NAME.FIGURE`,
+/// `baseline`, `window`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckId {
+    /// A figure of the whole device (`[target.budget]`).
+    Figure(Figure),
+    /// A category's peak bytes (`[target.budget.category]`).
+    Category(String),
+    /// A figure of one phase (`[target.budget.phase."NAME"]`).
+    Phase { phase: String, figure: Figure },
+    /// Whether the snapshot had a baseline to compare with.
+    Baseline,
+    /// A device the window places nothing on.
+    Window,
+}
+
+impl fmt::Display for CheckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Status::Pass => "pass",
-            Status::Skipped => "skipped",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-            Status::Error => "error",
+            CheckId::Figure(x) => f.write_str(x.id()),
+            CheckId::Category(name) => write!(f, "category.{name}"),
+            CheckId::Phase { phase, figure } => write!(f, "phase.{phase}.{}", figure.id()),
+            CheckId::Baseline => f.write_str("baseline"),
+            CheckId::Window => f.write_str("window"),
         }
+    }
+}
+
+/// Tests build checks from the ids reports write.
+#[cfg(test)]
+impl From<&str> for CheckId {
+    fn from(id: &str) -> CheckId {
+        let figure = |f: &str| Figure::from_id(f).unwrap_or_else(|| panic!("no figure {f}"));
+        match id {
+            "baseline" => CheckId::Baseline,
+            "window" => CheckId::Window,
+            _ if id.starts_with("category.") => CheckId::Category(id["category.".len()..].into()),
+            _ if id.starts_with("phase.") => {
+                let (phase, f) = id["phase.".len()..].rsplit_once('.').unwrap();
+                CheckId::Phase {
+                    phase: phase.into(),
+                    figure: figure(f),
+                }
+            }
+            _ => CheckId::Figure(figure(id)),
+        }
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -39,8 +94,7 @@ impl Status {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Check {
-    /// Figure id, `category.<name>`, or `baseline`.
-    pub id: String,
+    pub id: CheckId,
     pub status: Status,
     pub unit: Unit,
     pub current: u64,
@@ -136,7 +190,7 @@ pub struct SnapshotVerdict {
     pub baseline: Option<String>,
     /// Why the snapshot (or its baseline) could not be judged.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<SnapshotError>,
     pub devices: Vec<DeviceVerdict>,
 }
 
@@ -252,12 +306,47 @@ impl TargetVerdict {
     }
 }
 
+/// Why a snapshot was not judged; written as its sentence (the JSON
+/// `error` too).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// The snapshot could not be read or analysed, as the reading layer
+    /// says.
+    #[error("{0}")]
+    Unreadable(String),
+    /// Its baseline could not be read or analysed.
+    #[error("baseline {0}")]
+    Baseline(String),
+    #[error("the snapshot holds no device (no segment and no trace entry): nothing to judge")]
+    NoDevice,
+    #[error(
+        "the target asks for dev{want} (`device = {want}`), but the snapshot holds only {}",
+        devices(.holds)
+    )]
+    NoSuchDevice { want: u32, holds: Vec<u32> },
+    /// `figures = []` and no budget: a pass would be a pass on nothing.
+    #[error("no check to judge: the target budgets nothing and `[defaults] figures` is empty")]
+    NoCheck,
+}
+
+/// `dev0, dev1`.
+fn devices(ids: &[u32]) -> String {
+    let names: Vec<String> = ids.iter().map(|d| format!("dev{d}")).collect();
+    names.join(", ")
+}
+
+impl Serialize for SnapshotError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// A snapshot that could not be read: judged as an error, not a failure.
 pub fn unreadable(
     name: String,
     path: String,
     baseline: Option<String>,
-    error: String,
+    error: SnapshotError,
 ) -> SnapshotVerdict {
     SnapshotVerdict {
         name,

@@ -118,6 +118,19 @@ fn serialize(report: &Report) -> String {
         .unwrap_or_else(|e| format!("<!-- JUnit report could not be written: {e} -->\n"))
 }
 
+/// The JUnit report of `check --junit`.
+pub(crate) struct Junit;
+
+impl super::exporter::Exporter for Junit {
+    fn render(&self, v: &Verdict, _: &super::exporter::Context<'_, '_>) -> String {
+        render(v)
+    }
+
+    fn render_error(&self, reasons: &[String], generated_at: i64) -> Option<String> {
+        Some(error_report(reasons, generated_at))
+    }
+}
+
 /// The JUnit document of a verdict.
 pub fn render(v: &Verdict) -> String {
     let stamp = stamp(v.generated_at);
@@ -152,7 +165,10 @@ pub fn render(v: &Verdict) -> String {
                     } else {
                         ""
                     };
-                    let name = unique(&class, format!("dev{}.{}{warned}", d.device, text(&c.id)));
+                    let name = unique(
+                        &class,
+                        format!("dev{}.{}{warned}", d.device, text(&c.id.to_string())),
+                    );
                     cases.push(case(name, s, d, c));
                 }
             }
@@ -169,7 +185,7 @@ pub fn render(v: &Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{Counts, Finding, TargetVerdict};
+    use crate::compare::{Counts, Finding, SnapshotError, TargetVerdict};
     use crate::vocab::Unit;
 
     fn check(id: &str, status: Status, findings: Vec<Finding>) -> Check {
@@ -232,7 +248,7 @@ mod tests {
             "rank1".into(),
             "rank1.pickle".into(),
             None,
-            "rank1.pickle: truncated at ]]> byte 3\u{0}".into(),
+            SnapshotError::Unreadable("rank1.pickle: truncated at ]]> byte 3\u{0}".into()),
         );
         Verdict {
             schema_version: crate::compare::SCHEMA_VERSION,

@@ -70,7 +70,7 @@ fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> Str
     format!(
         "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
         cell(&case_label(s, d)),
-        markdown_code(&c.id),
+        markdown_code(&c.id.to_string()),
         opt(c.baseline.map(|b| value(c.unit, b))),
         current(c),
         opt(c.delta().map(|d| delta(c.unit, d))),
@@ -92,7 +92,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
                 "| {} | — | | | | | | {}: {} |\n",
                 cell(&s.name),
                 badge(Status::Error),
-                cell(e)
+                cell(&e.to_string())
             ));
         }
         for d in &s.devices {
@@ -139,7 +139,7 @@ fn reasons(t: &TargetVerdict) -> String {
                 lines.push_str(&format!(
                     "- **{} {}**: {}\n",
                     cell(&case_label(s, d)),
-                    markdown_code(&c.id),
+                    markdown_code(&c.id.to_string()),
                     cell(&sentence(c))
                 ));
             }
@@ -227,6 +227,21 @@ pub fn error_report(reasons: &[String]) -> String {
         badge(Status::Error),
         why.join("; ")
     )
+}
+
+/// The Markdown report of `check --markdown`, linking to the run's page
+/// when one is written beside it.
+pub(crate) struct Markdown;
+
+impl super::exporter::Exporter for Markdown {
+    fn render(&self, v: &Verdict, cx: &super::exporter::Context<'_, '_>) -> String {
+        let link = cx.page.map(page_link).unwrap_or_default();
+        render(v, cx.markdown_limit.saturating_sub(link.len())) + &link
+    }
+
+    fn render_error(&self, reasons: &[String], _: i64) -> Option<String> {
+        Some(error_report(reasons))
+    }
 }
 
 /// Renders one optional section of a target.

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use super::escape::openmetrics_label;
 use crate::analysis::Figure;
-use crate::compare::{Check, Finding, Status, Verdict};
+use crate::compare::{Check, CheckId, Finding, Status, Verdict};
 use crate::document::AnalysedSnapshot;
 use crate::vocab::Unit;
 
@@ -139,7 +139,7 @@ fn label_sets(v: &Verdict) -> Vec<(String, &Check)> {
     let mut rows = Vec::new();
     for (t, s, d, c) in v.checks() {
         // `baseline` accounts for a baseline entry; it measures nothing.
-        if c.id == "baseline" {
+        if c.id == CheckId::Baseline {
             continue;
         }
         let mut snapshot = s.name.clone();
@@ -150,7 +150,7 @@ fn label_sets(v: &Verdict) -> Vec<(String, &Check)> {
                 openmetrics_label(&t.name),
                 openmetrics_label(&snapshot),
                 d.device,
-                openmetrics_label(&c.id)
+                openmetrics_label(&c.id.to_string())
             );
             if seen.insert(labels.clone()) {
                 break labels;
@@ -161,6 +161,19 @@ fn label_sets(v: &Verdict) -> Vec<(String, &Check)> {
         rows.push((labels, c));
     }
     rows
+}
+
+/// GitLab's metrics report of `check --metrics`.
+pub(crate) struct Metrics;
+
+impl super::exporter::Exporter for Metrics {
+    fn render(&self, v: &Verdict, _: &super::exporter::Context<'_, '_>) -> String {
+        render(v)
+    }
+
+    fn render_error(&self, _: &[String], _: i64) -> Option<String> {
+        Some(error_report())
+    }
 }
 
 /// The metrics report of a verdict: the verdict, then each family that has

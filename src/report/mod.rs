@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod document_json;
 pub mod escape;
+pub(crate) mod exporter;
 pub(crate) mod finding;
 pub(crate) mod frames;
 pub(crate) mod github;
@@ -17,6 +18,7 @@ pub(crate) mod metrics;
 pub mod peak;
 pub mod phases;
 pub mod profile;
+pub(crate) mod rules;
 pub(crate) mod terminal;
 
 use crate::analysis::DeviceReport;

@@ -38,7 +38,8 @@ pub fn render(v: &Verdict, color: bool) -> String {
         for s in &t.snapshots {
             if let Some(e) = &s.error {
                 let tag = paint(label(Status::Error), Status::Error, color);
-                let (t, s, e) = (one_line(&t.name), one_line(&s.name), one_line(e));
+                let e = e.to_string();
+                let (t, s, e) = (one_line(&t.name), one_line(&s.name), one_line(&e));
                 lines.push(format!("{tag} {t} {s}: {e}\n"));
             }
             for d in &s.devices {
@@ -52,7 +53,7 @@ pub fn render(v: &Verdict, color: bool) -> String {
                         "{tag} {} {} {}: {}\n",
                         one_line(&t.name),
                         one_line(&case_label(s, d)),
-                        one_line(&c.id),
+                        one_line(&c.id.to_string()),
                         one_line(&sentence(c))
                     ));
                 }

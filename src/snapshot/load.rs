@@ -17,19 +17,47 @@ use super::build::build;
 use super::collect::Collector;
 use super::model::{Format, Snapshot};
 
-/// Why a file could not be read as a snapshot: `"<file>: <what>"`.
+/// Why a file could not be read as a snapshot: `"<file>: <what>"`, and
+/// apart from it, what the user can do ([`Hint`]), printed after it.
 #[derive(Debug, Error, Clone, PartialEq)]
-#[error("{path}: {message}")]
+#[error("{path}: {message}{}", self.hint.map(Hint::after).unwrap_or_default())]
 pub struct LoadError {
     pub(crate) path: String,
     pub(crate) message: String,
     /// The file's mode forbade reading it: a snapshot then gets the
     /// torch_npu hint, a baseline or summary does not.
     pub(crate) denied: bool,
+    pub(crate) hint: Option<Hint>,
 }
 
-/// Why a snapshot may be unreadable to its owner: torch_npu's dumps are.
-const NPU_MODE_HINT: &str = " (old torch_npu dumps are written with mode 0200)";
+/// What the user can do about a [`LoadError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// A snapshot may be unreadable to its owner: torch_npu's dumps are.
+    NpuFileMode,
+    /// A summary is what `check` compares against.
+    WriteSummary,
+    /// The summary was written by a memgate of another schema.
+    RegenerateSummary,
+}
+
+impl Hint {
+    pub fn text(self) -> &'static str {
+        match self {
+            Hint::NpuFileMode => "old torch_npu dumps are written with mode 0200",
+            Hint::WriteSummary => "write one with `memgate summarize`",
+            Hint::RegenerateSummary => "regenerate it with `memgate summarize`",
+        }
+    }
+
+    /// The hint as printed after the message.
+    fn after(self) -> String {
+        match self {
+            Hint::NpuFileMode => format!(" ({})", self.text()),
+            Hint::WriteSummary | Hint::RegenerateSummary => format!("; {}", self.text()),
+        }
+    }
+}
 
 impl LoadError {
     pub(crate) fn new(path: &Path, message: impl Into<String>) -> LoadError {
@@ -37,14 +65,27 @@ impl LoadError {
             path: path.display().to_string(),
             message: message.into(),
             denied: false,
+            hint: None,
         }
+    }
+
+    pub(crate) fn with_hint(self, hint: Hint) -> LoadError {
+        LoadError {
+            hint: Some(hint),
+            ..self
+        }
+    }
+
+    /// What the user can do, apart from the message.
+    pub fn hint(&self) -> Option<Hint> {
+        self.hint
     }
 
     /// This error of a file read as a snapshot: a permission denied gets
     /// the hint about torch_npu's file mode.
-    pub(crate) fn of_snapshot(mut self) -> LoadError {
-        if self.denied && !self.message.ends_with(NPU_MODE_HINT) {
-            self.message.push_str(NPU_MODE_HINT);
+    pub(crate) fn of_snapshot(self) -> LoadError {
+        if self.denied {
+            return self.with_hint(Hint::NpuFileMode);
         }
         self
     }
@@ -307,6 +348,8 @@ mod tests {
             "golden/rank0.json: cannot be read: permission denied"
         );
         let snapshot = e.of_snapshot().of_snapshot();
+        assert_eq!(snapshot.hint(), Some(Hint::NpuFileMode));
+        assert_eq!(snapshot.message, "cannot be read: permission denied");
         assert_eq!(
             snapshot.to_string(),
             "golden/rank0.json: cannot be read: permission denied (old torch_npu dumps are \

@@ -11,7 +11,7 @@ mod model;
 mod unique_keys;
 
 pub use labels::StackLabels;
-pub use load::{load, load_bytes, LoadError};
+pub use load::{load, load_bytes, Hint, LoadError};
 pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
 pub use model::Snapshot;
 pub(crate) use model::{

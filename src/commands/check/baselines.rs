@@ -9,7 +9,7 @@ use regex::Regex;
 
 use crate::compare::Lookup;
 use crate::error::BaselineError;
-use crate::input;
+use crate::walk;
 
 /// At most this many near names are offered when a baseline is not found.
 const CLOSE_NAMES: usize = 3;
@@ -40,7 +40,7 @@ impl Baselines {
         let files: Vec<PathBuf> = if path.is_dir() {
             list_dir(spec)?
         } else if spec.contains(['*', '?', '[']) {
-            input::expand(&[spec.to_string()], None).map_err(BaselineError::Pattern)?
+            walk::expand(&[spec.to_string()], None).map_err(BaselineError::Pattern)?
         } else if path.exists() {
             // Not only regular files: a FIFO or device is refused when read,
             // with an error that says what it is.

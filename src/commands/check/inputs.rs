@@ -40,7 +40,7 @@ pub(crate) fn plan(
     } else {
         cli
     };
-    let paths = input::expand(patterns, None)
+    let paths = crate::walk::expand(patterns, None)
         .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())?;
     let mut seen: HashMap<String, usize> = HashMap::new();
     Ok(paths
@@ -81,7 +81,7 @@ pub(crate) fn named_files(target: &Target, cli: &[String], baseline: Option<&str
         cli
     };
     let expanded = |patterns: &[String]| {
-        input::expand(patterns, None)
+        crate::walk::expand(patterns, None)
             .unwrap_or_else(|_| patterns.iter().map(PathBuf::from).collect())
     };
     let mut files = expanded(patterns);

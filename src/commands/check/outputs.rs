@@ -1,5 +1,6 @@
-//! Where `check` writes: report paths (checked before any snapshot is
-//! read; `-` is stdout) and the GitHub Actions files. A report replaces its
+//! Where `check` writes: the reports asked for, each a kind with its
+//! renderer and a destination (checked before any snapshot is read; `-` is
+//! stdout), and the GitHub Actions files. A report replaces its
 //! file atomically; no report may be another report or an input.
 
 use std::fs::OpenOptions;
@@ -8,8 +9,13 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use strum::IntoStaticStr;
+
+use super::CheckOptions;
 use crate::error::{DestinationError, OutputError};
 use crate::files::{self, same_file};
+use crate::report::exporter::Exporter;
+use crate::report::{html, json, junit, markdown, metrics};
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,20 +41,100 @@ impl Dest {
     }
 }
 
+/// The kinds of report `check` writes, in the order it writes them (and
+/// names them in errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, IntoStaticStr)]
+pub(crate) enum ReportKind {
+    #[strum(serialize = "--junit")]
+    Junit,
+    #[strum(serialize = "--markdown")]
+    Markdown,
+    #[strum(serialize = "--json")]
+    Json,
+    /// GitLab's metrics report (OpenMetrics text).
+    #[strum(serialize = "--metrics")]
+    Metrics,
+    /// The HTML page of the run.
+    #[strum(serialize = "--html")]
+    Html,
+}
+
+impl ReportKind {
+    /// The option that names the report's destination.
+    pub(crate) fn flag(self) -> &'static str {
+        self.into()
+    }
+
+    pub(crate) fn exporter(self) -> &'static dyn Exporter {
+        match self {
+            ReportKind::Junit => &junit::Junit,
+            ReportKind::Markdown => &markdown::Markdown,
+            ReportKind::Json => &json::Json,
+            ReportKind::Metrics => &metrics::Metrics,
+            ReportKind::Html => &html::Page,
+        }
+    }
+}
+
+/// One report of the run: its kind and where it goes.
+#[derive(Debug, Clone)]
+pub(crate) struct Report {
+    pub(crate) kind: ReportKind,
+    pub(crate) dest: Dest,
+}
+
+/// The reports the options ask for, in the order they are written:
+/// `--junit`, `--markdown`, `--json`, `--metrics` (each a file or `-`),
+/// then `--html` (a file always: the page is no report for a terminal).
+pub(crate) fn reports(opts: &CheckOptions) -> Vec<Report> {
+    let to = |kind, path: &Option<PathBuf>, dest: fn(&Path) -> Dest| {
+        let dest = dest(path.as_deref()?);
+        Some(Report { kind, dest })
+    };
+    let file = |p: &Path| Dest::File(p.to_path_buf());
+    [
+        to(ReportKind::Junit, &opts.junit, Dest::new),
+        to(ReportKind::Markdown, &opts.markdown, Dest::new),
+        to(ReportKind::Json, &opts.json, Dest::new),
+        to(ReportKind::Metrics, &opts.metrics, Dest::new),
+        to(ReportKind::Html, &opts.html, file),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Whether one of `reports` takes stdout (the terminal summary then goes
+/// to stderr).
+pub(crate) fn take_stdout<'a>(reports: impl IntoIterator<Item = &'a Report>) -> bool {
+    reports.into_iter().any(|r| r.dest == Dest::Stdout)
+}
+
+/// The file of the first of `reports` of one of `kinds`.
+pub(crate) fn file_of<'a>(
+    reports: impl IntoIterator<Item = &'a Report>,
+    kinds: &[ReportKind],
+) -> Option<&'a Path> {
+    reports
+        .into_iter()
+        .filter(|r| kinds.contains(&r.kind))
+        .find_map(|r| r.dest.file())
+}
+
 /// Every problem with the destinations: a missing directory, a
 /// directory given as a file, stdout asked for twice.
-pub(crate) fn check(dests: &[(&str, &Dest)]) -> Vec<DestinationError> {
+pub(crate) fn check(reports: &[Report]) -> Vec<DestinationError> {
     let mut errors = Vec::new();
-    let to_stdout = dests.iter().filter(|(_, d)| **d == Dest::Stdout).count();
+    let to_stdout = reports.iter().filter(|r| r.dest == Dest::Stdout).count();
     if to_stdout > 1 {
         errors.push(DestinationError::StdoutTwice);
     }
     if to_stdout > 0 && stdout_discards() {
         errors.push(DestinationError::StdoutDiscards);
     }
-    let files: Vec<(&str, &Path)> = dests
+    let files: Vec<(&str, &Path)> = reports
         .iter()
-        .filter_map(|(f, d)| d.file().map(|p| (*f, p)))
+        .filter_map(|r| r.dest.file().map(|p| (r.kind.flag(), p)))
         .collect();
     for (i, (flag, p)) in files.iter().enumerate() {
         if let Some((other, _)) = files[..i].iter().find(|(_, q)| same_file(p, q)) {
@@ -59,13 +145,13 @@ pub(crate) fn check(dests: &[(&str, &Dest)]) -> Vec<DestinationError> {
             });
         }
     }
-    for (flag, d) in dests {
-        let Dest::File(p) = d else { continue };
+    for r in reports {
+        let Dest::File(p) = &r.dest else { continue };
         let parent = p
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let (flag, path) = (flag.to_string(), p.to_path_buf());
+        let (flag, path) = (r.kind.flag().to_string(), p.to_path_buf());
         if p.is_dir() {
             errors.push(DestinationError::Directory { flag, path });
         } else if !parent.is_dir() {
@@ -98,16 +184,13 @@ fn stdout_discards() -> bool {
 
 /// Reports that would overwrite an input (budget file, snapshot, baseline):
 /// refused before anything is written.
-pub(crate) fn clash_with_inputs(
-    dests: &[(&str, &Dest)],
-    inputs: &[&Path],
-) -> Vec<DestinationError> {
+pub(crate) fn clash_with_inputs(reports: &[Report], inputs: &[&Path]) -> Vec<DestinationError> {
     let mut errors = Vec::new();
-    for (flag, d) in dests {
-        let Some(p) = d.file() else { continue };
+    for r in reports {
+        let Some(p) = r.dest.file() else { continue };
         if let Some(input) = inputs.iter().find(|i| same_file(p, i)) {
             errors.push(DestinationError::OverwritesInput {
-                flag: flag.to_string(),
+                flag: r.kind.flag().to_string(),
                 path: p.to_path_buf(),
                 input: input.to_path_buf(),
             });
@@ -119,29 +202,27 @@ pub(crate) fn clash_with_inputs(
 /// The destinations a report can still go to when the gate could not judge:
 /// each one that passes [`check`] alone, is no other report's file and would
 /// overwrite none of `inputs`. A bad path never stops the good ones.
-pub(crate) fn usable<'a>(
-    dests: &[(&'a str, &'a Dest)],
-    inputs: &[&Path],
-) -> Vec<(&'a str, &'a Dest)> {
+pub(crate) fn usable<'a>(reports: &'a [Report], inputs: &[&Path]) -> Vec<&'a Report> {
     let shared = |i: usize, d: &Dest| {
-        dests.iter().enumerate().any(|(j, (_, other))| {
+        reports.iter().enumerate().any(|(j, other)| {
             j != i
-                && match (d, other) {
+                && match (d, &other.dest) {
                     (Dest::Stdout, Dest::Stdout) => true,
                     (Dest::File(a), Dest::File(b)) => same_file(a, b),
                     _ => false,
                 }
         })
     };
-    dests
+    reports
         .iter()
         .enumerate()
-        .filter(|&(i, &(flag, d))| {
-            check(&[(flag, d)]).is_empty()
-                && clash_with_inputs(&[(flag, d)], inputs).is_empty()
-                && !shared(i, d)
+        .filter(|&(i, r)| {
+            let alone = std::slice::from_ref(r);
+            check(alone).is_empty()
+                && clash_with_inputs(alone, inputs).is_empty()
+                && !shared(i, &r.dest)
         })
-        .map(|(_, &pair)| pair)
+        .map(|(_, r)| r)
         .collect()
 }
 
@@ -171,4 +252,49 @@ pub(crate) fn append(path: &Path, text: &str) -> Result<(), OutputError> {
             path: path.to_path_buf(),
             error,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reports_come_in_the_order_they_are_written_and_the_page_is_always_a_file() {
+        let opts = CheckOptions {
+            html: Some("-".into()),
+            metrics: Some("m.txt".into()),
+            json: Some("-".into()),
+            junit: Some("j.xml".into()),
+            ..CheckOptions::default()
+        };
+        let got: Vec<(&str, Dest)> = reports(&opts)
+            .into_iter()
+            .map(|r| (r.kind.flag(), r.dest))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("--junit", Dest::File("j.xml".into())),
+                ("--json", Dest::Stdout),
+                ("--metrics", Dest::File("m.txt".into())),
+                ("--html", Dest::File("-".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_json_report_writes_nothing_when_the_gate_could_not_judge() {
+        let kinds = [
+            ReportKind::Junit,
+            ReportKind::Markdown,
+            ReportKind::Json,
+            ReportKind::Metrics,
+            ReportKind::Html,
+        ];
+        let reasons = ["m.toml:1:1: broken".to_string()];
+        for k in kinds {
+            let text = k.exporter().render_error(&reasons, 0);
+            assert_eq!(text.is_none(), k == ReportKind::Json, "{}", k.flag());
+        }
+    }
 }

@@ -51,7 +51,7 @@ fn checks_table(out: &mut String, d: &DeviceVerdict) {
             "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td class=\"stack\">{}</td></tr>",
             c.status.id(),
-            escape(&c.id),
+            escape(&c.id.to_string()),
             c.status.id(),
             finding::current(c),
             opt(c.baseline),
@@ -100,6 +100,19 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         );
     }
     out.push_str("</table>\n");
+}
+
+/// The HTML page of `check --html`.
+pub(crate) struct Page;
+
+impl crate::report::exporter::Exporter for Page {
+    fn render(&self, v: &Verdict, cx: &crate::report::exporter::Context<'_, '_>) -> String {
+        render_check(v, cx.charted)
+    }
+
+    fn render_error(&self, reasons: &[String], _: i64) -> Option<String> {
+        Some(render_check_error(reasons))
+    }
 }
 
 /// The page of a gate that could not judge at all (bad budget file,
@@ -176,7 +189,11 @@ pub fn render_check<'a>(
             s.baseline.as_deref().map_or_else(|| "none".into(), escape)
         );
         if let Some(e) = &s.error {
-            let _ = writeln!(out, "<p><strong>not judged</strong>: {}</p>", escape(e));
+            let _ = writeln!(
+                out,
+                "<p><strong>not judged</strong>: {}</p>",
+                escape(&e.to_string())
+            );
         }
         let Some(d) = d else {
             out.push_str("</section>\n");

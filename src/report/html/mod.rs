@@ -9,6 +9,7 @@ mod check;
 mod data;
 mod diff;
 
+pub(crate) use check::Page;
 pub use check::{render_check, render_check_error, Charted};
 pub use diff::{render_diff, DiffSide};
 
