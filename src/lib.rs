@@ -20,3 +20,6 @@ pub mod snapshot;
 pub(crate) mod units;
 pub(crate) mod vocab;
 pub(crate) mod walk;
+
+/// A budget (or a rules file) given as data, the Python API's way in.
+pub use budget::{toml_text, validate_data, ConfigError};

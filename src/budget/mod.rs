@@ -17,6 +17,7 @@
 //! [`Figure::gated_by_default`] when it is not set), and every figure a
 //! target budgets or tolerates.
 
+mod data;
 #[cfg(test)]
 mod example_file;
 pub mod raw;
@@ -39,6 +40,7 @@ pub use crate::vocab::Rules;
 
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
+pub use data::{toml_text, validate_data};
 pub use validate::{validate_file, ConfigError, Validated};
 pub(crate) use values::last_line;
 
