@@ -1,14 +1,16 @@
 //! Command-line arguments (clap derive). No logic: each subcommand's args
-//! are turned into the library's plain option structs.
+//! are turned into the library's plain option structs. [`main`] and
+//! [`run_captured`] are the entry points of the binary and of the Python
+//! extension alike, so both parse and run one definition.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use memgate::analysis::Window;
-use memgate::commands::check::{CheckOptions, GithubEnv};
-use memgate::commands::{
+use crate::analysis::Window;
+use crate::commands::check::{CheckOptions, GithubEnv};
+use crate::commands::{
     self,
     diff::DiffOptions,
     inspect::InspectOptions,
@@ -433,6 +435,96 @@ pub struct CheckArgs {
     /// `memgate peak --window` (replaces the targets' `window`).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+}
+
+/// Runs `memgate ARGV[1:]` as the binary does: output on stdout, each
+/// error on stderr as one `error: …` line (escaped for a terminal), clap's
+/// usage or help text as clap prints it. Returns the exit code.
+pub fn main<I, T>(argv: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let stdout = std::io::stdout();
+    let terminal = std::io::IsTerminal::is_terminal(&stdout);
+    let mut out = stdout.lock();
+    let outcome = cli.run(&mut out, terminal);
+    let _ = out.flush();
+    let mut err = std::io::stderr().lock();
+    for line in error_lines(&outcome) {
+        let _ = writeln!(err, "error: {line}");
+    }
+    outcome.exit_code()
+}
+
+/// A command run with its output captured ([`run_captured`]).
+#[derive(Debug)]
+pub struct Captured {
+    pub exit_code: u8,
+    /// What the command wrote to stdout (clap's text for `--help`).
+    pub stdout: Vec<u8>,
+    /// Its error messages, one line each as the binary prints them after
+    /// `error: `; a command-line error is one message, clap's text.
+    pub errors: Vec<String>,
+}
+
+/// Runs `memgate ARGV[1:]` with its output captured. `check` appends to
+/// `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` and prints `::error`
+/// annotations only when `github` is true: a library call does not write
+/// the runner's files because the environment names them.
+pub fn run_captured<I, T>(argv: I, github: bool) -> Captured
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            let (exit_code, stdout, errors) = if e.use_stderr() {
+                (2, Vec::new(), vec![text])
+            } else {
+                (0, text.into_bytes(), Vec::new())
+            };
+            return Captured {
+                exit_code,
+                stdout,
+                errors,
+            };
+        }
+    };
+    let mut stdout = Vec::new();
+    let outcome = match &cli.command {
+        Command::Check(args) if !github => {
+            let opts = CheckOptions {
+                github: GithubEnv::default(),
+                ..args.options(false)
+            };
+            commands::check::run(&opts, &mut stdout)
+        }
+        _ => cli.run(&mut stdout, false),
+    };
+    Captured {
+        exit_code: outcome.exit_code(),
+        stdout,
+        errors: error_lines(&outcome),
+    }
+}
+
+/// A command's error lines, one each whatever a file name or message holds.
+fn error_lines(outcome: &Outcome) -> Vec<String> {
+    outcome
+        .errors
+        .iter()
+        .map(|e| crate::report::escape::terminal(&e.to_string()).into_owned())
+        .collect()
 }
 
 /// An environment variable, unless unset or empty.

@@ -7,6 +7,8 @@
 pub mod analysis;
 pub mod baseline;
 pub(crate) mod budget;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod commands;
 pub(crate) mod compare;
 pub mod document;
@@ -22,4 +24,4 @@ pub(crate) mod vocab;
 pub(crate) mod walk;
 
 /// A budget (or a rules file) given as data, the Python API's way in.
-pub use budget::{toml_text, validate_data, ConfigError};
+pub use budget::{figure_ids, toml_text, validate_data, ConfigError};

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::validate::{validate, ConfigError, Validated};
 use super::Loc;
+use crate::vocab::Figure;
 
 /// The JSON document as TOML text: an object of tables, strings, numbers,
 /// booleans and arrays. `null` has no TOML form: refused with the dotted
@@ -51,6 +52,13 @@ pub fn validate_data(value: &Value, file: &str, dir: &Path) -> Result<String, Ve
         } if errors.is_empty() => Ok(text),
         Validated { errors, .. } => Err(errors),
     }
+}
+
+/// The figure ids a budget takes (`[target.budget]`), and those a phase
+/// budget takes, in report order: what the Python marker's keywords are.
+pub fn figure_ids() -> (Vec<&'static str>, Vec<&'static str>) {
+    let ids = |figures: &[Figure]| figures.iter().map(|f| f.id()).collect();
+    (ids(&Figure::ALL), ids(&Figure::PER_PHASE))
 }
 
 fn first_null(value: &Value, at: String) -> Option<String> {
