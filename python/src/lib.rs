@@ -68,6 +68,13 @@ fn figure_ids() -> (Vec<&'static str>, Vec<&'static str>) {
     memgate::figure_ids()
 }
 
+/// A size as a budget writes it (`"8 GiB"`), in bytes; `ValueError` when
+/// it is not one.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    memgate::parse_size(text).map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
@@ -75,6 +82,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(budget, m)?)?;
     m.add_function(wrap_pyfunction!(toml, m)?)?;
     m.add_function(wrap_pyfunction!(figure_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
