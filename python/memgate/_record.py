@@ -91,8 +91,8 @@ def environment(backend: str, rank: int) -> Dict[str, Any]:
         }
     dist = getattr(torch, "distributed", None)
     world_size = None
-    if dist is not None and _call(dist.is_available) and _call(dist.is_initialized):
-        world_size = _call(dist.get_world_size)
+    if _call(getattr(dist, "is_available", None)) and _call(getattr(dist, "is_initialized", None)):
+        world_size = _call(getattr(dist, "get_world_size", None))
     elif os.environ.get("WORLD_SIZE", "").strip().isdigit():
         world_size = int(os.environ["WORLD_SIZE"])
     version = getattr(torch, "version", None)
