@@ -346,6 +346,7 @@ def check(
     the figures it names are judged. ``name`` is its target's name.
     Relative paths in it are relative to the current directory.
     """
+    target_name = _text(name, "name")
     flags = {
         "--warn-only": _flag(warn_only, "warn_only"),
         "--require-baseline": _flag(require_baseline, "require_baseline"),
@@ -378,7 +379,7 @@ def check(
             if not isinstance(budget, Mapping):
                 raise _refuse(f"budget: {budget!r} is not a mapping")
             try:
-                text = validated_toml(budget, name=_text(name, "name"), snapshots=_paths(snapshots), here=os.getcwd())
+                text = validated_toml(budget, name=target_name, snapshots=_paths(snapshots), here=os.getcwd())
             except BudgetError as e:
                 raise MemgateError(2, e.problems) from None
             config = os.path.join(scratch, "memgate.toml")
