@@ -142,7 +142,7 @@ def _paths(paths: Paths, what: str = "snapshot") -> List[str]:
 
 def _run(args: Sequence[str], github: bool = False) -> Tuple[int, bytes, List[str]]:
     try:
-        return _native.run(["memgate", *args], github)  # type: ignore[no-any-return]
+        return _native.run(["memgate", *args], github)
     except (TypeError, ValueError) as e:  # every argument is checked above: a last guard
         raise MemgateError(2, [f"memgate could not take the arguments: {e}"]) from None
 

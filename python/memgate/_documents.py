@@ -54,10 +54,10 @@ class Figures(Dict[str, int]):
     def __missing__(self, key: str) -> int:
         kebab = key.replace("_", "-")
         if kebab != key and dict.__contains__(self, kebab):
-            return dict.__getitem__(self, kebab)  # type: ignore[no-any-return]
+            return dict.__getitem__(self, kebab)
         raise KeyError(key)
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         try:
             return self[key]
         except KeyError:
