@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::validate::{validate, ConfigError, Validated};
 use super::Loc;
+use crate::units::Bytes;
 use crate::vocab::Figure;
 
 /// The JSON document as TOML text: an object of tables, strings, numbers,
@@ -59,6 +60,11 @@ pub fn validate_data(value: &Value, file: &str, dir: &Path) -> Result<String, Ve
 pub fn figure_ids() -> (Vec<&'static str>, Vec<&'static str>) {
     let ids = |figures: &[Figure]| figures.iter().map(|f| f.id()).collect();
     (ids(&Figure::ALL), ids(&Figure::PER_PHASE))
+}
+
+/// A size as a budget writes it (`"8 GiB"`, `"512 MB"`, `"100"`), in bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    Bytes::parse(text).map(|(b, _)| b.0)
 }
 
 fn first_null(value: &Value, at: String) -> Option<String> {
@@ -133,6 +139,12 @@ mod tests {
             .unwrap_err();
         assert!(errors[0].message.contains("`target[0].budget.allocated-peak`: None"));
         assert_eq!(toml_text(&json!([1])).unwrap_err(), "must be a mapping, not a list");
+    }
+
+    #[test]
+    fn a_size_parses_as_a_budget_reads_it() {
+        assert_eq!(parse_size("8 GiB"), Ok(8 << 30));
+        assert!(parse_size("8 furlongs").is_err());
     }
 
     #[test]

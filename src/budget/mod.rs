@@ -40,7 +40,7 @@ pub use crate::vocab::Rules;
 
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
-pub use data::{figure_ids, toml_text, validate_data};
+pub use data::{figure_ids, parse_size, toml_text, validate_data};
 pub use validate::{validate_file, ConfigError, Validated};
 pub(crate) use values::last_line;
 
