@@ -50,7 +50,10 @@ fn budget(
     Ok(py.detach(
         || match memgate::validate_data(&value, file, std::path::Path::new(dir)) {
             Ok(text) => (Some(text), Vec::new()),
-            Err(errors) => (None, errors.into_iter().map(|e| (e.key, e.message)).collect()),
+            Err(errors) => (
+                None,
+                errors.into_iter().map(|e| (e.key, e.message)).collect(),
+            ),
         },
     ))
 }

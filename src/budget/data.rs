@@ -22,7 +22,9 @@ pub fn toml_text(value: &Value) -> Result<String, String> {
         return Err(format!("must be a mapping, not {}", type_name(value)));
     }
     if let Some(at) = first_null(value, String::new()) {
-        return Err(format!("`{at}`: None has no budget meaning (leave the key out)"));
+        return Err(format!(
+            "`{at}`: None has no budget meaning (leave the key out)"
+        ));
     }
     let toml = toml::Value::try_from(value).map_err(|e| e.to_string())?;
     toml::to_string(&toml).map_err(|e| e.to_string())
@@ -68,7 +70,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 fn first_null(value: &Value, at: String) -> Option<String> {
-    let join = |k: &str| if at.is_empty() { k.to_string() } else { format!("{at}.{k}") };
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
     match value {
         Value::Null => Some(at),
         Value::Object(map) => map.iter().find_map(|(k, v)| first_null(v, join(k))),
@@ -118,11 +126,15 @@ mod tests {
 
     #[test]
     fn a_path_with_an_emoji_and_quotes_is_kept_as_it_is() {
-        let doc = json!({"target": [{"name": "t\"🧪", "snapshots": "/tmp/é 🧪/\"x\"/rank*.pickle"}]});
+        let doc =
+            json!({"target": [{"name": "t\"🧪", "snapshots": "/tmp/é 🧪/\"x\"/rank*.pickle"}]});
         let text = validate_data(&doc, "marker", Path::new("/d")).unwrap();
         let budget = super::super::parse(&text, "marker", Path::new("/d"), false).unwrap();
         assert_eq!(budget.targets[0].name, "t\"🧪");
-        assert_eq!(budget.targets[0].snapshots, ["/tmp/é 🧪/\"x\"/rank*.pickle"]);
+        assert_eq!(
+            budget.targets[0].snapshots,
+            ["/tmp/é 🧪/\"x\"/rank*.pickle"]
+        );
     }
 
     #[test]
@@ -135,10 +147,19 @@ mod tests {
 
     #[test]
     fn null_and_a_non_mapping_are_refused_naming_where() {
-        let errors = validate_data(&target(json!({"allocated-peak": null})), "m", Path::new("/"))
-            .unwrap_err();
-        assert!(errors[0].message.contains("`target[0].budget.allocated-peak`: None"));
-        assert_eq!(toml_text(&json!([1])).unwrap_err(), "must be a mapping, not a list");
+        let errors = validate_data(
+            &target(json!({"allocated-peak": null})),
+            "m",
+            Path::new("/"),
+        )
+        .unwrap_err();
+        assert!(errors[0]
+            .message
+            .contains("`target[0].budget.allocated-peak`: None"));
+        assert_eq!(
+            toml_text(&json!([1])).unwrap_err(),
+            "must be a mapping, not a list"
+        );
     }
 
     #[test]

@@ -38,9 +38,9 @@ use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
+pub use data::{figure_ids, parse_size, toml_text, validate_data};
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
-pub use data::{figure_ids, parse_size, toml_text, validate_data};
 pub use validate::{validate_file, ConfigError, Validated};
 pub(crate) use values::last_line;
 
