@@ -34,18 +34,16 @@ fn json(document: &str) -> PyResult<serde_json::Value> {
     serde_json::from_str(document).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// A budget's TOML text when valid, else every (dotted key, message).
+type Checked = (Option<String>, Vec<(String, String)>);
+
 /// Validates a budget document given as JSON (the structure of
 /// `memgate.toml`), relative paths relative to `dir`, `file` naming it in
 /// messages. Returns `(toml_text, [])` when valid, else `(None,
 /// [(dotted key, message), …])`: every problem, the key it is about
 /// (`target.budget.allocated-peak`; empty when about no one key).
 #[pyfunction]
-fn budget(
-    py: Python<'_>,
-    document: &str,
-    file: &str,
-    dir: &str,
-) -> PyResult<(Option<String>, Vec<(String, String)>)> {
+fn budget(py: Python<'_>, document: &str, file: &str, dir: &str) -> PyResult<Checked> {
     let value = json(document)?;
     Ok(py.detach(
         || match memgate::validate_data(&value, file, std::path::Path::new(dir)) {
