@@ -157,7 +157,7 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
     lines = [verdict.text.rstrip()]
     for where, c in _judged(verdict):
         if c.status == "fail":
-            lines.append(f"{where} {c.id}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}")
+            lines.append(f"{where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}")
     for target in verdict.targets:
         for snapshot in target.snapshots:
             for device in snapshot.devices:
@@ -165,11 +165,11 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                     continue
                 grown = device.growing_sites(top)
                 if grown:
-                    lines.append(f"top growing sites, {snapshot.name} dev{device.device}:")
+                    lines.append(f"top growing sites, {_shown(snapshot.name)} dev{device.device}:")
                     for site in grown:
                         delta = site["current"] - site["baseline"]
                         was, now = _size(site["baseline"]), _size(site["current"])
-                        lines.append(f"  +{_size(delta)}  {site['site']}  ({was} -> {now})")
+                        lines.append(f"  +{_size(delta)}  {_shown(site['site'])}  ({was} -> {now})")
                     continue
                 # No baseline to grow from: the biggest sites at the peak.
                 live = sorted(
@@ -178,9 +178,15 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                     reverse=True,
                 )[:top]
                 if live:
-                    lines.append(f"top sites at the peak, {snapshot.name} dev{device.device}:")
-                    lines += [f"  {_size(s['current'])}  {s['site']}" for s in live]
+                    lines.append(f"top sites at the peak, {_shown(snapshot.name)} dev{device.device}:")
+                    lines += [f"  {_size(s['current'])}  {_shown(s['site'])}" for s in live]
     return "\n".join(lines)
+
+
+def _shown(text: object) -> str:
+    """A name from a snapshot or a test as one terminal line: control and
+    other unprintable characters written as escapes."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
 
 
 def _size(n: float) -> str:
@@ -231,7 +237,7 @@ def _judged(verdict: Verdict) -> List[Tuple[str, Check]]:
             for device in snapshot.devices:
                 for c in device.checks:
                     if c.status != "skipped":
-                        out.append((f"{snapshot.name} dev{device.device}", c))
+                        out.append((f"{_shown(snapshot.name)} dev{device.device}", c))
     return out
 
 
@@ -298,7 +304,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
             _keep(recording.path, keep, name)
         for where, c in _judged(verdict):
             if c.status == "warn":
-                warnings.warn(MemgateWarning(f"memgate: {where} {c.id}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"))
+                warnings.warn(MemgateWarning(f"memgate: {where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"))
         if not verdict.passed:
             pytest.fail(explanation(verdict), pytrace=False)
     return result
@@ -310,8 +316,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     terminalreporter.section("memgate")
     for nodeid, verdict in results:
-        terminalreporter.write_line(f"{nodeid}: {verdict.verdict}")
+        terminalreporter.write_line(f"{_shown(nodeid)}: {verdict.verdict}")
         for where, c in _judged(verdict):
             terminalreporter.write_line(
-                f"  {c.status:<5} {where} {c.id}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"
+                f"  {c.status:<5} {where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"
             )

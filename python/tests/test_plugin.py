@@ -284,3 +284,10 @@ def test_node_names_are_file_names_and_never_shared():
         assert "/" not in n and "::" not in n and n.isascii() and len(n) < 140
     assert names[0].startswith("t.py__test_a_b-")
     assert node_name("x" * 1000).startswith("x" * 120 + "-")
+
+
+def test_names_are_shown_on_one_terminal_line():
+    from memgate.pytest_plugin import _shown
+
+    assert _shown("a\x1b[31mb\nc") == "a\\x1b[31mb\\nc"
+    assert _shown("Optimizer.step#AdamW.step é") == "Optimizer.step#AdamW.step é"
