@@ -1,14 +1,16 @@
 //! Command-line arguments (clap derive). No logic: each subcommand's args
-//! are turned into the library's plain option structs.
+//! are turned into the library's plain option structs. [`main`] and
+//! [`run_captured`] are the entry points of the binary and of the Python
+//! extension alike, so both parse and run one definition.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use memgate::analysis::Window;
-use memgate::commands::check::{CheckOptions, GithubEnv};
-use memgate::commands::{
+use crate::analysis::Window;
+use crate::commands::check::{CheckOptions, GithubEnv};
+use crate::commands::{
     self,
     diff::DiffOptions,
     inspect::InspectOptions,
@@ -162,41 +164,35 @@ pub enum Command {
     Check(CheckArgs),
 }
 
+// The arguments several commands share, declared once (their help text is
+// part of each command's --help, so a change here shows in every one).
+
+/// The snapshots to read (at least one).
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub struct Snapshots {
     /// Snapshot files or quoted glob patterns.
     #[arg(required = true)]
     pub snapshots: Vec<String>,
+}
+
+/// `--format text|json`.
+#[derive(Debug, Args)]
+pub struct Format {
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
 }
 
-impl InspectArgs {
-    pub fn options(&self) -> InspectOptions {
-        InspectOptions {
-            snapshots: self.snapshots.clone(),
-            format: self.format.into(),
-        }
-    }
-}
-
+/// `--rules`: the category rule set.
 #[derive(Debug, Args)]
-pub struct PeakArgs {
-    /// Snapshot files or quoted glob patterns.
-    #[arg(required = true)]
-    pub snapshots: Vec<String>,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: FormatArg,
-    /// How many stack groups to list.
-    #[arg(long, default_value_t = 10)]
-    pub top: usize,
+pub struct CategoryRules {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
-    /// Which peak's live allocations to list by call stack: allocated (the
-    /// figure to gate), dynamic (Mosaic's) or reserved (segments).
-    #[arg(long, value_enum, default_value = "allocated")]
-    pub at: AtArg,
+}
+
+/// `--window FROM..TO` of the analysis commands.
+#[derive(Debug, Args)]
+pub struct FiguresWindow {
     /// Figures inside a window only: FROM..TO, inclusive, either side may be
     /// empty. A bound is a time_us (1783874422766414), seconds after the
     /// device's first timed entry (+2.5s), an entry index (#1200), an
@@ -207,6 +203,42 @@ pub struct PeakArgs {
     /// in; peaks are maxima over the window's entries, counts count them.
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub inputs: Snapshots,
+    #[command(flatten)]
+    pub output: Format,
+}
+
+impl InspectArgs {
+    pub fn options(&self) -> InspectOptions {
+        InspectOptions {
+            snapshots: self.inputs.snapshots.clone(),
+            format: self.output.format.into(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PeakArgs {
+    #[command(flatten)]
+    pub inputs: Snapshots,
+    #[command(flatten)]
+    pub output: Format,
+    /// How many stack groups to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    #[command(flatten)]
+    pub categories: CategoryRules,
+    /// Which peak's live allocations to list by call stack: allocated (the
+    /// figure to gate), dynamic (Mosaic's) or reserved (segments).
+    #[arg(long, value_enum, default_value = "allocated")]
+    pub at: AtArg,
+    #[command(flatten)]
+    pub within: FiguresWindow,
     /// Also write the figures as GitLab's metrics report, OpenMetrics text
     /// (`-`: to stdout, in place of the text or JSON).
     #[arg(long, value_name = "PATH")]
@@ -215,11 +247,10 @@ pub struct PeakArgs {
 
 #[derive(Debug, Args)]
 pub struct PhasesArgs {
-    /// Snapshot files or quoted glob patterns.
-    #[arg(required = true)]
-    pub snapshots: Vec<String>,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: FormatArg,
+    #[command(flatten)]
+    pub inputs: Snapshots,
+    #[command(flatten)]
+    pub output: Format,
     /// List only annotation events whose name contains SUBSTR (repeatable).
     #[arg(long, value_name = "SUBSTR")]
     pub annotation: Vec<String>,
@@ -237,8 +268,8 @@ pub struct PhasesArgs {
 impl PhasesArgs {
     pub fn options(&self) -> PhasesOptions {
         PhasesOptions {
-            snapshots: self.snapshots.clone(),
-            format: self.format.into(),
+            snapshots: self.inputs.snapshots.clone(),
+            format: self.output.format.into(),
             annotation: self.annotation.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
             rules: self.rules.clone(),
@@ -250,11 +281,10 @@ impl PhasesArgs {
 pub struct ProfileArgs {
     /// Snapshot files or quoted glob patterns.
     pub snapshots: Vec<String>,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: FormatArg,
-    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
-    #[arg(long, default_value = "default")]
-    pub rules: String,
+    #[command(flatten)]
+    pub output: Format,
+    #[command(flatten)]
+    pub categories: CategoryRules,
     /// Group the bytes by the category rules, by the innermost annotation
     /// open at each allocation ("" outside any), or by its compile context
     /// ("N/A" when none).
@@ -270,27 +300,19 @@ pub struct ProfileArgs {
     /// How many allocation sites (and stack groups in JSON) to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
-    /// Figures inside a window only: FROM..TO, inclusive, either side may be
-    /// empty. A bound is a time_us (1783874422766414), seconds after the
-    /// device's first timed entry (+2.5s), an entry index (#1200), an
-    /// annotation event (@Optimizer.step#AdamW.step:START, Nth from 0:
-    /// @NAME:END:2) or an allocation event in Mosaic's notation
-    /// (32fa0599c7f59_0:free_completed: hex address, number of earlier
-    /// free_completed of it, action). The state before the window is carried
-    /// in; peaks are maxima over the window's entries, counts count them.
-    #[arg(long, value_name = "FROM..TO")]
-    pub window: Option<Window>,
+    #[command(flatten)]
+    pub within: FiguresWindow,
 }
 
 impl PeakArgs {
     pub fn options(&self) -> PeakOptions {
         PeakOptions {
-            snapshots: self.snapshots.clone(),
-            format: self.format.into(),
+            snapshots: self.inputs.snapshots.clone(),
+            format: self.output.format.into(),
             top: self.top,
-            rules: self.rules.clone(),
+            rules: self.categories.rules.clone(),
             at: self.at.into(),
-            window: self.window.clone(),
+            window: self.within.window.clone(),
             metrics: self.metrics.clone(),
         }
     }
@@ -300,13 +322,13 @@ impl ProfileArgs {
     pub fn options(&self) -> ProfileOptions {
         ProfileOptions {
             snapshots: self.snapshots.clone(),
-            format: self.format.into(),
-            rules: self.rules.clone(),
+            format: self.output.format.into(),
+            rules: self.categories.rules.clone(),
             group_by: self.group_by.into(),
             html: self.html.clone(),
             print_rules: self.print_rules,
             top: self.top,
-            window: self.window.clone(),
+            window: self.within.window.clone(),
         }
     }
 }
@@ -317,11 +339,10 @@ pub struct DiffArgs {
     pub base: String,
     /// The new snapshot (or summary JSON).
     pub new: String,
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: FormatArg,
-    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
-    #[arg(long, default_value = "default")]
-    pub rules: String,
+    #[command(flatten)]
+    pub output: Format,
+    #[command(flatten)]
+    pub categories: CategoryRules,
     /// How many sites to list.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -341,8 +362,8 @@ impl DiffArgs {
         DiffOptions {
             base: self.base.clone(),
             new: self.new.clone(),
-            format: self.format.into(),
-            rules: self.rules.clone(),
+            format: self.output.format.into(),
+            rules: self.categories.rules.clone(),
             top: self.top,
             window: self.window.clone(),
             html: self.html.clone(),
@@ -352,15 +373,13 @@ impl DiffArgs {
 
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
-    /// Snapshot files or quoted glob patterns.
-    #[arg(required = true)]
-    pub snapshots: Vec<String>,
+    #[command(flatten)]
+    pub inputs: Snapshots,
     /// Output directory (one `<stem>.json` per snapshot).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: PathBuf,
-    /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
-    #[arg(long, default_value = "default")]
-    pub rules: String,
+    #[command(flatten)]
+    pub categories: CategoryRules,
     /// How many sites and stacks to keep per device.
     #[arg(long, default_value_t = 50)]
     pub top: usize,
@@ -378,9 +397,9 @@ pub struct SummarizeArgs {
 impl SummarizeArgs {
     pub fn options(&self) -> SummarizeOptions {
         SummarizeOptions {
-            snapshots: self.snapshots.clone(),
+            snapshots: self.inputs.snapshots.clone(),
             output: self.output.clone(),
-            rules: self.rules.clone(),
+            rules: self.categories.rules.clone(),
             top: self.top,
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
@@ -433,6 +452,96 @@ pub struct CheckArgs {
     /// `memgate peak --window` (replaces the targets' `window`).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+}
+
+/// Runs `memgate ARGV[1:]` as the binary does: output on stdout, each
+/// error on stderr as one `error: …` line (escaped for a terminal), clap's
+/// usage or help text as clap prints it. Returns the exit code.
+pub fn main<I, T>(argv: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let stdout = std::io::stdout();
+    let terminal = std::io::IsTerminal::is_terminal(&stdout);
+    let mut out = stdout.lock();
+    let outcome = cli.run(&mut out, terminal);
+    let _ = out.flush();
+    let mut err = std::io::stderr().lock();
+    for line in error_lines(&outcome) {
+        let _ = writeln!(err, "error: {line}");
+    }
+    outcome.exit_code()
+}
+
+/// A command run with its output captured ([`run_captured`]).
+#[derive(Debug)]
+pub struct Captured {
+    pub exit_code: u8,
+    /// What the command wrote to stdout (clap's text for `--help`).
+    pub stdout: Vec<u8>,
+    /// Its error messages, one line each as the binary prints them after
+    /// `error: `; a command-line error is one message, clap's text.
+    pub errors: Vec<String>,
+}
+
+/// Runs `memgate ARGV[1:]` with its output captured. `check` appends to
+/// `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` and prints `::error`
+/// annotations only when `github` is true: a library call does not write
+/// the runner's files because the environment names them.
+pub fn run_captured<I, T>(argv: I, github: bool) -> Captured
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            let (exit_code, stdout, errors) = if e.use_stderr() {
+                (2, Vec::new(), vec![text])
+            } else {
+                (0, text.into_bytes(), Vec::new())
+            };
+            return Captured {
+                exit_code,
+                stdout,
+                errors,
+            };
+        }
+    };
+    let mut stdout = Vec::new();
+    let outcome = match &cli.command {
+        Command::Check(args) if !github => {
+            let opts = CheckOptions {
+                github: GithubEnv::default(),
+                ..args.options(false)
+            };
+            commands::check::run(&opts, &mut stdout)
+        }
+        _ => cli.run(&mut stdout, false),
+    };
+    Captured {
+        exit_code: outcome.exit_code(),
+        stdout,
+        errors: error_lines(&outcome),
+    }
+}
+
+/// A command's error lines, one each whatever a file name or message holds.
+fn error_lines(outcome: &Outcome) -> Vec<String> {
+    outcome
+        .errors
+        .iter()
+        .map(|e| crate::report::escape::terminal(&e.to_string()).into_owned())
+        .collect()
 }
 
 /// An environment variable, unless unset or empty.

@@ -7,6 +7,8 @@
 pub mod analysis;
 pub mod baseline;
 pub(crate) mod budget;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod commands;
 pub(crate) mod compare;
 pub mod document;
@@ -20,3 +22,6 @@ pub mod snapshot;
 pub(crate) mod units;
 pub(crate) mod vocab;
 pub(crate) mod walk;
+
+/// A budget (or a rules file) given as data, the Python API's way in.
+pub use budget::{figure_ids, parse_size, toml_text, validate_data, ConfigError};

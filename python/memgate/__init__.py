@@ -10,7 +10,8 @@ snapshot per rank on CUDA or Ascend NPU; the pytest plugin
 executed.
 """
 
-from ._api import MemgateError, check, diff, inspect, peak, phases, profile, summarize
+from ._api import GroupBy, MemgateError, Rules, check, diff, inspect, peak, phases, profile, summarize
+from ._budget import BudgetError, parse_size
 from ._documents import (
     AnalysedDevice,
     AnalysedSnapshot,
@@ -20,6 +21,8 @@ from ._documents import (
     Delta,
     DeviceDiff,
     DiffReport,
+    Failure,
+    Figures,
     InspectReport,
     PeakReport,
     PhasesDevice,
@@ -27,14 +30,23 @@ from ._documents import (
     PhasesSnapshot,
     ProfileReport,
     SiteDelta,
+    Status,
     Summary,
     TargetVerdict,
     Verdict,
 )
 from ._native import __version__
-from ._record import Recording, current_rank, record
+from ._record import Recording, current_rank, environment, record
 
 __all__ = [
+    "BudgetError",
+    "Failure",
+    "Figures",
+    "GroupBy",
+    "Rules",
+    "Status",
+    "environment",
+    "parse_size",
     "AnalysedDevice",
     "AnalysedSnapshot",
     "Check",

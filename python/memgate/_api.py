@@ -12,9 +12,26 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar, Union, cast
+from contextlib import contextmanager
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+    cast,
+)
 
 from . import _native
+from ._budget import BudgetError, validated_toml
 from ._documents import (
     DiffReport,
     InspectReport,
@@ -28,6 +45,11 @@ from ._documents import (
 
 PathLike = Union[str, "os.PathLike[str]"]
 Paths = Union[PathLike, Iterable[PathLike]]
+#: A rule set (``"default"``, ``"mosaic"``), a rules file, or a mapping
+#: category -> regex on the frames (tried in the mapping's order, as a
+#: rules file's ``[categories]``).
+Rules = Union[PathLike, Mapping[str, str]]
+GroupBy = Literal["category", "annotation", "compile-context"]
 
 __all__ = [
     "MemgateError",
@@ -120,7 +142,7 @@ def _paths(paths: Paths, what: str = "snapshot") -> List[str]:
 
 def _run(args: Sequence[str], github: bool = False) -> Tuple[int, bytes, List[str]]:
     try:
-        return _native.run(["memgate", *args], github)  # type: ignore[no-any-return]
+        return _native.run(["memgate", *args], github)
     except (TypeError, ValueError) as e:  # every argument is checked above: a last guard
         raise MemgateError(2, [f"memgate could not take the arguments: {e}"]) from None
 
@@ -135,6 +157,25 @@ def _document(cls: Type[D], data: Any, **extra: Any) -> D:
         raise MemgateError(2, [f"memgate printed an unexpected {cls.__name__} document: {e}"]) from None
 
 
+@contextmanager
+def _rules(rules: Any) -> Iterator[str]:
+    """``--rules``'s value: a name or path as given, or a mapping written
+    as a rules file (memgate's serializer, in the mapping's order) for
+    the duration of the call."""
+    if not isinstance(rules, Mapping):
+        yield _path(rules, "rules")
+        return
+    for k, v in rules.items():
+        _text(k, "rules key")
+        _text(v, f"rules[{k!r}]")
+    text = _native.toml(json.dumps({"categories": dict(rules)}))
+    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
+        path = os.path.join(scratch, "rules.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        yield path
+
+
 def _json_command(args: Sequence[str]) -> Any:
     code, out, errors = _run(args)
     if code != 0:
@@ -145,25 +186,28 @@ def _json_command(args: Sequence[str]) -> Any:
         raise MemgateError(2, [f"memgate printed no JSON document: {e}"]) from None
 
 
-def peak(paths: Paths, *, top: int = 10, rules: str = "default") -> PeakReport:
+def peak(paths: Paths, *, top: int = 10, rules: Rules = "default") -> PeakReport:
     """``memgate peak --format json PATHS``: the figures of every device of
     every snapshot (files or glob patterns, expanded by memgate)."""
-    args = ["peak", "--format=json", f"--top={_count(top, 'top')}", f"--rules={_path(rules, 'rules')}", "--"]
-    return _document(PeakReport, _json_command(args + _paths(paths)))
+    with _rules(rules) as rules_arg:
+        args = ["peak", "--format=json", f"--top={_count(top, 'top')}", f"--rules={rules_arg}", "--"]
+        return _document(PeakReport, _json_command(args + _paths(paths)))
 
 
 def profile(
     paths: Paths,
     *,
     top: int = 10,
-    rules: str = "default",
-    group_by: str = "category",
+    rules: Rules = "default",
+    group_by: GroupBy = "category",
 ) -> ProfileReport:
     """``memgate profile --format json``; ``group_by`` is ``category``,
-    ``annotation`` or ``compile-context``."""
-    args = ["profile", "--format=json", f"--top={_count(top, 'top')}", f"--rules={_path(rules, 'rules')}"]
-    args += [f"--group-by={_text(group_by, 'group_by')}", "--"]
-    return _document(ProfileReport, _json_command(args + _paths(paths)))
+    ``annotation`` or ``compile-context``; ``rules`` a rule set, a rules
+    file or a mapping category -> regex (Mosaic's custom profile)."""
+    with _rules(rules) as rules_arg:
+        args = ["profile", "--format=json", f"--top={_count(top, 'top')}", f"--rules={rules_arg}"]
+        args += [f"--group-by={_text(group_by, 'group_by')}", "--"]
+        return _document(ProfileReport, _json_command(args + _paths(paths)))
 
 
 def phases(
@@ -171,7 +215,7 @@ def phases(
     *,
     annotation: Union[str, Sequence[str]] = (),
     iteration_boundary: Optional[str] = None,
-    rules: str = "default",
+    rules: PathLike = "default",
 ) -> PhasesReport:
     """``memgate phases --format json``: annotation events, phase spans,
     iterations, steady-state peak and leak per iteration. ``annotation``
@@ -194,10 +238,11 @@ def inspect(paths: Paths) -> InspectReport:
     return _document(InspectReport, _json_command(["inspect", "--format=json", "--"] + _paths(paths)))
 
 
-def diff(base: PathLike, new: PathLike, *, top: int = 20, rules: str = "default") -> DiffReport:
+def diff(base: PathLike, new: PathLike, *, top: int = 20, rules: Rules = "default") -> DiffReport:
     """``memgate diff --format json BASE NEW`` (snapshots or summaries)."""
-    args = ["diff", "--format=json", f"--top={_count(top, 'top')}", f"--rules={_path(rules, 'rules')}", "--"]
-    return _document(DiffReport, _json_command(args + [_path(base, "base"), _path(new, "new")]))
+    with _rules(rules) as rules_arg:
+        args = ["diff", "--format=json", f"--top={_count(top, 'top')}", f"--rules={rules_arg}", "--"]
+        return _document(DiffReport, _json_command(args + [_path(base, "base"), _path(new, "new")]))
 
 
 def _json_files(directory: str) -> Dict[str, Tuple[int, int, int]]:
@@ -221,15 +266,15 @@ def summarize(
     output: Optional[PathLike] = None,
     *,
     top: int = 50,
-    rules: str = "default",
+    rules: Rules = "default",
 ) -> List[Summary]:
     """``memgate summarize -o OUTPUT PATHS``: one summary per snapshot,
     written to ``OUTPUT/<stem>.json`` (the golden baseline files) and
     returned. Without ``output`` nothing is kept on disk."""
-    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch, _rules(rules) as rules_arg:
         target = _path(output, "output") if output is not None else scratch
         args = ["summarize", f"--output={target}", f"--top={_count(top, 'top')}"]
-        args += [f"--rules={_path(rules, 'rules')}", "--"]
+        args += [f"--rules={rules_arg}", "--"]
         args += _paths(paths)
         # The files memgate wrote are the ones it (re)placed: its summaries
         # are written whole and renamed into place, so each is a new file.
@@ -276,6 +321,8 @@ def check(
     require_baseline: bool = False,
     comment_size: bool = False,
     github: bool = False,
+    budget: Optional[Mapping[str, Any]] = None,
+    name: str = "budget",
 ) -> Verdict:
     """``memgate check``: judge the snapshots against ``config``'s budgets
     and baselines (``memgate.toml`` in the current directory by default).
@@ -291,7 +338,15 @@ def check(
     text; without it the call writes neither file whatever the
     environment says. Raises :class:`MemgateError` when the gate could not
     judge (exit 2) or an argument is refused.
+
+    ``budget`` replaces the file: a mapping of the pytest marker's
+    keywords (``{"allocated_peak": "2 GiB", "phase": {"Optimizer.step":
+    {"allocated_peak": "1 GiB"}}}``), validated by memgate (every problem
+    raised at once, in those keyword names), judging ``snapshots``; only
+    the figures it names are judged. ``name`` is its target's name.
+    Relative paths in it are relative to the current directory.
     """
+    target_name = _text(name, "name")
     flags = {
         "--warn-only": _flag(warn_only, "warn_only"),
         "--require-baseline": _flag(require_baseline, "require_baseline"),
@@ -316,6 +371,20 @@ def check(
                 paths[k] = _path(v, name)
         json_path = paths.setdefault("json", os.path.join(scratch, "verdict.json"))
         args = ["check"] + [f"--{k}={v}" for k, v in paths.items()]
+        if budget is not None:
+            if config is not None:
+                raise _refuse("check(): give a config file or a budget mapping, not both")
+            if snapshots is None:
+                raise _refuse("check(): a budget mapping needs the snapshots it judges")
+            if not isinstance(budget, Mapping):
+                raise _refuse(f"budget: {budget!r} is not a mapping")
+            try:
+                text = validated_toml(budget, name=target_name, snapshots=_paths(snapshots), here=os.getcwd())
+            except BudgetError as e:
+                raise MemgateError(2, e.problems) from None
+            config = os.path.join(scratch, "memgate.toml")
+            with open(config, "w", encoding="utf-8") as f:
+                f.write(text)
         if config is not None:
             args.append(f"--config={_path(config, 'config')}")
         if baseline is not None:

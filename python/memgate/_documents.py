@@ -3,8 +3,10 @@
 Each class is a frozen dataclass built from one JSON object: keys are
 kebab-case in JSON and snake_case here (``allocated-peak`` ->
 ``allocated_peak``); a key the document lacks is ``None``. Maps keyed by
-figure, category or site ids stay plain ``dict``s with the JSON keys, so
-``device.figures["allocated-peak"]`` reads like the documentation.
+figure, category or site ids keep memgate's ids as keys and take the
+snake_case spelling too (``device.figures["allocated_peak"]`` is
+``device.figures["allocated-peak"]``). The closed sets are ``Literal``
+types (:data:`Status`).
 ``to_dict()`` returns the JSON object the instance was built from, every key
 included, even those this version of the classes does not name.
 """
@@ -14,9 +16,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Literal, Optional, Tuple
 
 __all__ = [
+    "Failure",
+    "Figures",
+    "Status",
     "AnalysedDevice",
     "AnalysedSnapshot",
     "Check",
@@ -36,6 +41,32 @@ __all__ = [
     "TargetVerdict",
     "Verdict",
 ]
+
+
+#: A check's, a snapshot's, a target's and the run's status.
+Status = Literal["pass", "skipped", "warn", "fail", "error"]
+
+
+class Figures(Dict[str, int]):
+    """A map keyed by memgate's kebab-case ids that also takes their
+    snake_case spelling: ``figures["allocated_peak"]``."""
+
+    def __missing__(self, key: str) -> int:
+        kebab = key.replace("_", "-")
+        if kebab != key and dict.__contains__(self, kebab):
+            return dict.__getitem__(self, kebab)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (
+            isinstance(key, str) and dict.__contains__(self, key.replace("_", "-"))
+        )
 
 
 def _list_of(cls: Any) -> Callable[[Any], Any]:
@@ -101,7 +132,7 @@ class AnalysedDevice(_Document):
     the stacks and sites live at the peak."""
 
     device: int = _of()
-    figures: Dict[str, int] = _of()
+    figures: Figures = _of(Figures)
     categories: Optional[Dict[str, Any]] = _of()
     peak_entry: Optional[Dict[str, int]] = _of()
     peak_time_us: Optional[Dict[str, int]] = _of()
@@ -112,6 +143,10 @@ class AnalysedDevice(_Document):
     peak_phase: Optional[Dict[str, Any]] = _of()
     oom: Optional[List[Dict[str, Any]]] = _of()
     window: Optional[Dict[str, Any]] = _of()
+    # The stacks live at the peak ``peak(at=…)`` names.
+    stacks_at_moment: Optional[Dict[str, Any]] = _of()
+    # Inconsistencies found while analysing (the figures are still given).
+    warnings: Optional[List[str]] = _of()
 
 
 @dataclass(frozen=True)
@@ -212,6 +247,8 @@ class DeviceDiff(_Document):
     device: int = _of()
     in_base: bool = _of()
     in_new: bool = _of()
+    # The allocated and dynamic peaks that moved, both sides explained.
+    peak_moved: Optional[List[Dict[str, Any]]] = _of()
     figures: List[Delta] = _of(_list_of(Delta))
     categories: List[Delta] = _of(_list_of(Delta))
     sites: List[SiteDelta] = _of(_list_of(SiteDelta))
@@ -235,8 +272,8 @@ class Check(_Document):
     """One judged figure: ``status`` is pass, warn, fail, skipped or error."""
 
     id: str = _of()
-    status: str = _of()
-    unit: Optional[str] = _of()
+    status: Status = _of()
+    unit: Optional[Literal["bytes", "count"]] = _of()
     current: Optional[float] = _of()
     baseline: Optional[float] = _of()
     budget: Optional[float] = _of()
@@ -255,6 +292,7 @@ class CheckedDevice(_Document):
     peak_phase: Optional[Dict[str, Any]] = _of()
     oom: Optional[List[Dict[str, Any]]] = _of()
     window: Optional[Dict[str, Any]] = _of()
+    warnings: Optional[List[str]] = _of()
 
     def growing_sites(self, top: int = 5) -> List[Dict[str, Any]]:
         """The sites that grew most over the baseline, largest first."""
@@ -271,15 +309,17 @@ class CheckedDevice(_Document):
 class CheckedSnapshot(_Document):
     name: str = _of()
     path: Optional[str] = _of()
-    status: str = _of()
+    status: Status = _of()
     baseline: Optional[str] = _of()
+    # Why the snapshot could not be judged (status ``error``).
+    error: Optional[str] = _of()
     devices: List[CheckedDevice] = _of(_list_of(CheckedDevice))
 
 
 @dataclass(frozen=True)
 class TargetVerdict(_Document):
     name: str = _of()
-    status: str = _of()
+    status: Status = _of()
     snapshots: List[CheckedSnapshot] = _of(_list_of(CheckedSnapshot))
 
 
@@ -290,7 +330,7 @@ class Verdict(_Document):
 
     schema_version: int = _of(key="schema_version")
     kind: str = _of()
-    verdict: str = _of()
+    verdict: Status = _of()
     generated_at: Optional[int] = _of()
     config: Optional[str] = _of()
     tolerance: Optional[float] = _of()
@@ -304,3 +344,35 @@ class Verdict(_Document):
     def passed(self) -> bool:
         """What exit code 0 means: no check failed (warnings allowed)."""
         return self.exit_code == 0
+
+    def failures(self, *, warnings: bool = False) -> List["Failure"]:
+        """Every failed check (and warned one with ``warnings=True``), and
+        every snapshot that could not be judged, in report order."""
+        wanted: Tuple[str, ...] = ("fail", "error", "warn") if warnings else ("fail", "error")
+        out: List[Failure] = []
+        for t in self.targets:
+            for s in t.snapshots:
+                if s.status == "error" and not s.devices:
+                    out.append(Failure(t.name, s.name, None, None, s.error))
+                for d in s.devices:
+                    out += [Failure(t.name, s.name, d.device, c, None) for c in d.checks if c.status in wanted]
+        return out
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One entry of :meth:`Verdict.failures`: where, and the check (or,
+    for a snapshot that could not be judged, ``check`` is ``None`` and
+    ``error`` says why)."""
+
+    target: str
+    snapshot: str
+    device: Optional[int]
+    check: Optional[Check]
+    error: Optional[str]
+
+    def __str__(self) -> str:
+        where = f"{self.target}/{self.snapshot}" + (f" dev{self.device}" if self.device is not None else "")
+        if self.check is None:
+            return f"{where}: could not judge: {self.error}"
+        return f"{where} {self.check.id}: {self.check.status}"

@@ -1,44 +1,92 @@
 """pytest plugin (entry point ``pytest11``): a memory budget per test.
 
-    @pytest.mark.memgate(allocated_peak="2 GiB", baseline="golden/")
+    @pytest.mark.memgate(allocated_peak="2 GiB", phase={"Optimizer.step#AdamW.step": {"allocated_peak": "1 GiB"}})
     def test_train_step(): ...
 
 The test runs under :func:`memgate.record`; its snapshot is then judged
-like ``memgate check`` judges a target whose budget is the marker's figure
-keywords (``allocated_peak`` is ``allocated-peak``, any figure id of
-``memgate.toml``'s ``[target.budget]``). ``baseline``, ``tolerance``,
-``noise_floor``, ``rules`` and ``key`` are the target's and defaults'
-keys; relative paths are relative to the test file. A failed gate fails
-the test with check's explanation and the sites that grew most. Without
-torch, or with neither a CUDA device nor torch_npu's NPU, the test is
-skipped and nothing is written. ``--memgate-github`` (off by default) also
-appends each marked test's Markdown report to ``GITHUB_STEP_SUMMARY`` and
-its outputs to ``GITHUB_OUTPUT``, as ``memgate check`` does on GitHub
-Actions; without it no GitHub file is written whatever the environment
-says. Needs pytest 8 (new-style hook wrappers).
+like ``memgate check`` judges a target whose budget is the marker's
+keywords: a figure id in snake_case (``allocated_peak``), ``category=``
+and ``phase=`` mappings (any name), ``tolerance``, ``noise_floor``,
+``rules`` (a rule set, a rules file or a mapping category -> regex),
+``baseline``, ``key``, ``device``, ``window``, ``iteration_boundary``,
+``require_trace``, ``accept_lower_bounds``. Only the figures named are
+judged (against their baseline too when there is one). Relative paths are
+relative to the test file. The keywords are validated by memgate when the
+tests are collected, with or without torch: a mistake stops the session
+there, named in the keywords written.
+
+Options (each also an ini key, ``memgate_save_baselines`` …):
+
+``--memgate-save-baselines DIR``
+    write each marked test's summary to ``DIR/<name>.json``, ``<name>``
+    from its node id (see :func:`node_name`).
+``--memgate-baselines DIR``
+    compare each marked test against ``DIR/<name>.json`` (a marker's own
+    ``baseline=`` wins).
+``--memgate-keep DIR`` / ``--memgate-keep-all``
+    keep the snapshot (``DIR/<name>.pickle``, and its environment file) of
+    each failing test, or of every marked test.
+``--memgate-github``
+    also append each marked test's Markdown report to
+    ``GITHUB_STEP_SUMMARY`` and its outputs to ``GITHUB_OUTPUT``.
+
+A failed gate fails the test with check's explanation and the sites that
+grew most; a check at ``level = "warn"`` that is over its limit is a
+:class:`MemgateWarning`. The session ends with a ``memgate`` section: each
+marked test's judged figures, budget, headroom and verdict. Without torch,
+or with neither a CUDA device nor torch_npu's NPU, the test is skipped and
+nothing is written. Needs pytest 8 (new-style hook wrappers).
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
+import os
 import re
+import shutil
 import tempfile
+import warnings
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Generator, List, Optional, Tuple
 
 import pytest
 
-from ._api import MemgateError, check
-from ._documents import Verdict
-from ._record import accelerator, record
+from ._api import MemgateError, check, summarize
+from ._budget import BudgetError, validated_toml
+from ._documents import Check, Verdict
+from ._record import accelerator, environment_path, record
 
-_DEFAULTS_KEYS = ("tolerance", "noise_floor", "rules")
-_TARGET_KEYS = ("baseline", "key", "device")
 _TOP_SITES = 5
+_NAME_LIMIT = 120
+
+_OPTIONS: Tuple[Tuple[str, str, str], ...] = (
+    ("save_baselines", "DIR", "write each @pytest.mark.memgate test's summary to DIR/<name>.json"),
+    ("baselines", "DIR", "compare each @pytest.mark.memgate test against DIR/<name>.json"),
+    ("keep", "DIR", "keep the snapshots of failing @pytest.mark.memgate tests in DIR"),
+)
+
+_results = pytest.StashKey[List[Tuple[str, Verdict]]]()
+
+
+class MemgateWarning(UserWarning):
+    """A check at ``level = "warn"`` over its limit (or grown past its
+    tolerance): reported, the test passes."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("memgate").addoption(
+    group = parser.getgroup("memgate")
+    for name, metavar, help_text in _OPTIONS:
+        flag = "--memgate-" + name.replace("_", "-")
+        group.addoption(flag, metavar=metavar, default=None, help=f"{help_text} (ini: memgate_{name})")
+        parser.addini(f"memgate_{name}", help_text, default=None)
+    group.addoption(
+        "--memgate-keep-all",
+        action="store_true",
+        default=None,
+        help="with --memgate-keep: keep every marked test's snapshot, passing or not (ini: memgate_keep_all)",
+    )
+    parser.addini("memgate_keep_all", "keep every marked test's snapshot", type="bool", default=False)
+    group.addoption(
         "--memgate-github",
         action="store_true",
         default=False,
@@ -53,50 +101,63 @@ def pytest_configure(config: pytest.Config) -> None:
         "memgate(**budget): record the test's allocator history and gate it like "
         "`memgate check` (e.g. allocated_peak='2 GiB', baseline='golden/')",
     )
+    config.stash[_results] = []
 
 
-def _toml(value: Any) -> str:
-    """A TOML value: strings and numbers, or a table {limit, level}."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"memgate marker: {value!r} is not a budget value")
+def _setting(config: pytest.Config, name: str) -> Optional[Path]:
+    """An option's directory, else its ini value (relative to the ini file)."""
+    value = config.getoption(f"memgate_{name}")
+    if value:
+        return Path(value)
+    ini = config.getini(f"memgate_{name}")
+    if not ini:
+        return None
+    base = config.inipath.parent if config.inipath else config.rootpath
+    return base / str(ini)
 
 
-def budget_file(name: str, snapshots: Path, here: Path, marker_kwargs: Dict[str, Any]) -> str:
-    """The memgate.toml of one marked test."""
-    defaults: List[str] = []
-    target = [f"name = {_toml(name)}", f"snapshots = {_toml(str(snapshots / 'rank*.pickle'))}"]
-    budget: List[str] = []
-    for keyword, value in marker_kwargs.items():
-        key = keyword.replace("_", "-")
-        if keyword in ("baseline",):
-            value = str(here / value)
-        if keyword in _DEFAULTS_KEYS:
-            if keyword == "rules" and value not in ("default", "mosaic"):
-                value = str(here / value)
-            defaults.append(f"{key} = {_toml(value)}")
-        elif keyword in _TARGET_KEYS:
-            target.append(f"{key} = {_toml(value)}")
-        else:
-            budget.append(f"{key} = {_toml(value)}")
-    lines = []
-    if defaults:
-        lines += ["[defaults]", *defaults, ""]
-    lines += ["[[target]]", *target, ""]
-    if budget:
-        lines += ["[target.budget]", *budget, ""]
-    return "\n".join(lines)
+def _keep_all(config: pytest.Config) -> bool:
+    value = config.getoption("memgate_keep_all")
+    return bool(value) if value is not None else bool(config.getini("memgate_keep_all"))
+
+
+def node_name(nodeid: str) -> str:
+    """A file name for a test: its node id with every character but
+    letters, digits, ``.``, ``-`` and ``_`` made ``_`` (no glob
+    character, so the name is never a pattern; shortened past 120), then ``-`` and 8 hex digits of the
+    id's SHA-256, so two ids never share a name."""
+    readable = re.sub(r"[^A-Za-z0-9._\-]", "_", nodeid).strip("._")[:_NAME_LIMIT]
+    digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{readable}-{digest}"
+
+
+def _marker_problems(item: pytest.Item) -> List[str]:
+    marker = item.get_closest_marker("memgate")
+    if marker is None:
+        return []
+    if marker.args:
+        return [f"takes keywords only (e.g. allocated_peak='2 GiB'), not the positional {marker.args!r}"]
+    here = Path(str(item.path)).parent
+    try:
+        validated_toml(marker.kwargs, name=node_name(item.nodeid), snapshots=["rank*.pickle"], here=here)
+    except BudgetError as e:
+        return e.problems
+    return []
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: List[pytest.Item]) -> None:
+    problems = [f"{item.nodeid}: @pytest.mark.memgate: {p}" for item in items for p in _marker_problems(item)]
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
 
 
 def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
-    """check's text, then per failing device the sites that grew most."""
+    """check's text, each failed check's headroom, then per failing
+    device the sites that grew most."""
     lines = [verdict.text.rstrip()]
+    for where, c in _judged(verdict):
+        if c.status == "fail":
+            lines.append(f"{where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}")
     for target in verdict.targets:
         for snapshot in target.snapshots:
             for device in snapshot.devices:
@@ -104,11 +165,11 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                     continue
                 grown = device.growing_sites(top)
                 if grown:
-                    lines.append(f"top growing sites, {snapshot.name} dev{device.device}:")
+                    lines.append(f"top growing sites, {_shown(snapshot.name)} dev{device.device}:")
                     for site in grown:
                         delta = site["current"] - site["baseline"]
                         was, now = _size(site["baseline"]), _size(site["current"])
-                        lines.append(f"  +{_size(delta)}  {site['site']}  ({was} -> {now})")
+                        lines.append(f"  +{_size(delta)}  {_shown(site['site'])}  ({was} -> {now})")
                     continue
                 # No baseline to grow from: the biggest sites at the peak.
                 live = sorted(
@@ -117,9 +178,15 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                     reverse=True,
                 )[:top]
                 if live:
-                    lines.append(f"top sites at the peak, {snapshot.name} dev{device.device}:")
-                    lines += [f"  {_size(s['current'])}  {s['site']}" for s in live]
+                    lines.append(f"top sites at the peak, {_shown(snapshot.name)} dev{device.device}:")
+                    lines += [f"  {_size(s['current'])}  {_shown(s['site'])}" for s in live]
     return "\n".join(lines)
+
+
+def _shown(text: object) -> str:
+    """A name from a snapshot or a test as one terminal line: control and
+    other unprintable characters written as escapes."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
 
 
 def _size(n: float) -> str:
@@ -130,6 +197,68 @@ def _size(n: float) -> str:
     return f"{n} B"  # unreachable: GiB is the last unit
 
 
+def _amount(check: Check, value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    return _size(value) if check.unit == "bytes" else f"{value:g}"
+
+
+def _limit(check: Check) -> str:
+    """The budget and the baseline with its tolerance, those there are."""
+    parts = []
+    if check.budget is not None:
+        parts.append(f"budget {_amount(check, check.budget)}")
+    if check.baseline is not None:
+        parts.append(f"baseline {_amount(check, check.baseline)} +{check.tolerance or 0:g}%")
+    return ", ".join(parts) or "-"
+
+
+def _headroom(check: Check) -> str:
+    """What is left under the nearer ceiling, the budget or the baseline
+    plus its tolerance (negative: over it)."""
+    ceilings = []
+    if check.budget is not None:
+        ceilings.append(float(check.budget))
+    if check.baseline is not None and check.tolerance is not None:
+        ceilings.append(check.baseline * (1 + check.tolerance / 100))
+    if check.current is None or not ceilings:
+        return "-"
+    ceiling = min(ceilings)
+    left = ceiling - check.current
+    share = f" ({left / ceiling:+.1%})" if ceiling else ""
+    sign = "+" if left >= 0 else "-"
+    return f"{sign}{_amount(check, abs(left))}{share}"
+
+
+def _judged(verdict: Verdict) -> List[Tuple[str, Check]]:
+    out = []
+    for target in verdict.targets:
+        for snapshot in target.snapshots:
+            for device in snapshot.devices:
+                for c in device.checks:
+                    if c.status != "skipped":
+                        out.append((f"{_shown(snapshot.name)} dev{device.device}", c))
+    return out
+
+
+def _save_baseline(snapshot: Path, directory: Path, name: str, scratch: Path) -> None:
+    written = summarize(snapshot, scratch / "summary")
+    directory.mkdir(parents=True, exist_ok=True)
+    for summary_file in sorted((scratch / "summary").glob("*.json")):
+        shutil.copyfile(summary_file, directory / f"{name}.json")
+    if len(written) != 1:  # record() writes one snapshot per process
+        raise MemgateError(2, [f"{snapshot}: {len(written)} summaries, expected one"])
+
+
+def _keep(snapshot: Path, directory: Path, name: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    kept = directory / f"{name}.pickle"
+    shutil.copyfile(snapshot, kept)
+    env = environment_path(snapshot)
+    if env.is_file():
+        shutil.copyfile(env, environment_path(kept))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("memgate") is not None and accelerator() is None:
@@ -137,24 +266,58 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     marker = item.get_closest_marker("memgate")
     if marker is None:
         return (yield)
-    if marker.args:
-        raise pytest.UsageError("@pytest.mark.memgate takes keywords only, e.g. allocated_peak='2 GiB'")
+    config = item.config
     here = Path(str(item.path)).parent
-    name = re.sub(r"[^\w.\-\[\]]+", "_", item.nodeid)
-    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
-        snapshots = Path(scratch) / "snapshots"
-        with record(snapshots):
+    name = node_name(item.nodeid)
+    keywords: Dict[str, Any] = dict(marker.kwargs)
+    baselines = _setting(config, "baselines")
+    if baselines is not None and "baseline" not in keywords:
+        own = baselines / f"{name}.json"
+        if own.is_file():
+            keywords["baseline"] = str(own.resolve())
+        else:
+            warnings.warn(MemgateWarning(f"memgate: no baseline {own} (write it with --memgate-save-baselines)"))
+    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        with record(scratch / "snapshots") as recording:
             result = yield
-        config = Path(scratch) / "memgate.toml"
-        config.write_text(budget_file(name, snapshots, here, dict(marker.kwargs)), encoding="utf-8")
+        budget = scratch / "memgate.toml"
         try:
-            verdict = check(config=config, github=bool(item.config.getoption("memgate_github")))
+            text = validated_toml(keywords, name=name, snapshots=[str(recording.path)], here=here)
+        except BudgetError as e:
+            pytest.fail("memgate: " + "\n".join(e.problems), pytrace=False)
+        budget.write_text(text, encoding="utf-8")
+        try:
+            verdict = check(config=budget, github=bool(config.getoption("memgate_github")))
         except MemgateError as e:
             pytest.fail(f"memgate could not judge (exit {e.exit_code}):\n{e.message}", pytrace=False)
+        config.stash[_results].append((item.nodeid, verdict))
+        save = _setting(config, "save_baselines")
+        if save is not None:
+            _save_baseline(recording.path, save, name, scratch)
+        keep = _setting(config, "keep")
+        if keep is not None and (not verdict.passed or _keep_all(config)):
+            _keep(recording.path, keep, name)
+        for where, c in _judged(verdict):
+            if c.status == "warn":
+                warnings.warn(MemgateWarning(f"memgate: {where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"))
         if not verdict.passed:
             pytest.fail(explanation(verdict), pytrace=False)
     return result
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    results = config.stash.get(_results, [])
+    if not results:
+        return
+    terminalreporter.section("memgate")
+    for nodeid, verdict in results:
+        terminalreporter.write_line(f"{_shown(nodeid)}: {verdict.verdict}")
+        for where, c in _judged(verdict):
+            terminalreporter.write_line(
+                f"  {c.status:<5} {where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"
+            )

@@ -31,11 +31,20 @@ def fake_torch(snapshot: str, cuda: bool = True, rank: Optional[int] = None) -> 
     """``torch`` with ``cuda.is_available() == cuda``; ``rank`` set makes
     torch.distributed initialised with that rank."""
     torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace(is_available=lambda: cuda, memory=_memory(snapshot))
+    torch.__version__ = "2.5.1+fake"
+    torch.version = types.SimpleNamespace(cuda="12.4")
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: cuda,
+        memory=_memory(snapshot),
+        current_device=lambda: 0,
+        get_device_name=lambda device=None: "Fake GPU 80GB",
+        get_device_properties=lambda device: types.SimpleNamespace(total_memory=80 << 30),
+    )
     torch.distributed = types.SimpleNamespace(
         is_available=lambda: True,
         is_initialized=lambda: rank is not None,
         get_rank=lambda: rank,
+        get_world_size=lambda: 8,
     )
     return torch
 

@@ -145,3 +145,113 @@ def test_documents_are_frozen_dataclasses():
     assert delta.to_dict() == {"id": "allocated-peak", "base": 1, "new": 2, "delta": 1, "percent": 100.0}
     with pytest.raises(dataclasses.FrozenInstanceError):
         delta.base = 3
+
+
+def test_profile_rules_as_a_mapping_equal_the_cli_with_the_same_rules_file(examples, memgate_bin, tmp_path):
+    snap = str(examples / "snapshots" / "rank0.pickle")
+    rules = {"zeta": "model", "attn": "attention", "alpha": "."}
+    rules_file = tmp_path / "rules.toml"
+    rules_file.write_text('[categories]\nzeta = "model"\nattn = "attention"\nalpha = "."\n')
+    expected = cli_json(memgate_bin, "profile", "--format", "json", "--rules", str(rules_file), snap)
+    got = memgate.profile(snap, rules=rules).to_dict()
+    # The one difference: the rules file each read (the mapping's is a
+    # temporary file written for the call).
+    for doc in (got, expected):
+        for device in doc["snapshots"][0]["devices"]:
+            assert device["categories"]["rules"].endswith("rules.toml")
+            device["categories"]["rules"] = "rules.toml"
+    assert got == expected
+    # The order is the mapping's: first match wins, so another order differs.
+    reordered = memgate.profile(snap, rules={"alpha": ".", "zeta": "model", "attn": "attention"}).to_dict()
+    assert reordered != expected
+
+
+def test_a_rules_mapping_with_a_bad_regex_is_could_not_judge(examples):
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.peak(examples / "snapshots" / "rank0.pickle", rules={"bad": "("})
+    assert e.value.exit_code == 2 and "bad" in e.value.message
+
+
+def test_check_takes_a_budget_mapping_and_snapshots(examples):
+    snaps = [str(examples / "snapshots-regressed" / "rank0.pickle")]
+    verdict = memgate.check(
+        snapshots=snaps,
+        budget={"allocated_peak": "208 MiB", "phase": {"Optimizer.step#AdamW.step": {"allocated_peak": "1 GiB"}}},
+    )
+    assert not verdict.passed
+    failures = verdict.failures()
+    assert [(f.snapshot, f.device, f.check.id if f.check else None) for f in failures] == [
+        ("rank0", 0, "allocated-peak")
+    ]
+    assert str(failures[0]) == "budget/rank0 dev0 allocated-peak: fail"
+    judged = [(c.id, c.status) for t in verdict.targets for s in t.snapshots for d in s.devices for c in d.checks]
+    # Only what the mapping names: no dynamic/overall peak although they grew.
+    assert judged == [("allocated-peak", "fail"), ("phase.Optimizer.step#AdamW.step.allocated-peak", "pass")]
+
+
+def test_check_reports_budget_mistakes_in_keyword_names(examples):
+    snaps = [str(examples / "snapshots" / "rank0.pickle")]
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.check(snapshots=snaps, budget={"allocated_peek": "1 GiB", "dynamic_peak": "3 parsecs"})
+    assert e.value.messages[0].startswith("allocated_peek: unknown keyword (did you mean allocated_peak?)")
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.check(snapshots=snaps, budget={"dynamic_peak": "3 parsecs"})
+    assert e.value.messages == [e.value.messages[0]] and e.value.messages[0].startswith("dynamic_peak: ")
+    with pytest.raises(memgate.MemgateError, match="not both"):
+        memgate.check(config="memgate.toml", snapshots=snaps, budget={"dynamic_peak": "1 GiB"})
+    with pytest.raises(memgate.MemgateError, match="needs the snapshots"):
+        memgate.check(budget={"dynamic_peak": "1 GiB"})
+
+
+def test_failures_lists_warnings_on_request(examples):
+    snaps = [str(examples / "snapshots" / "rank0.pickle")]
+    verdict = memgate.check(snapshots=snaps, budget={"reserved_peak": {"limit": "100 MiB", "level": "warn"}})
+    assert verdict.passed and verdict.failures() == []
+    assert [f.check.id for f in verdict.failures(warnings=True) if f.check] == ["reserved-peak"]
+
+
+def test_parse_size_is_memgates_parser():
+    assert memgate.parse_size("8 GiB") == 8 << 30
+    assert memgate.parse_size("512 MB") == 512_000_000
+    with pytest.raises(ValueError):
+        memgate.parse_size("8 parsecs")
+    with pytest.raises(ValueError):
+        memgate.parse_size(8)  # type: ignore[arg-type]
+
+
+def test_figures_take_snake_case_and_every_json_key_is_an_attribute(examples):
+    device = memgate.peak(examples / "snapshots" / "rank0.pickle").snapshots[0].devices[0]
+    assert device.figures["allocated_peak"] == device.figures["allocated-peak"]
+    assert "allocated_peak" in device.figures and device.figures.get("no_such") is None
+    with pytest.raises(KeyError):
+        device.figures["no_such_figure"]
+    diff = memgate.diff(examples / "snapshots" / "rank0.pickle", examples / "snapshots-regressed" / "rank0.pickle")
+    assert diff.devices[0].peak_moved == diff.devices[0].to_dict().get("peak-moved")
+
+
+def _fields(cls):
+    import dataclasses
+
+    return {f.metadata.get("key") or f.name.replace("_", "-") for f in dataclasses.fields(cls) if not f.metadata.get("skip")}
+
+
+def test_every_key_of_the_documents_is_a_field(examples, tmp_path):
+    snap = examples / "snapshots" / "rank0.pickle"
+    regressed = examples / "snapshots-regressed" / "rank0.pickle"
+    pairs = []
+    peak = memgate.peak(snap)
+    pairs += [(peak, memgate.PeakReport)] + [(d, memgate.AnalysedDevice) for s in peak.snapshots for d in s.devices]
+    pairs += [(s, memgate.AnalysedSnapshot) for s in peak.snapshots]
+    diff = memgate.diff(snap, regressed)
+    pairs += [(diff, memgate.DiffReport)] + [(d, memgate.DeviceDiff) for d in diff.devices]
+    verdict = memgate.check(snapshots=[str(regressed)], baseline=examples / "golden", budget={"allocated_peak": "1 GiB"})
+    pairs += [(verdict, memgate.Verdict)]
+    for t in verdict.targets:
+        pairs.append((t, memgate.TargetVerdict))
+        for s in t.snapshots:
+            pairs.append((s, memgate.CheckedSnapshot))
+            for d in s.devices:
+                pairs += [(d, memgate.CheckedDevice)] + [(c, memgate.Check) for c in d.checks]
+    for doc, cls in pairs:
+        missing = set(doc.to_dict()) - _fields(cls)
+        assert not missing, f"{cls.__name__} lacks {missing}"

@@ -15,6 +15,19 @@ def test_train_step():
     pass
 """
 
+TWO_TESTS = """
+import pytest
+
+@pytest.mark.memgate(allocated_peak="256 MiB")
+def test_train_step():
+    pass
+
+@pytest.mark.memgate(allocated_peak="256 MiB")
+@pytest.mark.parametrize("n", [1, 2])
+def test_other(n):
+    pass
+"""
+
 
 @pytest.fixture
 def scratch(monkeypatch, tmp_path):
@@ -96,15 +109,6 @@ def test_a_baseline_path_is_relative_to_the_test_file(pytester, monkeypatch, exa
     assert "dynamic-peak: grew +12 MiB" in result.stdout.str()
 
 
-def test_a_bad_budget_is_reported_as_could_not_judge(pytester, monkeypatch, examples, scratch, no_rank_env):
-    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
-    result = run(pytester, monkeypatch, torch, 'allocated_peek="1 GiB"')
-    result.assert_outcomes(failed=1)
-    out = result.stdout.str()
-    assert "memgate could not judge (exit 2)" in out
-    assert "allocated-peek" in out
-
-
 def test_without_a_device_the_test_is_skipped_and_nothing_is_written(
     pytester, monkeypatch, examples, scratch, no_rank_env
 ):
@@ -137,3 +141,153 @@ def test_unmarked_tests_are_left_alone(pytester, monkeypatch, examples):
 def test_the_marker_is_registered(pytester):
     result = pytester.runpytest_inprocess("--markers")
     assert "@pytest.mark.memgate(**budget)" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ('allocated_peek="1 GiB"', "allocated_peek: unknown keyword (did you mean allocated_peak?)"),
+        ('"300 MiB"', "takes keywords only"),
+        ('phase={"## forward ##": {"allocated_peak": "300 parsecs"}}', "phase['## forward ##']['allocated_peak']: "),
+        ('phase={"x": {"overall_peak": "1 GiB"}}', "phase['x']: overall_peak: unknown keyword"),
+        ('allocated_peak=None', "allocated_peak=None"),
+    ],
+)
+def test_a_marker_mistake_stops_the_session_at_collection_even_without_torch(pytester, monkeypatch, kwargs, expected):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    pytester.makepyfile(test_gated=TEST_FILE.format(kwargs=kwargs))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "test_gated.py::test_train_step: @pytest.mark.memgate: " in err
+    assert expected in err
+    assert "memgate.toml" not in err and "allocated-peek" not in err
+
+
+def test_phase_and_category_names_with_any_characters_are_judged(
+    pytester, monkeypatch, examples, scratch, no_rank_env
+):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    kwargs = 'phase={"Optimizer.step#AdamW.step": {"allocated_peak": "100 MiB"}, "## forward ##": {"allocated_peak": "1 MiB"}}'
+    result = run(pytester, monkeypatch, torch, kwargs)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "## forward ##" in out
+    lines = [line for line in out.splitlines() if "Optimizer.step#AdamW.step" in line and line.startswith("  pass")]
+    assert lines, out
+
+
+def test_the_marker_judges_only_the_figures_it_names(pytester, monkeypatch, examples, scratch, no_rank_env):
+    torch = fake_torch(str(examples / "snapshots-regressed" / "rank0.pickle"))
+    golden = examples / "golden" / "rank0.json"
+    # Regressed: dynamic, overall and allocated all grew; only allocated is named.
+    result = run(pytester, monkeypatch, torch, f'allocated_peak="1 GiB", baseline={str(golden)!r}, tolerance="10%"')
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    judged = [line.split()[3] for line in out[out.index("= memgate =") :].splitlines() if line.startswith("  ")]
+    assert judged == ["allocated-peak:"], out
+    assert "of budget 1.00 GiB, baseline 200.10 MiB +10%, headroom +8.01 MiB" in out
+    tolerance_too = run(pytester, monkeypatch, torch, f'allocated_peak="1 GiB", baseline={str(golden)!r}, tolerance="2%"')
+    tolerance_too.assert_outcomes(failed=1)
+    assert "allocated-peak: grew" in tolerance_too.stdout.str()
+    assert "dynamic-peak" not in tolerance_too.stdout.str()
+
+
+def test_save_baselines_then_compare_then_a_regression_fails_naming_figure_budget_headroom_and_site(
+    pytester, monkeypatch, examples, scratch, no_rank_env
+):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch_npu", None)
+    pytester.makepyfile(test_gated=TWO_TESTS)
+    first = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--memgate-save-baselines", "golden")
+    first.assert_outcomes(passed=3)
+    saved = sorted(p.name for p in (pytester.path / "golden").iterdir())
+    assert len(saved) == 3 and all(n.startswith("test_gated.py__test_") and n.endswith(".json") for n in saved)
+    assert len({n.rsplit("-", 1)[0] for n in saved}) == 3, saved
+    again = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--memgate-baselines", "golden")
+    again.assert_outcomes(passed=3)
+    assert "baseline 200.10 MiB" in again.stdout.str()
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(str(examples / "snapshots-regressed" / "rank0.pickle")))
+    regressed = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--memgate-baselines", "golden")
+    regressed.assert_outcomes(failed=3)
+    out = regressed.stdout.str()
+    assert "allocated-peak: 212.10 MiB of budget 256.00 MiB, baseline 200.10 MiB +5%, headroom -1.99 MiB" in out
+    assert "headroom" in out
+    assert "top growing sites, rank0 dev0:" in out
+    assert "forward (/workspace/nanogpt/model.py)" in out
+
+
+def test_baseline_options_have_ini_equivalents(pytester, monkeypatch, examples, scratch, no_rank_env):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    pytester.makeini("[pytest]\nmemgate_save_baselines = golden\n")
+    run(pytester, monkeypatch, torch, 'allocated_peak="256 MiB"').assert_outcomes(passed=1)
+    assert len(list((pytester.path / "golden").glob("test_gated.py__test_train_step-*.json"))) == 1
+
+
+def test_a_missing_baseline_is_a_warning_not_silence(pytester, monkeypatch, examples, scratch, no_rank_env):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    pytester.mkdir("golden")
+    result = run(pytester, monkeypatch, torch, 'allocated_peak="256 MiB"', "--memgate-baselines", "golden")
+    result.assert_outcomes(passed=1, warnings=1)
+    assert "MemgateWarning: memgate: no baseline golden/test_gated.py__test_train_step-" in result.stdout.str()
+
+
+@pytest.mark.parametrize("keep_all", [False, True])
+def test_keep_keeps_failing_snapshots_or_all(pytester, monkeypatch, examples, scratch, no_rank_env, keep_all):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch_npu", None)
+    pytester.makepyfile(
+        test_gated="""
+import pytest
+
+@pytest.mark.memgate(allocated_peak="1 MiB")
+def test_over():
+    pass
+
+@pytest.mark.memgate(allocated_peak="1 GiB")
+def test_under():
+    pass
+"""
+    )
+    options = ["--memgate-keep", "kept"] + (["--memgate-keep-all"] if keep_all else [])
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", *options).assert_outcomes(passed=1, failed=1)
+    kept = sorted(p.name for p in (pytester.path / "kept").iterdir())
+    over = [n for n in kept if n.startswith("test_gated.py__test_over-")]
+    under = [n for n in kept if n.startswith("test_gated.py__test_under-")]
+    assert len(over) == 1 and over[0].endswith(".pickle")
+    assert len(under) == (1 if keep_all else 0)
+    assert any(n.startswith(".test_gated.py__test_over-") and n.endswith(".env.json") for n in kept)
+
+
+def test_a_warn_level_result_is_a_pytest_warning_and_in_the_session_summary(
+    pytester, monkeypatch, examples, scratch, no_rank_env
+):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    result = run(pytester, monkeypatch, torch, 'reserved_peak={"limit": "100 MiB", "level": "warn"}')
+    result.assert_outcomes(passed=1, warnings=1)
+    out = result.stdout.str()
+    assert "MemgateWarning: memgate: rank0 dev0 reserved-peak:" in out
+    summary = out[out.index("= memgate ="):]
+    assert "test_gated.py::test_train_step: warn" in summary
+    assert "  warn  rank0 dev0 reserved-peak:" in summary and "of budget 100.00 MiB, headroom -" in summary
+
+
+def test_node_names_are_file_names_and_never_shared():
+    from memgate.pytest_plugin import node_name
+
+    ids = ["t.py::test[a/b]", "t.py::test[a_b]", "t.py::test[a b]", "d/t.py::C::test[\u00e9\U0001f9ea]"]
+    names = [node_name(i) for i in ids]
+    assert len(set(names)) == len(names)
+    for n in names:
+        assert "/" not in n and "::" not in n and n.isascii() and len(n) < 140
+    assert names[0].startswith("t.py__test_a_b-")
+    assert node_name("x" * 1000).startswith("x" * 120 + "-")
+
+
+def test_names_are_shown_on_one_terminal_line():
+    from memgate.pytest_plugin import _shown
+
+    assert _shown("a\x1b[31mb\nc") == "a\\x1b[31mb\\nc"
+    assert _shown("Optimizer.step#AdamW.step é") == "Optimizer.step#AdamW.step é"

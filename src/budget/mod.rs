@@ -17,6 +17,7 @@
 //! [`Figure::gated_by_default`] when it is not set), and every figure a
 //! target budgets or tolerates.
 
+mod data;
 #[cfg(test)]
 mod example_file;
 pub mod raw;
@@ -37,6 +38,7 @@ use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
+pub use data::{figure_ids, parse_size, toml_text, validate_data};
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
 pub use validate::{validate_file, ConfigError, Validated};

@@ -1,0 +1,226 @@
+"""Budgets as Python values: the pytest marker's keywords and ``check(budget=…)``.
+
+The keywords become the document ``memgate.toml`` holds (``defaults``,
+``target``, ``categories``), which the Rust core validates with the budget
+file's own parser and validation (``_native.budget``): any phase or
+category name works, and every problem is reported in the keyword names
+the user wrote (``allocated_peak``, ``phase['Optimizer.step']['dynamic_peak']``).
+
+Only the figures named are judged (with their baseline comparison when a
+baseline is set); without any figure, category or phase keyword the
+default figures are.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _native
+
+__all__ = ["BudgetError", "budget_document", "keyword_names", "parse_size", "validated_toml"]
+
+# keyword -> budget file key, by the table it goes to.
+_DEFAULTS = {"tolerance": "tolerance", "noise_floor": "noise-floor"}
+_TARGET = {
+    "baseline": "baseline",
+    "key": "key",
+    "device": "device",
+    "window": "window",
+    "iteration_boundary": "iteration-boundary",
+    "require_trace": "require-trace",
+    "accept_lower_bounds": "accept-lower-bounds",
+}
+# `rules` is a rule set name, a rules file, or a mapping category -> regex.
+_RULES = "rules"
+_CATEGORY = "category"
+_PHASE = "phase"
+_BUILT_IN_RULES = ("default", "mosaic")
+
+
+def _snake(figure_id: str) -> str:
+    return figure_id.replace("-", "_")
+
+
+_ALL_IDS, _PHASE_IDS = _native.figure_ids()
+FIGURES: Dict[str, str] = {_snake(f): f for f in _ALL_IDS}
+PHASE_FIGURES: Dict[str, str] = {_snake(f): f for f in _PHASE_IDS}
+
+
+def keyword_names() -> List[str]:
+    """Every keyword the marker (and ``check(budget=…)``) takes."""
+    return [*FIGURES, _CATEGORY, _PHASE, *_DEFAULTS, _RULES, *_TARGET]
+
+
+class BudgetError(ValueError):
+    """The budget mapping is wrong; ``problems`` lists each, in the
+    keyword names written (``allocated_peek: unknown keyword …``)."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def parse_size(text: str) -> int:
+    """A size as a budget writes it (``"8 GiB"``, ``"512 MB"``), in bytes,
+    by memgate's own parser. ``ValueError`` when it is not a size."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r} is not a size string such as '8 GiB'")
+    return int(_native.parse_size(text))
+
+
+def _unknown(name: str, known: Sequence[str], where: str) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"{where}{name}: unknown keyword{hint}; expected one of: {', '.join(known)}"
+
+
+def _mapping(value: Any, keyword: str, what: str, problems: List[str]) -> Optional[Mapping[str, Any]]:
+    if not isinstance(value, Mapping):
+        problems.append(f"{keyword}={value!r}: must be a mapping of {what}")
+        return None
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        problems.append(f"{keyword}: keys must be str, not {bad[0]!r}")
+        return None
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A mapping value as JSON takes it; a ``{limit, level}`` table too."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+def budget_document(
+    keywords: Mapping[str, Any],
+    *,
+    name: str,
+    snapshots: Sequence[str],
+    here: Union[str, "os.PathLike[str]"],
+) -> Tuple[Dict[str, Any], Dict[str, str], List[str]]:
+    """The ``memgate.toml`` document of ``keywords``, the keyword each of
+    its dotted keys came from, and the problems found before validation
+    (unknown keywords, mappings that are not). Relative paths are made
+    relative to ``here``."""
+    problems: List[str] = []
+    origin: Dict[str, str] = {}
+    defaults: Dict[str, Any] = {}
+    target: Dict[str, Any] = {"name": name, "snapshots": list(snapshots)}
+    budget: Dict[str, Any] = {}
+    categories: Optional[Dict[str, Any]] = None
+    here = os.fspath(here)
+    known = keyword_names()
+    for keyword, value in keywords.items():
+        if value is None:
+            problems.append(f"{keyword}=None: leave the keyword out instead")
+        elif keyword in FIGURES:
+            key = FIGURES[keyword]
+            budget[key] = _plain(value)
+            origin[f"target.budget.{key}"] = keyword
+        elif keyword == _CATEGORY:
+            table = _mapping(value, keyword, "category name -> size", problems)
+            if table is not None:
+                budget["category"] = _plain(table)
+                for c in table:
+                    origin[f"target.budget.category.{c}"] = f"category[{c!r}]"
+        elif keyword == _PHASE:
+            table = _mapping(value, keyword, "phase name -> {figure: size}", problems)
+            for phase, figures in (table or {}).items():
+                inner = _mapping(figures, f"phase[{phase!r}]", "figure -> size", problems)
+                if inner is None:
+                    continue
+                out = budget.setdefault("phase", {}).setdefault(phase, {})
+                for figure, limit in inner.items():
+                    where = f"phase[{phase!r}]: "
+                    if figure not in PHASE_FIGURES:
+                        problems.append(_unknown(figure, list(PHASE_FIGURES), where))
+                        continue
+                    out[PHASE_FIGURES[figure]] = _plain(limit)
+                    dotted = f"target.budget.phase.{json.dumps(phase, ensure_ascii=False)}.{PHASE_FIGURES[figure]}"
+                    origin[dotted] = f"phase[{phase!r}][{figure!r}]"
+        elif keyword in _DEFAULTS:
+            defaults[_DEFAULTS[keyword]] = _plain(value)
+            origin[f"defaults.{_DEFAULTS[keyword]}"] = keyword
+        elif keyword == _RULES:
+            if isinstance(value, Mapping):
+                rules = _mapping(value, keyword, "category name -> regex", problems)
+                if rules is not None:
+                    categories = _plain(rules)
+                    for c in rules:
+                        origin[f"categories.{c}"] = f"rules[{c!r}]"
+            elif isinstance(value, (str, os.PathLike)):
+                text = os.fspath(value)
+                defaults["rules"] = text if text in _BUILT_IN_RULES else os.path.join(here, text)
+                origin["defaults.rules"] = keyword
+            else:
+                problems.append(f"rules={value!r}: must be 'default', 'mosaic', a rules file or a mapping")
+        elif keyword in _TARGET:
+            key = _TARGET[keyword]
+            if keyword == "baseline" and isinstance(value, (str, os.PathLike)):
+                value = os.path.join(here, os.fspath(value))
+            target[key] = _plain(value)
+            origin[f"target.{key}"] = keyword
+        else:
+            problems.append(_unknown(keyword, known, ""))
+    if budget:
+        target["budget"] = budget
+    if budget or categories:
+        # The figures named, and no others (a category or phase budget
+        # judges itself only).
+        defaults["figures"] = []
+    document: Dict[str, Any] = {}
+    if defaults:
+        document["defaults"] = defaults
+    document["target"] = [target]
+    if categories is not None:
+        document["categories"] = categories
+    return document, origin, problems
+
+
+_PHASE_KEY = re.compile(r"^(target\.budget\.phase\.)(\".*\")\.([a-z-]+)$")
+
+
+def _keyword_of(key: str, origin: Mapping[str, str]) -> str:
+    if key in origin:
+        return origin[key]
+    m = _PHASE_KEY.match(key)
+    if m:
+        # The core quotes the name its own way; the same name, re-quoted.
+        try:
+            phase = json.loads(m.group(2))
+        except ValueError:
+            return key
+        found = origin.get(f"{m.group(1)}{json.dumps(phase, ensure_ascii=False)}.{m.group(3)}")
+        if found:
+            return found
+    return key
+
+
+def validated_toml(
+    keywords: Mapping[str, Any],
+    *,
+    name: str,
+    snapshots: Sequence[str],
+    here: Union[str, "os.PathLike[str]"],
+) -> str:
+    """The budget file of ``keywords``, validated by memgate; raises
+    :class:`BudgetError` listing every problem in keyword names."""
+    document, origin, problems = budget_document(keywords, name=name, snapshots=snapshots, here=here)
+    if problems:
+        raise BudgetError(problems)
+    try:
+        text, errors = _native.budget(json.dumps(document), "budget", os.fspath(here))
+    except ValueError as e:  # a value JSON cannot carry (NaN, a non-str key)
+        raise BudgetError([f"not a budget value: {e}"]) from None
+    if text is None:
+        raise BudgetError([f"{_keyword_of(k, origin)}: {m}" if k else m for k, m in errors])
+    return str(text)
