@@ -9,6 +9,7 @@ pub mod baseline;
 pub(crate) mod budget;
 pub mod commands;
 pub(crate) mod compare;
+pub(crate) mod convert;
 pub mod document;
 pub mod error;
 pub(crate) mod files;

@@ -439,12 +439,12 @@ impl P {
     fn str(&mut self, s: &str) -> &mut P {
         assert!(s.len() < 256);
         self.0.push(0x8c);
-        self.0.push(s.len() as u8);
+        self.0.push(u8::try_from(s.len()).unwrap());
         self.op(s.as_bytes())
     }
     fn int(&mut self, i: u32) -> &mut P {
         self.0.push(b'J');
-        self.op(&(i as i32).to_le_bytes())
+        self.op(&i.cast_signed().to_le_bytes())
     }
     /// `LONG_BINPUT i` (explicit memo index).
     fn put(&mut self, i: u32) -> &mut P {

@@ -46,7 +46,12 @@ pub(crate) fn rule_phase_spans(
                 .iter()
                 .map(|&f| (snap.frame_name(f), snap.frame_file(f)))
                 .collect();
-            *slot = rules.phase_of(&frames).map_or(NONE, |p| p as u32);
+            let phase = rules.phase_of(&frames);
+            // A phase index past the cache's range is looked up each time.
+            *slot = phase.map_or(NONE, |p| {
+                u32::try_from(p).ok().filter(|&p| p < NONE).unwrap_or(UNSET)
+            });
+            return phase;
         }
         (*slot != NONE).then_some(*slot as usize)
     };

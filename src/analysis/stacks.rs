@@ -70,7 +70,10 @@ impl<'a> StackInfo<'a> {
                 .iter()
                 .map(|&f| (snap.frame_name(f), snap.frame_file(f)))
                 .collect();
-            *slot = self.rules.classify(&frames) as u32;
+            let category = self.rules.classify(&frames);
+            // A category index past the cache's range is computed each time.
+            *slot = u32::try_from(category).unwrap_or(UNSET);
+            return category;
         }
         *slot as usize
     }
@@ -82,6 +85,10 @@ impl<'a> StackInfo<'a> {
             return cached;
         }
         let name = site_of(self.snap, self.snap.stack(stack));
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "one site per distinct 32-bit stack id at most"
+        )]
         let next = self.site_names.len() as u32;
         let id = *self.site_ids.entry(name.clone()).or_insert(next);
         if id == next {

@@ -10,6 +10,7 @@ use super::opcodes as op;
 use super::reader::Reader;
 use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
 use super::{DecodeError, Decoded, Folder, Slot};
+use crate::convert;
 
 struct Machine<'f, R: Read, F: Folder> {
     /// Whether the flat-dict fast path is taken.
@@ -70,7 +71,7 @@ fn decode_with<R: Read, F: Folder>(
         marks: Vec::new(),
         // Sized from the input (pages are touched only as they fill): a
         // multi-million-entry memo never reallocates.
-        memo: Memo::with_capacity(len.map_or(0, |l| (l / 8).min(1 << 27)) as usize),
+        memo: Memo::with_capacity(convert::index(len.map_or(0, |l| (l / 8).min(1 << 27)))),
         folder,
         protocol: None,
         flat: flat::FlatDict::default(),
@@ -83,6 +84,13 @@ fn decode_with<R: Read, F: Folder>(
         *out = m.memo.dump();
     }
     let end = m.input.offset();
+    if m.arena.strings.overflowed() {
+        return Err(DecodeError::Invalid {
+            offset: end,
+            opcode: "STOP",
+            message: format!("more than {} distinct strings", u32::MAX),
+        });
+    }
     Ok(Decoded {
         root,
         arena: m.arena,
@@ -133,15 +141,22 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         Ok(self.stack.split_off(mark))
     }
 
-    fn push_int(&mut self, v: i128) {
+    /// The error for an arena that outgrew its 32-bit ids.
+    fn too_many(&self, what: &str) -> DecodeError {
+        self.invalid(format!("more than {} {what}", u32::MAX))
+    }
+
+    fn push_int(&mut self, v: i128) -> Result<(), DecodeError> {
         let value = match i64::try_from(v) {
             Ok(i) => Value::Int(i),
             Err(_) => {
                 self.arena.bigs.push(v);
-                Value::BigInt((self.arena.bigs.len() - 1) as u32)
+                let id = convert::last_id(self.arena.bigs.len());
+                Value::BigInt(id.ok_or_else(|| self.too_many("integers wider than 64 bits"))?)
             }
         };
         self.stack.push(value);
+        Ok(())
     }
 
     fn push_str(&mut self, bytes: &[u8]) {
@@ -149,15 +164,24 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         self.stack.push(Value::Str(id));
     }
 
-    fn push_bytes(&mut self, bytes: Vec<u8>) {
+    fn push_bytes(&mut self, bytes: Vec<u8>) -> Result<(), DecodeError> {
         self.arena.bytes.push(bytes.into_boxed_slice());
-        self.stack
-            .push(Value::Bytes((self.arena.bytes.len() - 1) as u32));
+        let id = convert::last_id(self.arena.bytes.len());
+        let id = id.ok_or_else(|| self.too_many("bytes objects"))?;
+        self.stack.push(Value::Bytes(id));
+        Ok(())
     }
 
-    fn new_obj(&mut self, obj: Obj) {
-        let id = self.arena.alloc(obj);
+    fn alloc(&mut self, obj: Obj) -> Result<ObjId, DecodeError> {
+        self.arena
+            .alloc(obj)
+            .ok_or_else(|| self.too_many("live containers"))
+    }
+
+    fn new_obj(&mut self, obj: Obj) -> Result<(), DecodeError> {
+        let id = self.alloc(obj)?;
         self.stack.push(Value::Obj(id));
+        Ok(())
     }
 
     #[inline(always)]
@@ -284,7 +308,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
 
     /// Replace the items after `mark` by a new container holding them.
     fn wrap_from(&mut self, mark: usize, obj: Obj) -> Result<(), DecodeError> {
-        let id = self.arena.alloc(obj);
+        let id = self.alloc(obj)?;
         self.stack.insert(mark, Value::Obj(id));
         match self.arena.obj(id) {
             Obj::Dict(_) => self.set_items_from(mark + 1),
@@ -292,8 +316,8 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         }
     }
 
-    fn tuple(&mut self, items: Vec<Value>) {
-        self.new_obj(Obj::Tuple(items.into_boxed_slice()));
+    fn tuple(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
+        self.new_obj(Obj::Tuple(items.into_boxed_slice()))
     }
 
     fn decimal_line(&mut self, what: &str) -> Result<i128, DecodeError> {
@@ -400,15 +424,15 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::NEWFALSE => self.stack.push(Value::Bool(false)),
             op::BININT => {
                 let b = self.input.array::<4>(n)?;
-                self.push_int(i32::from_le_bytes(b) as i128);
+                self.push_int(i32::from_le_bytes(b) as i128)?;
             }
             op::BININT1 => {
                 let [b] = self.input.array::<1>(n)?;
-                self.push_int(b as i128);
+                self.push_int(b as i128)?;
             }
             op::BININT2 => {
                 let b = self.input.array::<2>(n)?;
-                self.push_int(u16::from_le_bytes(b) as i128);
+                self.push_int(u16::from_le_bytes(b) as i128)?;
             }
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;
@@ -417,19 +441,19 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     long_to_i128(bytes),
                     bytes.last().is_some_and(|b| b & 0x80 != 0),
                 );
-                self.push_long(v, negative);
+                self.push_long(v, negative)?;
             }
             op::LONG4 => {
                 let len = i32::from_le_bytes(self.input.array::<4>(n)?);
                 if len < 0 {
                     return Err(self.invalid("negative byte count"));
                 }
-                let bytes = self.input.bytes(len as u64, n)?;
+                let bytes = self.input.bytes(len.unsigned_abs().into(), n)?;
                 let (v, negative) = (
                     long_to_i128(&bytes),
                     bytes.last().is_some_and(|b| b & 0x80 != 0),
                 );
-                self.push_long(v, negative);
+                self.push_long(v, negative)?;
             }
             op::INT => {
                 let line = self.input.line(n)?;
@@ -444,7 +468,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                                 line.len()
                             ))
                         })?;
-                        self.push_int(v);
+                        self.push_int(v)?;
                     }
                 }
             }
@@ -460,7 +484,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     )));
                 }
                 match t.parse::<i128>() {
-                    Ok(v) => self.push_int(v),
+                    Ok(v) => self.push_int(v)?,
                     Err(_) => self.stack.push(Value::HugeInt {
                         negative: t.starts_with('-'),
                     }),
@@ -489,7 +513,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::BINUNICODE => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
-                let b = self.input.bytes(len as u64, n)?;
+                let b = self.input.bytes(u64::from(len), n)?;
                 self.push_str(&b);
             }
             op::BINUNICODE8 => {
@@ -502,7 +526,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                 if len < 0 {
                     return Err(self.invalid("negative byte count"));
                 }
-                let b = self.input.bytes(len as u64, n)?;
+                let b = self.input.bytes(len.unsigned_abs().into(), n)?;
                 self.push_str(&b);
             }
             op::STRING => {
@@ -519,29 +543,29 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::SHORT_BINBYTES => {
                 let [len] = self.input.array::<1>(n)?;
-                let b = self.input.bytes(len as u64, n)?;
-                self.push_bytes(b);
+                let b = self.input.bytes(u64::from(len), n)?;
+                self.push_bytes(b)?;
             }
             op::BINBYTES => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
-                let b = self.input.bytes(len as u64, n)?;
-                self.push_bytes(b);
+                let b = self.input.bytes(u64::from(len), n)?;
+                self.push_bytes(b)?;
             }
             op::BINBYTES8 | op::BYTEARRAY8 => {
                 let len = u64::from_le_bytes(self.input.array::<8>(n)?);
                 let b = self.input.bytes(len, n)?;
-                self.push_bytes(b);
+                self.push_bytes(b)?;
             }
             op::NEXT_BUFFER | op::READONLY_BUFFER => {
                 return Err(self.invalid("out-of-band buffers are not part of a memory snapshot"));
             }
-            op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new())),
+            op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new()))?,
             op::EMPTY_DICT => {
                 let items = self.arena.new_items();
-                self.new_obj(Obj::Dict(items));
+                self.new_obj(Obj::Dict(items))?;
             }
-            op::EMPTY_TUPLE => self.tuple(Vec::new()),
-            op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new())),
+            op::EMPTY_TUPLE => self.tuple(Vec::new())?,
+            op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new()))?,
             op::LIST => {
                 let mark = self.take_mark()?;
                 self.wrap_from(mark, Obj::List(Vec::new()))?;
@@ -552,11 +576,11 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::TUPLE => {
                 let items = self.pop_mark()?;
-                self.tuple(items);
+                self.tuple(items)?;
             }
             op::FROZENSET => {
                 let items = self.pop_mark()?;
-                self.new_obj(Obj::Set(items));
+                self.new_obj(Obj::Set(items))?;
             }
             op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                 let k = (code - op::TUPLE1 + 1) as usize;
@@ -565,7 +589,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     return Err(self.invalid("stack underflow"));
                 }
                 let items = self.stack.split_off(self.stack.len() - k);
-                self.tuple(items);
+                self.tuple(items)?;
             }
             op::APPEND => {
                 self.need(2)?;
@@ -605,7 +629,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::BINPUT => {
                 let [i] = self.input.array::<1>(n)?;
                 let v = self.top()?;
-                self.memo_put(i as u32, v);
+                self.memo_put(u32::from(i), v);
             }
             op::LONG_BINPUT => {
                 let i = u32::from_le_bytes(self.input.array::<4>(n)?);
@@ -619,11 +643,11 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::BINGET => {
                 let [i] = self.input.array::<1>(n)?;
-                self.memo_get(i as u64)?;
+                self.memo_get(u64::from(i))?;
             }
             op::LONG_BINGET => {
                 let i = u32::from_le_bytes(self.input.array::<4>(n)?);
-                self.memo_get(i as u64)?;
+                self.memo_get(u64::from(i))?;
             }
             _ => return Err(self.invalid("opcode not supported")),
         }
@@ -673,7 +697,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             None => {
                 let mut items = self.arena.new_items();
                 items.extend_from_slice(&fd.items);
-                Value::Obj(self.arena.alloc(Obj::Dict(items)))
+                Value::Obj(self.alloc(Obj::Dict(items))?)
             }
         };
         if let Some(i) = fd.dict_memo {
@@ -687,10 +711,13 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         Ok(true)
     }
 
-    fn push_long(&mut self, v: Option<i128>, negative: bool) {
+    fn push_long(&mut self, v: Option<i128>, negative: bool) -> Result<(), DecodeError> {
         match v {
             Some(v) => self.push_int(v),
-            None => self.stack.push(Value::HugeInt { negative }),
+            None => {
+                self.stack.push(Value::HugeInt { negative });
+                Ok(())
+            }
         }
     }
 }

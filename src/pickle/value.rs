@@ -59,6 +59,11 @@ pub(crate) struct Interner {
     list: Vec<Box<str>>,
     /// The id returned last.
     last: StrId,
+    /// More distinct strings came than a 32-bit id names. `intern` cannot
+    /// fail without changing every caller, so it answers `last` from then
+    /// on and whoever finishes with the strings refuses them
+    /// (`overflowed`, `into_strings`).
+    overflowed: bool,
 }
 
 impl Interner {
@@ -74,7 +79,10 @@ impl Interner {
             self.last = id;
             return id;
         }
-        let id = self.list.len() as StrId;
+        let Some(id) = crate::convert::last_id(self.list.len() + 1) else {
+            self.overflowed = true;
+            return self.last;
+        };
         self.last = id;
         let boxed: Box<str> = s.into();
         self.list.push(boxed.clone());
@@ -95,9 +103,15 @@ impl Interner {
         &self.list[id as usize]
     }
 
-    /// Give up the lookup table, keep the strings (the model only resolves).
-    pub(crate) fn into_strings(self) -> Vec<Box<str>> {
-        self.list
+    /// True once more distinct strings came than a 32-bit id names.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Give up the lookup table, keep the strings (the model only resolves);
+    /// `None` when they outgrew their 32-bit ids.
+    pub(crate) fn into_strings(self) -> Option<Vec<Box<str>>> {
+        (!self.overflowed).then_some(self.list)
     }
 }
 
@@ -134,15 +148,18 @@ pub struct Arena {
 }
 
 impl Arena {
-    pub(crate) fn alloc(&mut self, obj: Obj) -> ObjId {
+    /// A slot for `obj`, or `None` when more containers are live than a
+    /// 32-bit id can name.
+    pub(crate) fn alloc(&mut self, obj: Obj) -> Option<ObjId> {
         if let Some(id) = self.free.pop() {
             self.objs[id as usize] = obj;
             self.meta[id as usize] = Meta::NEW;
-            return id;
+            return Some(id);
         }
+        let id = crate::convert::last_id(self.objs.len() + 1)?;
         self.objs.push(obj);
         self.meta.push(Meta::NEW);
-        (self.objs.len() - 1) as ObjId
+        Some(id)
     }
 
     /// Storage for a new dict (recycled when available).
