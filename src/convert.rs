@@ -1,5 +1,11 @@
 //! Integer conversions the cast lints cannot prove lossless, each proved
 //! once here, so the rest of the crate converts without a bare `as`.
+//!
+//! `Cargo.toml` denies `cast_possible_truncation`, `cast_sign_loss` and
+//! `cast_possible_wrap`. The `as` casts left in the crate are the ones those
+//! lints accept: widenings that keep every value on the 64-bit targets
+//! asserted below (`u8`/`u16`/`u32` → `usize`, `usize` → `u64`), and
+//! integers → `f64` for ratios, fits and charts, which are floats anyway.
 
 // Positions into in-memory vectors are stored as `u64` (trace entry indices,
 // byte offsets of a buffer); on a 64-bit target every one of them fits a

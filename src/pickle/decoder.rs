@@ -142,6 +142,8 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
     }
 
     /// The error for an arena that outgrew its 32-bit ids.
+    #[cold]
+    #[inline(never)]
     fn too_many(&self, what: &str) -> DecodeError {
         self.invalid(format!("more than {} {what}", u32::MAX))
     }
@@ -424,15 +426,15 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::NEWFALSE => self.stack.push(Value::Bool(false)),
             op::BININT => {
                 let b = self.input.array::<4>(n)?;
-                self.push_int(i32::from_le_bytes(b) as i128)?;
+                self.push_int(i128::from(i32::from_le_bytes(b)))?;
             }
             op::BININT1 => {
                 let [b] = self.input.array::<1>(n)?;
-                self.push_int(b as i128)?;
+                self.push_int(i128::from(b))?;
             }
             op::BININT2 => {
                 let b = self.input.array::<2>(n)?;
-                self.push_int(u16::from_le_bytes(b) as i128)?;
+                self.push_int(i128::from(u16::from_le_bytes(b)))?;
             }
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;

@@ -61,7 +61,7 @@ fn memo_store<E: Env>(
             *count
         }
         op::BINPUT => {
-            let idx = *w.get(*i + 1)? as u32;
+            let idx = u32::from(*w.get(*i + 1)?);
             *i += 2;
             idx
         }
@@ -98,7 +98,7 @@ fn value<E: Env>(
     let (v, len) = match code {
         op::BINGET | op::LONG_BINGET => {
             let (index, len) = if code == op::BINGET {
-                (*w.get(at + 1)? as u32, 2)
+                (u32::from(*w.get(at + 1)?), 2)
             } else {
                 (u32_at(w, at + 1)?, 5)
             };
@@ -127,10 +127,10 @@ fn value<E: Env>(
             }
             return Some(v);
         }
-        op::BININT1 => (Value::Int(*w.get(at + 1)? as i64), 2),
+        op::BININT1 => (Value::Int(i64::from(*w.get(at + 1)?)), 2),
         op::BININT2 => {
             let b: [u8; 2] = w.get(at + 1..at + 3)?.try_into().ok()?;
-            (Value::Int(u16::from_le_bytes(b) as i64), 3)
+            (Value::Int(i64::from(u16::from_le_bytes(b))), 3)
         }
         op::BININT => (Value::Int(i64::from(u32_at(w, at + 1)?.cast_signed())), 5),
         op::LONG1 => {

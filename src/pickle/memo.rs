@@ -49,10 +49,10 @@ fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
 #[inline(always)]
 fn pack_inline(v: Value) -> Option<u64> {
     Some(match v {
-        Value::Str(s) => STR | (s as u64) << 32,
-        Value::Obj(id) => OBJ | (id as u64) << 32,
-        Value::Folded(tag, id) => FOLDED | (tag as u64) << 8 | (id as u64) << 32,
-        Value::Bytes(b) => BYTES | (b as u64) << 32,
+        Value::Str(s) => STR | u64::from(s) << 32,
+        Value::Obj(id) => OBJ | u64::from(id) << 32,
+        Value::Folded(tag, id) => FOLDED | u64::from(tag) << 8 | u64::from(id) << 32,
+        Value::Bytes(b) => BYTES | u64::from(b) << 32,
         _ => return None,
     })
 }

@@ -232,9 +232,9 @@ impl Arena {
     /// The integer as `i128`, when it is one.
     pub fn int(&self, v: Value) -> Option<i128> {
         match v {
-            Value::Int(i) => Some(i as i128),
+            Value::Int(i) => Some(i128::from(i)),
             Value::BigInt(i) => Some(self.bigs[i as usize]),
-            Value::Bool(b) => Some(b as i128),
+            Value::Bool(b) => Some(i128::from(b)),
             _ => None,
         }
     }

@@ -536,6 +536,12 @@ impl Folder for Collector {
 }
 
 /// The folded id of the trace entry just pushed (`len` entries now).
+#[inline]
 fn entry_id(len: usize) -> Result<u32, String> {
-    crate::convert::last_id(len).ok_or_else(|| format!("more than {} trace entries", u32::MAX))
+    crate::convert::last_id(len).ok_or_else(too_many_entries)
+}
+
+#[cold]
+fn too_many_entries() -> String {
+    format!("more than {} trace entries", u32::MAX)
 }

@@ -18,7 +18,7 @@ pub(crate) fn to_arena(
             if let Some(i) = n.as_i64() {
                 Value::Int(i)
             } else if let Some(u) = n.as_u64() {
-                arena.bigs.push(u as i128);
+                arena.bigs.push(i128::from(u));
                 Value::BigInt(
                     crate::convert::last_id(arena.bigs.len())
                         .ok_or_else(|| too_many("integers"))?,
