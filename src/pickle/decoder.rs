@@ -84,11 +84,11 @@ fn decode_with<R: Read, F: Folder>(
         *out = m.memo.dump();
     }
     let end = m.input.offset();
-    if m.arena.strings.overflowed() {
+    if let Some(what) = m.arena.overflow() {
         return Err(DecodeError::Invalid {
             offset: end,
             opcode: "STOP",
-            message: format!("more than {} distinct strings", u32::MAX),
+            message: format!("more than {} {what}", u32::MAX),
         });
     }
     Ok(Decoded {
@@ -141,24 +141,16 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         Ok(self.stack.split_off(mark))
     }
 
-    /// The error for an arena that outgrew its 32-bit ids.
-    #[cold]
-    #[inline(never)]
-    fn too_many(&self, what: &str) -> DecodeError {
-        self.invalid(format!("more than {} {what}", u32::MAX))
-    }
-
-    fn push_int(&mut self, v: i128) -> Result<(), DecodeError> {
+    fn push_int(&mut self, v: i128) {
         let value = match i64::try_from(v) {
             Ok(i) => Value::Int(i),
             Err(_) => {
                 self.arena.bigs.push(v);
-                let id = convert::last_id(self.arena.bigs.len());
-                Value::BigInt(id.ok_or_else(|| self.too_many("integers wider than 64 bits"))?)
+                let len = self.arena.bigs.len();
+                Value::BigInt(self.arena.id_of_last(len, "integers wider than 64 bits"))
             }
         };
         self.stack.push(value);
-        Ok(())
     }
 
     fn push_str(&mut self, bytes: &[u8]) {
@@ -166,24 +158,16 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         self.stack.push(Value::Str(id));
     }
 
-    fn push_bytes(&mut self, bytes: Vec<u8>) -> Result<(), DecodeError> {
+    fn push_bytes(&mut self, bytes: Vec<u8>) {
         self.arena.bytes.push(bytes.into_boxed_slice());
-        let id = convert::last_id(self.arena.bytes.len());
-        let id = id.ok_or_else(|| self.too_many("bytes objects"))?;
+        let len = self.arena.bytes.len();
+        let id = self.arena.id_of_last(len, "bytes objects");
         self.stack.push(Value::Bytes(id));
-        Ok(())
     }
 
-    fn alloc(&mut self, obj: Obj) -> Result<ObjId, DecodeError> {
-        self.arena
-            .alloc(obj)
-            .ok_or_else(|| self.too_many("live containers"))
-    }
-
-    fn new_obj(&mut self, obj: Obj) -> Result<(), DecodeError> {
-        let id = self.alloc(obj)?;
+    fn new_obj(&mut self, obj: Obj) {
+        let id = self.arena.alloc(obj);
         self.stack.push(Value::Obj(id));
-        Ok(())
     }
 
     #[inline(always)]
@@ -310,7 +294,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
 
     /// Replace the items after `mark` by a new container holding them.
     fn wrap_from(&mut self, mark: usize, obj: Obj) -> Result<(), DecodeError> {
-        let id = self.alloc(obj)?;
+        let id = self.arena.alloc(obj);
         self.stack.insert(mark, Value::Obj(id));
         match self.arena.obj(id) {
             Obj::Dict(_) => self.set_items_from(mark + 1),
@@ -318,8 +302,8 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         }
     }
 
-    fn tuple(&mut self, items: Vec<Value>) -> Result<(), DecodeError> {
-        self.new_obj(Obj::Tuple(items.into_boxed_slice()))
+    fn tuple(&mut self, items: Vec<Value>) {
+        self.new_obj(Obj::Tuple(items.into_boxed_slice()));
     }
 
     fn decimal_line(&mut self, what: &str) -> Result<i128, DecodeError> {
@@ -426,15 +410,15 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::NEWFALSE => self.stack.push(Value::Bool(false)),
             op::BININT => {
                 let b = self.input.array::<4>(n)?;
-                self.push_int(i128::from(i32::from_le_bytes(b)))?;
+                self.push_int(i128::from(i32::from_le_bytes(b)));
             }
             op::BININT1 => {
                 let [b] = self.input.array::<1>(n)?;
-                self.push_int(i128::from(b))?;
+                self.push_int(i128::from(b));
             }
             op::BININT2 => {
                 let b = self.input.array::<2>(n)?;
-                self.push_int(i128::from(u16::from_le_bytes(b)))?;
+                self.push_int(i128::from(u16::from_le_bytes(b)));
             }
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;
@@ -443,7 +427,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     long_to_i128(bytes),
                     bytes.last().is_some_and(|b| b & 0x80 != 0),
                 );
-                self.push_long(v, negative)?;
+                self.push_long(v, negative);
             }
             op::LONG4 => {
                 let len = i32::from_le_bytes(self.input.array::<4>(n)?);
@@ -455,7 +439,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     long_to_i128(&bytes),
                     bytes.last().is_some_and(|b| b & 0x80 != 0),
                 );
-                self.push_long(v, negative)?;
+                self.push_long(v, negative);
             }
             op::INT => {
                 let line = self.input.line(n)?;
@@ -470,7 +454,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                                 line.len()
                             ))
                         })?;
-                        self.push_int(v)?;
+                        self.push_int(v);
                     }
                 }
             }
@@ -486,7 +470,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     )));
                 }
                 match t.parse::<i128>() {
-                    Ok(v) => self.push_int(v)?,
+                    Ok(v) => self.push_int(v),
                     Err(_) => self.stack.push(Value::HugeInt {
                         negative: t.starts_with('-'),
                     }),
@@ -546,28 +530,28 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::SHORT_BINBYTES => {
                 let [len] = self.input.array::<1>(n)?;
                 let b = self.input.bytes(u64::from(len), n)?;
-                self.push_bytes(b)?;
+                self.push_bytes(b);
             }
             op::BINBYTES => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
                 let b = self.input.bytes(u64::from(len), n)?;
-                self.push_bytes(b)?;
+                self.push_bytes(b);
             }
             op::BINBYTES8 | op::BYTEARRAY8 => {
                 let len = u64::from_le_bytes(self.input.array::<8>(n)?);
                 let b = self.input.bytes(len, n)?;
-                self.push_bytes(b)?;
+                self.push_bytes(b);
             }
             op::NEXT_BUFFER | op::READONLY_BUFFER => {
                 return Err(self.invalid("out-of-band buffers are not part of a memory snapshot"));
             }
-            op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new()))?,
+            op::EMPTY_LIST => self.new_obj(Obj::List(Vec::new())),
             op::EMPTY_DICT => {
                 let items = self.arena.new_items();
-                self.new_obj(Obj::Dict(items))?;
+                self.new_obj(Obj::Dict(items));
             }
-            op::EMPTY_TUPLE => self.tuple(Vec::new())?,
-            op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new()))?,
+            op::EMPTY_TUPLE => self.tuple(Vec::new()),
+            op::EMPTY_SET => self.new_obj(Obj::Set(Vec::new())),
             op::LIST => {
                 let mark = self.take_mark()?;
                 self.wrap_from(mark, Obj::List(Vec::new()))?;
@@ -578,11 +562,11 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::TUPLE => {
                 let items = self.pop_mark()?;
-                self.tuple(items)?;
+                self.tuple(items);
             }
             op::FROZENSET => {
                 let items = self.pop_mark()?;
-                self.new_obj(Obj::Set(items))?;
+                self.new_obj(Obj::Set(items));
             }
             op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                 let k = (code - op::TUPLE1 + 1) as usize;
@@ -591,7 +575,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     return Err(self.invalid("stack underflow"));
                 }
                 let items = self.stack.split_off(self.stack.len() - k);
-                self.tuple(items)?;
+                self.tuple(items);
             }
             op::APPEND => {
                 self.need(2)?;
@@ -699,7 +683,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             None => {
                 let mut items = self.arena.new_items();
                 items.extend_from_slice(&fd.items);
-                Value::Obj(self.alloc(Obj::Dict(items))?)
+                Value::Obj(self.arena.alloc(Obj::Dict(items)))
             }
         };
         if let Some(i) = fd.dict_memo {
@@ -713,13 +697,10 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         Ok(true)
     }
 
-    fn push_long(&mut self, v: Option<i128>, negative: bool) -> Result<(), DecodeError> {
+    fn push_long(&mut self, v: Option<i128>, negative: bool) {
         match v {
             Some(v) => self.push_int(v),
-            None => {
-                self.stack.push(Value::HugeInt { negative });
-                Ok(())
-            }
+            None => self.stack.push(Value::HugeInt { negative }),
         }
     }
 }

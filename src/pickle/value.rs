@@ -145,21 +145,43 @@ pub struct Arena {
     pub(crate) strings: Interner,
     pub(crate) bigs: Vec<i128>,
     pub(crate) bytes: Vec<Box<[u8]>>,
+    /// Set by `id_of_last`: the first kind of item past `u32::MAX`.
+    overflow: Option<&'static str>,
 }
 
 impl Arena {
-    /// A slot for `obj`, or `None` when more containers are live than a
-    /// 32-bit id can name.
-    pub(crate) fn alloc(&mut self, obj: Obj) -> Option<ObjId> {
+    pub(crate) fn alloc(&mut self, obj: Obj) -> ObjId {
         if let Some(id) = self.free.pop() {
             self.objs[id as usize] = obj;
             self.meta[id as usize] = Meta::NEW;
-            return Some(id);
+            return id;
         }
-        let id = crate::convert::last_id(self.objs.len() + 1)?;
         self.objs.push(obj);
         self.meta.push(Meta::NEW);
-        Some(id)
+        let len = self.objs.len();
+        self.id_of_last(len, "live containers")
+    }
+
+    /// The 32-bit id of the item at position `len - 1` of one of the
+    /// arena's vectors. Past `u32::MAX` the arena remembers what outgrew its
+    /// ids and answers 0: the decode (and `build`) then fails on
+    /// [`Arena::overflow`], so a wrapped id never reaches a figure, and the
+    /// hot paths keep their shape (no `Result` per pushed value).
+    #[inline]
+    pub(crate) fn id_of_last(&mut self, len: usize, what: &'static str) -> u32 {
+        match crate::convert::last_id(len) {
+            Some(id) => id,
+            None => {
+                self.overflow.get_or_insert(what);
+                0
+            }
+        }
+    }
+
+    /// What outgrew its 32-bit ids, if anything did (see `id_of_last`).
+    pub(crate) fn overflow(&self) -> Option<&'static str> {
+        self.overflow
+            .or(self.strings.overflowed().then_some("distinct strings"))
     }
 
     /// Storage for a new dict (recycled when available).

@@ -664,6 +664,9 @@ pub(crate) fn build(
             "{trailing_bytes} bytes after the pickle's STOP were ignored (old torch_npu dumps leave them)"
         ));
     }
+    if let Some(what) = arena.overflow() {
+        return Err(format!("more than {} {what}", u32::MAX));
+    }
     let strings = std::mem::take(&mut arena.strings)
         .into_strings()
         .ok_or_else(|| format!("more than {} distinct strings", u32::MAX))?;

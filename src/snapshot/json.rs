@@ -19,19 +19,15 @@ pub(crate) fn to_arena(
                 Value::Int(i)
             } else if let Some(u) = n.as_u64() {
                 arena.bigs.push(i128::from(u));
-                Value::BigInt(
-                    crate::convert::last_id(arena.bigs.len())
-                        .ok_or_else(|| too_many("integers"))?,
-                )
+                let len = arena.bigs.len();
+                Value::BigInt(arena.id_of_last(len, "integers wider than 64 bits"))
             } else {
                 Value::Float(n.as_f64().unwrap_or(f64::NAN))
             }
         }
         J::String(s) => Value::Str(arena.strings.intern(s)),
         J::Array(items) => {
-            let id = arena
-                .alloc(Obj::List(Vec::with_capacity(items.len())))
-                .ok_or_else(|| too_many("arrays and objects"))?;
+            let id = arena.alloc(Obj::List(Vec::with_capacity(items.len())));
             for item in items {
                 let v = to_arena(item, arena, folder)?;
                 let v = place(arena, folder, v, Slot::ListItem)?;
@@ -42,9 +38,7 @@ pub(crate) fn to_arena(
             Value::Obj(id)
         }
         J::Object(map) => {
-            let id = arena
-                .alloc(Obj::Dict(Vec::with_capacity(map.len())))
-                .ok_or_else(|| too_many("arrays and objects"))?;
+            let id = arena.alloc(Obj::Dict(Vec::with_capacity(map.len())));
             for (k, item) in map {
                 let key = Value::Str(arena.strings.intern(k));
                 let v = to_arena(item, arena, folder)?;
@@ -56,9 +50,4 @@ pub(crate) fn to_arena(
             Value::Obj(id)
         }
     })
-}
-
-/// The error for an arena that outgrew its 32-bit ids.
-fn too_many(what: &str) -> String {
-    format!("more than {} {what}", u32::MAX)
 }
