@@ -33,8 +33,8 @@ pub(crate) fn position(i: u64) -> i64 {
 
 /// The 32-bit id of the item at position `len - 1` of a vector of `len`
 /// items (the one just pushed), or `None` past `u32::MAX`: ids are 32 bits
-/// wide to keep the decoded graph small, so a larger input is an error
-/// where it is found, never a wrapped id.
+/// wide to keep the decoded graph small, so a larger input is an error,
+/// never a wrapped id.
 #[inline(always)]
 pub(crate) fn last_id(len: usize) -> Option<u32> {
     u32::try_from(len.checked_sub(1)?).ok()
