@@ -84,7 +84,7 @@ pub fn read_capped(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>,
     if len > cap {
         return Err(FileError::TooLarge { what, cap });
     }
-    let mut buf = Vec::with_capacity(len as usize);
+    let mut buf = Vec::with_capacity(crate::convert::index(len));
     // The size can change after the stat: read one byte past the cap to see.
     file.take(cap + 1)
         .read_to_end(&mut buf)

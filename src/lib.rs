@@ -11,6 +11,7 @@ pub(crate) mod budget;
 pub mod cli;
 pub mod commands;
 pub(crate) mod compare;
+pub(crate) mod convert;
 pub mod document;
 pub mod error;
 pub(crate) mod files;

@@ -76,7 +76,14 @@ impl Bytes {
             if !v.is_finite() || v >= u64::MAX as f64 {
                 return Err(format!("{text:?} is too large"));
             }
-            v.round() as u64
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "finite, not negative (a leading `-` is refused above, the number \
+                          has only digits and dots) and below u64::MAX (checked above)"
+            )]
+            let bytes = v.round() as u64;
+            bytes
         } else {
             let n: u64 = num.parse().map_err(|_| format!("{text:?} is too large"))?;
             n.checked_mul(mult)
@@ -105,7 +112,7 @@ pub struct ByteDelta(pub i128);
 impl fmt::Display for ByteDelta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "+" };
-        let mag = self.0.unsigned_abs().min(u64::MAX as u128) as u64;
+        let mag = u64::try_from(self.0.unsigned_abs()).unwrap_or(u64::MAX);
         write!(f, "{sign}{}", Bytes(mag))
     }
 }

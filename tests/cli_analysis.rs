@@ -258,7 +258,7 @@ fn profile_html_is_one_self_contained_page_under_a_strict_policy_with_its_data_i
         .iter()
         .find(|m| m["figure"] == "allocated-peak")
         .unwrap()["moment"];
-    let at = &device["moments"][moment.as_u64().unwrap() as usize]["entry"];
+    let at = &device["moments"][usize::try_from(moment.as_u64().unwrap()).unwrap()]["entry"];
     let i = device["entry"]
         .as_array()
         .unwrap()

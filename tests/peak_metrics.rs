@@ -37,7 +37,7 @@ fn expected_lines(json: &str) -> BTreeSet<String> {
                 .collect();
             for k in ["steady-state-peak", "leak-per-iteration"] {
                 if let Some(v) = d["time"][k].as_i64() {
-                    figures.push((k.into(), v.max(0) as u64));
+                    figures.push((k.into(), v.max(0).unsigned_abs()));
                 }
             }
             for (figure, value) in figures {

@@ -44,6 +44,7 @@ fn frames(v: &[(&str, &str, u32)]) -> String {
 /// `Optimizer.step`, iteration 1; entry 0 in `ProfilerStep#0`, iteration 0.
 /// Times are relative to entry 0 (1.0 s).
 fn snapshot(a: u64, c: u64) -> String {
+    #[expect(clippy::cast_possible_truncation, reason = "a few seconds, in µs")]
     let t = |s: f64| (s * 1e6).round() as i64;
     let entry = |action: &str, addr: u64, size: u64, time: f64, fr: &str| {
         format!(

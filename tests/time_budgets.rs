@@ -428,6 +428,11 @@ fn step_change_snapshot() -> Value {
 }
 
 /// √200 MiB, rounded to bytes (see [`step_change_snapshot`]).
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "about 14.1 MiB: positive and far inside u64"
+)]
 fn step_change_residual() -> u64 {
     (200f64.sqrt() * MIB as f64).round() as u64
 }

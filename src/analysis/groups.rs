@@ -94,7 +94,12 @@ impl Groups {
                     };
                     let g = *by_name.entry(ctx).or_insert_with(|| {
                         names.push(ctx.to_string());
-                        (names.len() - 1) as u32
+                        #[expect(
+                            clippy::cast_possible_truncation,
+                            reason = "one name per distinct 32-bit context id at most"
+                        )]
+                        let g = (names.len() - 1) as u32;
+                        g
                     });
                     ids.insert(e.context, g);
                 }
@@ -169,7 +174,7 @@ impl Groups {
             .then_some(r.peak_entry.allocated_peak)
             .flatten();
         let end = r.figures.trace_entries.checked_sub(1);
-        let at = |i: Option<u64>| i.map(|i| i as usize);
+        let at = |i: Option<u64>| i.map(crate::convert::index);
         Categories {
             rules,
             at_allocated_peak: named(&r.cats_at_allocated, at(alloc_upto), true),

@@ -19,6 +19,7 @@ mod window;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::convert::{index, position};
 use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 
@@ -241,7 +242,12 @@ fn device_analysis(
         .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
     let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules_source());
-    let time_at = |i: Option<u64>| i.and_then(|i| trace[i as usize].time()).map(|t| t as u64);
+    // torch writes time_us as a non-negative clock; a negative one keeps its
+    // two's-complement bits, as it always has.
+    let time_at = |i: Option<u64>| {
+        i.and_then(|i| trace[index(i)].time())
+            .map(i64::cast_unsigned)
+    };
     let peak_time_us = snap.has_time().then(|| PeakEntry {
         dynamic_peak: time_at(r.peak_entry.dynamic_peak),
         allocated_peak: time_at(r.peak_entry.allocated_peak),
@@ -250,11 +256,11 @@ fn device_analysis(
     let dyn_upto = (r.figures.dynamic_peak > 0)
         .then_some(r.peak_entry.dynamic_peak)
         .flatten()
-        .map(|i| i as usize);
+        .map(index);
     let alloc_upto = if r.allocated_peak_at_start {
         None
     } else {
-        r.peak_entry.allocated_peak.map(|i| i as usize)
+        r.peak_entry.allocated_peak.map(index)
     };
     let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
     let sites_at_peak =
@@ -275,7 +281,7 @@ fn device_analysis(
                 let upto = if r.reserved_peak_at_start {
                     None
                 } else {
-                    r.peak_entry.reserved_peak.map(|i| i as usize)
+                    r.peak_entry.reserved_peak.map(index)
                 };
                 stack_groups(snap, live_with_pre(&r, trace, upto), top)
             }
@@ -321,7 +327,7 @@ fn device_analysis(
             bands,
             origin_time_us: trace.iter().find_map(|e| e.time()),
             window: report.window.as_ref().map(|w| {
-                let time = |i: u64| trace.get(i as usize).and_then(|e| e.time());
+                let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
                 timeline::Band {
                     iteration: false,
                     name: format!("{}..{}", w.from, w.to),
@@ -339,7 +345,7 @@ fn device_analysis(
 /// The phase spans and iterations of a device as bands, at most
 /// [`MAX_BANDS`](timeline::MAX_BANDS), iterations first.
 fn bands(trace: &[crate::snapshot::TraceEntry], p: &DevicePhases) -> Vec<timeline::Band> {
-    let time = |i: u64| trace.get(i as usize).and_then(|e| e.time());
+    let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
     let band = |iteration: bool, name: String, from: u64, to: Option<u64>| {
         let to = to.unwrap_or(from);
         timeline::Band {
@@ -359,7 +365,7 @@ fn bands(trace: &[crate::snapshot::TraceEntry], p: &DevicePhases) -> Vec<timelin
                 .iter()
                 .map(|s| band(false, s.name.clone(), s.from_entry, s.to_entry)),
         )
-        .filter(|b| (b.from_entry as usize) < trace.len())
+        .filter(|b| index(b.from_entry) < trace.len())
         .take(timeline::MAX_BANDS)
         .collect()
 }
@@ -398,20 +404,28 @@ fn moments(
             at_start(r.reserved_peak_at_start, r.peak_entry.reserved_peak),
         ),
     ] {
-        let at = entry.map_or(-1, |i| i as i64);
+        let at = entry.map_or(-1, position);
         wanted.push((at, MomentKind::Peak(id)));
     }
-    wanted.extend(report.oom.iter().map(|o| (o.entry as i64, MomentKind::Oom)));
+    wanted.extend(
+        report
+            .oom
+            .iter()
+            .map(|o| (position(o.entry), MomentKind::Oom)),
+    );
     let phases: Vec<usize> = (0..bands.len()).filter(|&b| !bands[b].iteration).collect();
     let step = phases.len().div_ceil(timeline::PHASE_MOMENTS).max(1);
     wanted.extend(
         phases
             .iter()
             .step_by(step)
-            .map(|&b| (bands[b].from_entry as i64, MomentKind::PhaseStart(b))),
+            .map(|&b| (position(bands[b].from_entry), MomentKind::PhaseStart(b))),
     );
     let k = timeline::SAMPLE_MOMENTS.min(n);
-    wanted.extend((0..k).map(|j| (((2 * j + 1) * n / (2 * k)) as i64, MomentKind::Sample)));
+    wanted.extend((0..k).map(|j| {
+        let at = (2 * j + 1) * n / (2 * k);
+        (i64::try_from(at).unwrap_or(i64::MAX), MomentKind::Sample)
+    }));
     // One moment per entry, with everything that falls there.
     wanted.sort_by_key(|w| w.0);
     let mut merged: Vec<(i64, Vec<MomentKind>)> = Vec::new();
@@ -435,7 +449,9 @@ fn moments(
     r.live_at_each(trace, &at, &mut add);
     for p in &r.pre {
         for (k, &m) in at.iter().enumerate() {
-            if p.freed_at.is_none_or(|f| m < 0 || f as i64 > m) {
+            if p.freed_at
+                .is_none_or(|f| m < 0 || i64::try_from(f).unwrap_or(i64::MAX) > m)
+            {
                 add(
                     k,
                     Live {
@@ -452,11 +468,11 @@ fn moments(
         .zip(groups)
         .zip(totals)
         .map(|(((entry, kinds), g), allocated)| {
-            let entry = (entry >= 0).then_some(entry as u64);
+            let entry = u64::try_from(entry).ok();
             timeline::Moment {
                 kinds,
                 entry,
-                time_us: entry.and_then(|i| trace[i as usize].time()),
+                time_us: entry.and_then(|i| trace[index(i)].time()),
                 allocated,
                 stacks: ranked_groups(
                     snap,

@@ -43,7 +43,12 @@ pub(crate) fn rule_phase_spans(
         let slot = &mut cache[stack as usize];
         if *slot == UNSET {
             let frames = super::stacks::rule_frames(snap, stack);
-            *slot = rules.phase_of(&frames).map_or(NONE, |p| p as u32);
+            let phase = rules.phase_of(&frames);
+            // A phase index past the cache's range is looked up each time.
+            *slot = phase.map_or(NONE, |p| {
+                u32::try_from(p).ok().filter(|&p| p < NONE).unwrap_or(UNSET)
+            });
+            return phase;
         }
         (*slot != NONE).then_some(*slot as usize)
     };

@@ -158,8 +158,12 @@ mod tests {
                 entry(a, next() % 1000)
             })
             .collect();
-        let allocated: Vec<i64> = (0..n).map(|_| (next() % 10_000) as i64 - 5000).collect();
-        let dynamic: Vec<i64> = (0..n).map(|_| (next() % 10_000) as i64).collect();
+        let allocated: Vec<i64> = (0..n)
+            .map(|_| i64::try_from(next() % 10_000).unwrap() - 5000)
+            .collect();
+        let dynamic: Vec<i64> = (0..n)
+            .map(|_| i64::try_from(next() % 10_000).unwrap())
+            .collect();
         let curves = Curves {
             allocated_start: 7,
             allocated,

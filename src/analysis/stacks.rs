@@ -65,7 +65,10 @@ impl<'a> StackInfo<'a> {
         let slot = &mut self.category[stack as usize];
         if *slot == UNSET {
             let frames = rule_frames(self.snap, stack);
-            *slot = self.rules.classify(&frames) as u32;
+            let category = self.rules.classify(&frames);
+            // A category index past the cache's range is computed each time.
+            *slot = u32::try_from(category).unwrap_or(UNSET);
+            return category;
         }
         *slot as usize
     }
@@ -77,6 +80,10 @@ impl<'a> StackInfo<'a> {
             return cached;
         }
         let name = site_of(self.snap, self.snap.stack(stack));
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "one site per distinct 32-bit stack id at most"
+        )]
         let next = self.site_names.len() as u32;
         let id = *self.site_ids.entry(name.clone()).or_insert(next);
         if id == next {

@@ -153,7 +153,12 @@ fn parse_bound(text: &str) -> Result<Bound, String> {
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e12)
             .ok_or_else(|| format!("`+` takes seconds such as `+2.5s`, not `{rest}`"))?;
-        return Ok(Bound::Relative((secs * 1e6).round() as i64));
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "0 ≤ secs < 1e12 (filtered above): at most 1e18 µs, inside i64"
+        )]
+        let us = (secs * 1e6).round() as i64;
+        return Ok(Bound::Relative(us));
     }
     if let Some(rest) = text.strip_prefix('@') {
         return parse_annotation(rest);

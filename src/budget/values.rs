@@ -142,6 +142,10 @@ pub(crate) fn last_line(s: &str) -> String {
 }
 
 /// A size: a string with a unit, or an integer byte count.
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "issue 20 item 8: cast audit pending in this module"
+)]
 pub(super) fn size_value(v: &Value) -> Result<u64, String> {
     match v {
         Value::Integer(i) if *i < 0 => Err(format!("{i} is negative; sizes are at least 0")),
@@ -178,6 +182,10 @@ pub(super) fn unit_hint(text: &str, message: String) -> String {
     }
 }
 
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "issue 20 item 8: cast audit pending in this module"
+)]
 pub(super) fn count_value(v: &Value) -> Result<u64, String> {
     match v {
         Value::Integer(i) if *i < 0 => Err(format!("{i} is negative; counts are at least 0")),

@@ -10,6 +10,7 @@ use super::opcodes as op;
 use super::reader::Reader;
 use super::value::{Arena, Obj, ObjId, Value, NO_MEMO};
 use super::{DecodeError, Decoded, Folder, Slot};
+use crate::convert;
 
 struct Machine<'f, R: Read, F: Folder> {
     /// Whether the flat-dict fast path is taken.
@@ -70,7 +71,7 @@ fn decode_with<R: Read, F: Folder>(
         marks: Vec::new(),
         // Sized from the input (pages are touched only as they fill): a
         // multi-million-entry memo never reallocates.
-        memo: Memo::with_capacity(len.map_or(0, |l| (l / 8).min(1 << 27)) as usize),
+        memo: Memo::with_capacity(convert::index(len.map_or(0, |l| (l / 8).min(1 << 27)))),
         folder,
         protocol: None,
         flat: flat::FlatDict::default(),
@@ -83,6 +84,13 @@ fn decode_with<R: Read, F: Folder>(
         *out = m.memo.dump();
     }
     let end = m.input.offset();
+    if let Some(what) = m.arena.overflow() {
+        return Err(DecodeError::Invalid {
+            offset: end,
+            opcode: "STOP",
+            message: format!("more than {} {what}", u32::MAX),
+        });
+    }
     Ok(Decoded {
         root,
         arena: m.arena,
@@ -138,7 +146,8 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             Ok(i) => Value::Int(i),
             Err(_) => {
                 self.arena.bigs.push(v);
-                Value::BigInt((self.arena.bigs.len() - 1) as u32)
+                let len = self.arena.bigs.len();
+                Value::BigInt(self.arena.id_of_last(len, "integers wider than 64 bits"))
             }
         };
         self.stack.push(value);
@@ -151,8 +160,9 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
 
     fn push_bytes(&mut self, bytes: Vec<u8>) {
         self.arena.bytes.push(bytes.into_boxed_slice());
-        self.stack
-            .push(Value::Bytes((self.arena.bytes.len() - 1) as u32));
+        let len = self.arena.bytes.len();
+        let id = self.arena.id_of_last(len, "bytes objects");
+        self.stack.push(Value::Bytes(id));
     }
 
     fn new_obj(&mut self, obj: Obj) {
@@ -400,15 +410,15 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::NEWFALSE => self.stack.push(Value::Bool(false)),
             op::BININT => {
                 let b = self.input.array::<4>(n)?;
-                self.push_int(i32::from_le_bytes(b) as i128);
+                self.push_int(i128::from(i32::from_le_bytes(b)));
             }
             op::BININT1 => {
                 let [b] = self.input.array::<1>(n)?;
-                self.push_int(b as i128);
+                self.push_int(i128::from(b));
             }
             op::BININT2 => {
                 let b = self.input.array::<2>(n)?;
-                self.push_int(u16::from_le_bytes(b) as i128);
+                self.push_int(i128::from(u16::from_le_bytes(b)));
             }
             op::LONG1 => {
                 let [len] = self.input.array::<1>(n)?;
@@ -424,7 +434,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                 if len < 0 {
                     return Err(self.invalid("negative byte count"));
                 }
-                let bytes = self.input.bytes(len as u64, n)?;
+                let bytes = self.input.bytes(len.unsigned_abs().into(), n)?;
                 let (v, negative) = (
                     long_to_i128(&bytes),
                     bytes.last().is_some_and(|b| b & 0x80 != 0),
@@ -489,7 +499,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::BINUNICODE => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
-                let b = self.input.bytes(len as u64, n)?;
+                let b = self.input.bytes(u64::from(len), n)?;
                 self.push_str(&b);
             }
             op::BINUNICODE8 => {
@@ -502,7 +512,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                 if len < 0 {
                     return Err(self.invalid("negative byte count"));
                 }
-                let b = self.input.bytes(len as u64, n)?;
+                let b = self.input.bytes(len.unsigned_abs().into(), n)?;
                 self.push_str(&b);
             }
             op::STRING => {
@@ -519,12 +529,12 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::SHORT_BINBYTES => {
                 let [len] = self.input.array::<1>(n)?;
-                let b = self.input.bytes(len as u64, n)?;
+                let b = self.input.bytes(u64::from(len), n)?;
                 self.push_bytes(b);
             }
             op::BINBYTES => {
                 let len = u32::from_le_bytes(self.input.array::<4>(n)?);
-                let b = self.input.bytes(len as u64, n)?;
+                let b = self.input.bytes(u64::from(len), n)?;
                 self.push_bytes(b);
             }
             op::BINBYTES8 | op::BYTEARRAY8 => {
@@ -605,7 +615,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             op::BINPUT => {
                 let [i] = self.input.array::<1>(n)?;
                 let v = self.top()?;
-                self.memo_put(i as u32, v);
+                self.memo_put(u32::from(i), v);
             }
             op::LONG_BINPUT => {
                 let i = u32::from_le_bytes(self.input.array::<4>(n)?);
@@ -619,11 +629,11 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             }
             op::BINGET => {
                 let [i] = self.input.array::<1>(n)?;
-                self.memo_get(i as u64)?;
+                self.memo_get(u64::from(i))?;
             }
             op::LONG_BINGET => {
                 let i = u32::from_le_bytes(self.input.array::<4>(n)?);
-                self.memo_get(i as u64)?;
+                self.memo_get(u64::from(i))?;
             }
             _ => return Err(self.invalid("opcode not supported")),
         }

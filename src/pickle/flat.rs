@@ -61,7 +61,7 @@ fn memo_store<E: Env>(
             *count
         }
         op::BINPUT => {
-            let idx = *w.get(*i + 1)? as u32;
+            let idx = u32::from(*w.get(*i + 1)?);
             *i += 2;
             idx
         }
@@ -98,7 +98,7 @@ fn value<E: Env>(
     let (v, len) = match code {
         op::BINGET | op::LONG_BINGET => {
             let (index, len) = if code == op::BINGET {
-                (*w.get(at + 1)? as u32, 2)
+                (u32::from(*w.get(at + 1)?), 2)
             } else {
                 (u32_at(w, at + 1)?, 5)
             };
@@ -127,12 +127,12 @@ fn value<E: Env>(
             }
             return Some(v);
         }
-        op::BININT1 => (Value::Int(*w.get(at + 1)? as i64), 2),
+        op::BININT1 => (Value::Int(i64::from(*w.get(at + 1)?)), 2),
         op::BININT2 => {
             let b: [u8; 2] = w.get(at + 1..at + 3)?.try_into().ok()?;
-            (Value::Int(u16::from_le_bytes(b) as i64), 3)
+            (Value::Int(i64::from(u16::from_le_bytes(b))), 3)
         }
-        op::BININT => (Value::Int(u32_at(w, at + 1)? as i32 as i64), 5),
+        op::BININT => (Value::Int(i64::from(u32_at(w, at + 1)?.cast_signed())), 5),
         op::LONG1 => {
             let n = *w.get(at + 1)? as usize;
             if n > 8 {
@@ -142,8 +142,10 @@ fn value<E: Env>(
                 // Eight bytes at hand: one load, no copy loop.
                 Some(b) if n > 0 => {
                     let raw = u64::from_le_bytes(b.try_into().ok()?);
-                    let shift = 64 - 8 * n as u32;
-                    ((raw << shift) as i64) >> shift
+                    // n is 1..=8 (checked above): shift the top byte to bit 63,
+                    // then an arithmetic shift back extends its sign.
+                    let shift = 64 - 8 * n;
+                    (raw << shift).cast_signed() >> shift
                 }
                 // Fewer than eight bytes left in the window, or none.
                 _ => {
@@ -221,14 +223,19 @@ mod tests {
                 if n > 0 {
                     arg[0] = 0x11;
                 }
-                let mut p = vec![0x80, 4, b'}', b'(', 0x8c, 1, b'k', 0x8a, n as u8];
+                let len = u8::try_from(n).unwrap();
+                let mut p = vec![0x80, 4, b'}', b'(', 0x8c, 1, b'k', 0x8a, len];
                 p.extend_from_slice(&arg);
                 p.extend_from_slice(b"u.");
                 p.extend(std::iter::repeat_n(0xa5, trailing));
                 let d = decode(&p[..], Some(p.len() as u64), &mut KeepAll).unwrap();
                 let items = d.arena.dict(d.root).unwrap();
                 let want = long_to_i128(&arg).unwrap();
-                assert_eq!(items[0].1, Value::Int(want as i64), "{arg:?}");
+                assert_eq!(
+                    items[0].1,
+                    Value::Int(i64::try_from(want).unwrap()),
+                    "{arg:?}"
+                );
             }
         }
     }

@@ -38,7 +38,7 @@ fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
     match tag {
         STR => Some(Value::Str(payload)),
         OBJ => Some(Value::Obj(payload)),
-        FOLDED => Some(Value::Folded((p >> 8) as u8, payload)),
+        FOLDED => Some(Value::Folded(p.to_le_bytes()[1], payload)),
         BYTES => Some(Value::Bytes(payload)),
         WIDE => Some(wide[payload as usize]),
         _ => None,
@@ -49,10 +49,10 @@ fn unpack(p: u64, wide: &[Value]) -> Option<Value> {
 #[inline(always)]
 fn pack_inline(v: Value) -> Option<u64> {
     Some(match v {
-        Value::Str(s) => STR | (s as u64) << 32,
-        Value::Obj(id) => OBJ | (id as u64) << 32,
-        Value::Folded(tag, id) => FOLDED | (tag as u64) << 8 | (id as u64) << 32,
-        Value::Bytes(b) => BYTES | (b as u64) << 32,
+        Value::Str(s) => STR | u64::from(s) << 32,
+        Value::Obj(id) => OBJ | u64::from(id) << 32,
+        Value::Folded(tag, id) => FOLDED | u64::from(tag) << 8 | u64::from(id) << 32,
+        Value::Bytes(b) => BYTES | u64::from(b) << 32,
         _ => return None,
     })
 }
@@ -138,7 +138,8 @@ impl Memo {
 
     /// Every filled slot, by index (for tests comparing decodes).
     pub(crate) fn dump(&self) -> Vec<(u32, Value)> {
-        let mut out: Vec<(u32, Value)> = (0..self.dense.len() as u32)
+        let mut out: Vec<(u32, Value)> = (0..=u32::MAX)
+            .take(self.dense.len())
             .filter_map(|i| Some((i, self.get(i)?)))
             .collect();
         out.extend(self.sparse.iter().map(|(&i, &v)| (i, v)));

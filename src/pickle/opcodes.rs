@@ -95,10 +95,13 @@ pub(crate) fn runs_code(op: u8) -> bool {
 /// Every byte's opcode name, computed once at compile time.
 static NAMES: [Option<&str>; 256] = {
     let mut t = [None; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = lookup(i as u8);
-        i += 1;
+    let mut byte: u8 = 0;
+    loop {
+        t[byte as usize] = lookup(byte);
+        if byte == u8::MAX {
+            break;
+        }
+        byte += 1;
     }
     t
 };

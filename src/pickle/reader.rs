@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use super::DecodeError;
+use crate::convert;
 
 /// Bytes read from the source per refill.
 const CHUNK: usize = 1 << 20;
@@ -149,14 +150,16 @@ impl<R: Read> Reader<R> {
         }
         let have = (self.end - self.pos) as u64;
         if n <= have {
-            let out = self.buf[self.pos..self.pos + n as usize].to_vec();
-            self.pos += n as usize;
+            // n ≤ have, a length of the in-memory buffer.
+            let n = convert::index(n);
+            let out = self.buf[self.pos..self.pos + n].to_vec();
+            self.pos += n;
             return Ok(out);
         }
         // Larger than the buffer: take what is buffered, then read the rest,
         // growing only as bytes really arrive (a pipe has no known length).
         let mut out = Vec::with_capacity(if self.len.is_some() {
-            n as usize
+            convert::index(n)
         } else {
             CHUNK
         });

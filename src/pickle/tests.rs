@@ -82,7 +82,7 @@ fn global_and_reduce_are_refused_with_offset_and_name() {
     match err {
         DecodeError::Refused { opcode, offset } => {
             assert_eq!(opcode, "GLOBAL");
-            assert_eq!(bytes[offset as usize], b'c');
+            assert_eq!(bytes[usize::try_from(offset).unwrap()], b'c');
         }
         other => panic!("{other:?}"),
     }

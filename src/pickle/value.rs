@@ -59,6 +59,11 @@ pub(crate) struct Interner {
     list: Vec<Box<str>>,
     /// The id returned last.
     last: StrId,
+    /// More distinct strings came than a 32-bit id names. `intern` cannot
+    /// fail without changing every caller, so it answers `last` from then
+    /// on and whoever finishes with the strings refuses them
+    /// (`overflowed`, `into_strings`).
+    overflowed: bool,
 }
 
 impl Interner {
@@ -74,7 +79,10 @@ impl Interner {
             self.last = id;
             return id;
         }
-        let id = self.list.len() as StrId;
+        let Some(id) = crate::convert::last_id(self.list.len() + 1) else {
+            self.overflowed = true;
+            return self.last;
+        };
         self.last = id;
         let boxed: Box<str> = s.into();
         self.list.push(boxed.clone());
@@ -95,9 +103,15 @@ impl Interner {
         &self.list[id as usize]
     }
 
-    /// Give up the lookup table, keep the strings (the model only resolves).
-    pub(crate) fn into_strings(self) -> Vec<Box<str>> {
-        self.list
+    /// True once more distinct strings came than a 32-bit id names.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Give up the lookup table, keep the strings (the model only resolves);
+    /// `None` when they outgrew their 32-bit ids.
+    pub(crate) fn into_strings(self) -> Option<Vec<Box<str>>> {
+        (!self.overflowed).then_some(self.list)
     }
 }
 
@@ -131,6 +145,8 @@ pub struct Arena {
     pub(crate) strings: Interner,
     pub(crate) bigs: Vec<i128>,
     pub(crate) bytes: Vec<Box<[u8]>>,
+    /// Set by `id_of_last`: the first kind of item past `u32::MAX`.
+    overflow: Option<&'static str>,
 }
 
 impl Arena {
@@ -142,7 +158,30 @@ impl Arena {
         }
         self.objs.push(obj);
         self.meta.push(Meta::NEW);
-        (self.objs.len() - 1) as ObjId
+        let len = self.objs.len();
+        self.id_of_last(len, "live containers")
+    }
+
+    /// The 32-bit id of the item at position `len - 1` of one of the
+    /// arena's vectors. Past `u32::MAX` the arena remembers what outgrew its
+    /// ids and answers 0: the decode (and `build`) then fails on
+    /// [`Arena::overflow`], so a wrapped id never reaches a figure, and the
+    /// hot paths keep their shape (no `Result` per pushed value).
+    #[inline]
+    pub(crate) fn id_of_last(&mut self, len: usize, what: &'static str) -> u32 {
+        match crate::convert::last_id(len) {
+            Some(id) => id,
+            None => {
+                self.overflow.get_or_insert(what);
+                0
+            }
+        }
+    }
+
+    /// What outgrew its 32-bit ids, if anything did (see `id_of_last`).
+    pub(crate) fn overflow(&self) -> Option<&'static str> {
+        self.overflow
+            .or(self.strings.overflowed().then_some("distinct strings"))
     }
 
     /// Storage for a new dict (recycled when available).
@@ -215,9 +254,9 @@ impl Arena {
     /// The integer as `i128`, when it is one.
     pub fn int(&self, v: Value) -> Option<i128> {
         match v {
-            Value::Int(i) => Some(i as i128),
+            Value::Int(i) => Some(i128::from(i)),
             Value::BigInt(i) => Some(self.bigs[i as usize]),
-            Value::Bool(b) => Some(b as i128),
+            Value::Bool(b) => Some(i128::from(b)),
             _ => None,
         }
     }

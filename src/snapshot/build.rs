@@ -321,7 +321,8 @@ impl Builder<'_> {
             let items = self.arena.seq(v).expect("checked to be a list");
             if let Value::Folded(TAG_ENTRY, first) = items[0] {
                 let run = items.iter().enumerate().all(|(k, item)| {
-                    *item == Value::Folded(TAG_ENTRY, first.wrapping_add(k as u32))
+                    u32::try_from(k)
+                        .is_ok_and(|k| *item == Value::Folded(TAG_ENTRY, first.wrapping_add(k)))
                 });
                 if run {
                     return Ok(TraceList::Run(first as usize..first as usize + n));
@@ -341,7 +342,8 @@ impl Builder<'_> {
                         .entry(self.arena, &items)
                         .map_err(|e| format!("{what}[{k}]: {e}"))?;
                     self.c.entries.push(e);
-                    let i = (self.c.entries.len() - 1) as u32;
+                    let i = crate::convert::last_id(self.c.entries.len())
+                        .ok_or_else(|| format!("more than {} trace entries", u32::MAX))?;
                     // Fold it now, so a dict repeated in the list is read once.
                     *self.arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_ENTRY, i));
                     out.push(i);
@@ -662,11 +664,18 @@ pub(crate) fn build(
             "{trailing_bytes} bytes after the pickle's STOP were ignored (old torch_npu dumps leave them)"
         ));
     }
+    if let Some(what) = arena.overflow() {
+        return Err(format!("more than {} {what}", u32::MAX));
+    }
     let strings = std::mem::take(&mut arena.strings)
         .into_strings()
+        .ok_or_else(|| format!("more than {} distinct strings", u32::MAX))?
         .into_iter()
         .map(super::labels::cut_long)
         .collect();
+    if c.frames_overflowed {
+        return Err(format!("more than {} distinct stack frames", u32::MAX));
+    }
     drop(arena);
     let labels = super::labels::Labels::new(c.frames.len(), c.stack_spans.len());
     let mut snap = Snapshot {

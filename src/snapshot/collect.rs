@@ -54,7 +54,7 @@ impl Keys {
         let dense = ids
             .iter()
             .enumerate()
-            .all(|(j, &id)| id == ids[0] + j as StrId);
+            .all(|(j, &id)| StrId::try_from(j).is_ok_and(|j| Some(id) == ids[0].checked_add(j)));
         Keys {
             ids,
             dense_base: dense.then_some(ids[0]),
@@ -129,6 +129,8 @@ pub(crate) struct Collector {
     keys: Option<Keys>,
     frame_ids: HashMap<Frame, FrameId>,
     pub frames: Vec<Frame>,
+    /// A frame came past the last 32-bit id (`intern_frame`).
+    pub frames_overflowed: bool,
     stack_ids: HashMap<Box<[FrameId]>, StackId>,
     pub stack_frames: Vec<FrameId>,
     pub stack_spans: Vec<Range<u32>>,
@@ -182,7 +184,9 @@ impl Collector {
             entries: Vec::with_capacity((input_len / 24).min(1 << 28) as usize),
             ..Collector::default()
         };
-        c.intern_stack(Vec::new());
+        // Stack 0 is the empty stack (`EMPTY_STACK`).
+        c.stack_ids.insert(Box::default(), 0);
+        c.stack_spans.push(0..0);
         c
     }
 
@@ -190,23 +194,41 @@ impl Collector {
         self.keys.get_or_insert_with(|| Keys::new(arena))
     }
 
-    fn intern_stack(&mut self, frames: Vec<FrameId>) -> StackId {
+    fn intern_stack(&mut self, frames: Vec<FrameId>) -> Result<StackId, String> {
         if let Some(&id) = self.stack_ids.get(frames.as_slice()) {
-            return id;
+            return Ok(id);
         }
-        let id = self.stack_spans.len() as StackId;
-        let start = self.stack_frames.len() as u32;
+        let too_many = |what: &str| format!("more than {} {what}", u32::MAX);
+        let id = StackId::try_from(self.stack_spans.len()).map_err(|_| too_many("stacks"))?;
+        let start = u32::try_from(self.stack_frames.len());
+        let end = u32::try_from(self.stack_frames.len() + frames.len());
+        let (Ok(start), Ok(end)) = (start, end) else {
+            return Err(too_many("frames in all stacks together"));
+        };
         self.stack_frames.extend_from_slice(&frames);
-        self.stack_spans.push(start..self.stack_frames.len() as u32);
+        self.stack_spans.push(start..end);
         self.stack_ids.insert(frames.into_boxed_slice(), id);
-        id
+        Ok(id)
     }
 
+    /// Frames degrade, never fail (`frame`), so a frame past the last
+    /// 32-bit id is flagged here and refused by `build` at the end.
     fn intern_frame(&mut self, f: Frame) -> FrameId {
-        *self.frame_ids.entry(f).or_insert_with(|| {
-            self.frames.push(f);
-            (self.frames.len() - 1) as FrameId
-        })
+        let next = FrameId::try_from(self.frames.len());
+        match self.frame_ids.get(&f) {
+            Some(&id) => id,
+            None => match next {
+                Ok(id) => {
+                    self.frames.push(f);
+                    self.frame_ids.insert(f, id);
+                    id
+                }
+                Err(_) => {
+                    self.frames_overflowed = true;
+                    0
+                }
+            },
+        }
     }
 
     /// A frame dict → frame id. Missing or odd fields degrade, never fail:
@@ -281,7 +303,7 @@ impl Collector {
                         }
                     }
                 }
-                let s = self.intern_stack(frames);
+                let s = self.intern_stack(frames)?;
                 // A tuple is not folded by the decoder; fold it here so a
                 // `frames` tuple shared by many blocks is read once.
                 *arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_STACK, s));
@@ -307,7 +329,8 @@ impl Collector {
                  not a memory snapshot"
             ));
         }
-        let i = self.unknown_actions.len() as u16;
+        // Below MAX_UNKNOWN_ACTIONS (checked above), so it fits.
+        let i = u16::try_from(self.unknown_actions.len()).map_err(|_| "too many trace actions")?;
         self.unknown_actions.push(name.to_string());
         self.unknown_ids.insert(name.to_string(), i);
         Ok(Action::Other(i))
@@ -345,12 +368,12 @@ impl Collector {
             None => return Err("trace entry has no `action`".into()),
         };
         let addr = match f.get(F_ADDR).or(f.get(F_DEVICE_FREE)) {
-            Some(Value::Int(i)) if i >= 0 => i as u64,
+            Some(Value::Int(i)) if i >= 0 => i.unsigned_abs(),
             Some(v) => unsigned(arena, v, "trace entry `addr`")?,
             None => 0,
         };
         let size = match f.get(F_SIZE) {
-            Some(Value::Int(i)) if i >= 0 => i as u64,
+            Some(Value::Int(i)) if i >= 0 => i.unsigned_abs(),
             Some(v) => unsigned(arena, v, "trace entry `size`")?,
             None => return Err("trace entry has no `size`".into()),
         };
@@ -414,8 +437,14 @@ pub(crate) fn unsigned(arena: &Arena, v: Value, what: &str) -> Result<u64, Strin
 
 /// An integer kept as 64 bits (stream pointers may be unsigned ≥ 2^63).
 pub(crate) fn signed_bits(arena: &Arena, v: Value, what: &str) -> Result<i64, String> {
-    match arena.int(v) {
-        Some(i) if i >= i64::MIN as i128 && i <= u64::MAX as i128 => Ok(i as i64),
+    // Two's complement bits: an unsigned value ≥ 2^63 keeps its bits.
+    let bits = |i: i128| {
+        i64::try_from(i)
+            .ok()
+            .or_else(|| u64::try_from(i).ok().map(u64::cast_signed))
+    };
+    match arena.int(v).and_then(bits) {
+        Some(i) => Ok(i),
         _ => Err(format!(
             "{what} is a {}, expected a 64-bit integer",
             arena.type_name(v)
@@ -448,7 +477,7 @@ impl Folder for Collector {
             }
             Ok(Some(Value::Folded(
                 TAG_ENTRY,
-                (self.entries.len() - 1) as u32,
+                entry_id(self.entries.len())?,
             )))
         } else if f.is_frame() {
             Ok(Some(Value::Folded(TAG_FRAME, self.frame_of(arena, &f))))
@@ -490,7 +519,7 @@ impl Folder for Collector {
                     self.entries.push(e);
                     Ok(Some(Value::Folded(
                         TAG_ENTRY,
-                        (self.entries.len() - 1) as u32,
+                        entry_id(self.entries.len())?,
                     )))
                 } else if seen.filename && seen.name {
                     self.kept.remove(&id);
@@ -507,4 +536,15 @@ impl Folder for Collector {
             _ => Ok(None),
         }
     }
+}
+
+/// The folded id of the trace entry just pushed (`len` entries now).
+#[inline]
+fn entry_id(len: usize) -> Result<u32, String> {
+    crate::convert::last_id(len).ok_or_else(too_many_entries)
+}
+
+#[cold]
+fn too_many_entries() -> String {
+    format!("more than {} trace entries", u32::MAX)
 }

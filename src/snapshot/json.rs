@@ -18,8 +18,9 @@ pub(crate) fn to_arena(
             if let Some(i) = n.as_i64() {
                 Value::Int(i)
             } else if let Some(u) = n.as_u64() {
-                arena.bigs.push(u as i128);
-                Value::BigInt((arena.bigs.len() - 1) as u32)
+                arena.bigs.push(i128::from(u));
+                let len = arena.bigs.len();
+                Value::BigInt(arena.id_of_last(len, "integers wider than 64 bits"))
             } else {
                 Value::Float(n.as_f64().unwrap_or(f64::NAN))
             }

@@ -236,7 +236,8 @@ impl Snapshot {
             .iter()
             .enumerate()
             .filter(|(_, r)| !r.is_empty())
-            .map(|(d, _)| d as Device)
+            // At most MAX_DEVICES trace lists (build refuses more): it fits.
+            .filter_map(|(d, _)| Device::try_from(d).ok())
             .chain(self.segments.iter().map(|s| s.device))
             .collect();
         out.sort_unstable();
@@ -378,10 +379,11 @@ impl Snapshot {
         }
         let mut used_frame = vec![false; self.frames.len()];
         let mut stacks = 0;
-        for (id, used) in used_stack.iter().enumerate() {
+        // Stack ids are the positions of `stack_spans`, all 32-bit ids.
+        for (id, used) in (0..=StackId::MAX).zip(&used_stack) {
             if *used {
                 stacks += 1;
-                for &f in self.stack(id as StackId) {
+                for &f in self.stack(id) {
                     used_frame[f as usize] = true;
                 }
             }

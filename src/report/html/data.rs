@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::analysis::{Band, DeviceReport, MomentKind, Timeline};
+use crate::convert;
 use crate::report::frames;
 
 /// Every device of the page, in page order.
@@ -144,7 +145,7 @@ impl Axis {
         match (self.origin, entry) {
             (_, None) => 0,
             (Some(origin), Some(_)) => time_us.map_or(0, |t| (t - origin).max(0)),
-            (None, Some(e)) => e as i64 + 1,
+            (None, Some(e)) => convert::position(e) + 1,
         }
     }
 }
@@ -161,6 +162,11 @@ impl Lines {
         if let Some(&i) = self.index.get(&line) {
             return i;
         }
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a chart's moments are bounded (samples, peaks, phase edges) and so \
+                      are the blocks listed at each: far fewer than 2^32 lines"
+        )]
         let i = self.lines.len() as u32;
         self.lines.push(line.clone());
         self.index.insert(line, i);
@@ -231,7 +237,7 @@ impl<'a> DeviceData<'a> {
                         .map(|k| moment_label(*k, &t.bands))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    entry: m.entry.map_or(-1, |e| e as i64),
+                    entry: m.entry.map_or(-1, convert::position),
                     x,
                     allocated: m.allocated,
                     stacks: m
@@ -260,7 +266,7 @@ impl<'a> DeviceData<'a> {
             entry: t
                 .points
                 .iter()
-                .map(|p| p.entry.map_or(-1, |e| e as i64))
+                .map(|p| p.entry.map_or(-1, convert::position))
                 .collect(),
             cats,
             reserved: t.points.iter().map(|p| p.reserved).collect(),
@@ -413,7 +419,10 @@ fn map_through(knots: &[(i64, i64)], x: i64) -> i64 {
     if b1 == b0 {
         return n0;
     }
-    n0 + ((x - b0) as i128 * (n1 - n0) as i128 / (b1 - b0) as i128) as i64
+    // b0 ≤ x < b1 and n0 ≤ n1 (kept knots rise on both axes), so the step
+    // lies in [0, n1 - n0) and fits an i64 again.
+    let step = i128::from(x - b0) * i128::from(n1 - n0) / i128::from(b1 - b0);
+    n0 + i64::try_from(step).unwrap_or(n1 - n0)
 }
 
 #[cfg(test)]
