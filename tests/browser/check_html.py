@@ -162,6 +162,26 @@ def run_memgate(memgate: str, *args: str, cwd: Path = ROOT) -> str:
     return p.stdout
 
 
+HIDDEN = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x061C, 0x2028, 0x2029}
+
+
+def shown(name: str) -> str:
+    """A name as memgate's pages show it: control characters, bidi controls and
+    the line/paragraph separators as Rust escapes (src/report/escape.rs), written
+    here from that rule, not from memgate's code."""
+    named = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+    out = []
+    for ch in name:
+        o = ord(ch)
+        if ch in named:
+            out.append(named[ch])
+        elif o < 0x20 or 0x7F <= o <= 0x9F or o in HIDDEN:
+            out.append(f"\\u{{{o:x}}}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def innermost(frames: list[str]) -> str | None:
     """The frame a folded stack shows first (src/report/frames.rs)."""
     def python(label: str) -> bool:
@@ -204,10 +224,15 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
         rank = {"error": 0, "fail": 1, "warn": 2, "skipped": 3, "pass": 4}
         if not order or [rank[o] for o in order] != sorted(rank[o] for o in order):
             fail(f"sections not failures first: {order}")
+    # A chart names its snapshot as the page shows it (hidden characters
+    # escaped); memgate is asked about the file that name stands for.
+    real = {shown(a): a for a in make if isinstance(a, str)}
     paths = list(dict.fromkeys(c["snapshot"] for c in charts))
+    files = [real.get(p, p) for p in paths]
     peak = json.loads(run_memgate(memgate, "peak", "--format", "json", "--at", "allocated",
-                                  *paths, cwd=cwd)) if paths else {"snapshots": []}
-    devices = {(s["path"], str(d["device"])): d for s in peak["snapshots"] for d in s["devices"]}
+                                  *files, cwd=cwd)) if paths else {"snapshots": []}
+    devices = {(shown(s["path"]), str(d["device"])): d
+               for s in peak["snapshots"] for d in s["devices"]}
     if not charts:
         fail("no chart")
     for k, c in enumerate(charts):
@@ -264,7 +289,7 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
         if not stacks:
             continue
         want_top = [str(stacks[0]["bytes"]),
-                    innermost(stacks[0]["frames"]) or "(no frames recorded)"]
+                    shown(innermost(stacks[0]["frames"]) or "(no frames recorded)")]
         if top != want_top:
             fail(f"{where}: clicking the allocated peak lists {top}, `memgate peak` {want_top}")
     shot = b.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
