@@ -1167,3 +1167,43 @@ fn hundreds_of_unmatched_long_names_get_their_closest_baseline_quickly() {
     assert_eq!(f["close"][0], format!("{near}.pickle"), "{f}");
     assert_comparable("unmatched long names", &run, &control);
 }
+
+#[test]
+fn allocations_that_add_up_past_any_device_are_refused_not_wrapped_into_a_pass() {
+    // Eight allocations of 2^62 bytes: a category's bytes summed in i64 or
+    // u64 wrapped to 0 at the peak, so a category budget passed.
+    let dir = tempfile::tempdir().unwrap();
+    let trace: Vec<J> = (0..8u64)
+        .map(|i| {
+            serde_json::json!({"action": "alloc", "addr": 4096 + 512 * i, "size": 1u64 << 62,
+                "stream": 0, "time_us": i, "frames": [{"filename": "m.py", "line": 1, "name": "f"}]})
+        })
+        .collect();
+    let path = dir.path().join("huge.json");
+    let snap = serde_json::json!({"segments": [], "device_traces": [trace]});
+    std::fs::write(&path, snap.to_string()).unwrap();
+    for cmd in [&["peak"][..], &["profile", "--format", "json"][..]] {
+        let run = run_on(&path, cmd);
+        assert_refused(&run, &path, &["more than 4 EiB"]);
+    }
+    // Up to the bound the file is read and its figures are exact.
+    let fits = dir.path().join("fits.json");
+    let trace: Vec<J> = (0..4u64)
+        .map(|i| {
+            serde_json::json!({"action": "alloc", "addr": 4096 + 512 * i, "size": 1u64 << 60,
+            "stream": 0, "time_us": i, "frames": []})
+        })
+        .collect();
+    std::fs::write(
+        &fits,
+        serde_json::json!({"segments": [], "device_traces": [trace]}).to_string(),
+    )
+    .unwrap();
+    let run = run_on(&fits, &["peak", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let v: J = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        v["snapshots"][0]["devices"][0]["figures"]["allocated-peak"],
+        J::from(1u64 << 62)
+    );
+}

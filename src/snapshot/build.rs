@@ -697,7 +697,35 @@ pub(crate) fn build(
         labels,
     };
     snap.generation = super::generation::detect(&snap, hints);
+    within_byte_range(&snap)?;
     Ok(snap)
+}
+
+/// The most bytes a snapshot's trace entries, segments and blocks may add up
+/// to: 4 EiB, far past any device. Every figure and every per-category or
+/// per-stack sum is bounded by that total, so no sum in the analysis can
+/// wrap around (a crafted file of `2^62`-byte allocations could otherwise
+/// make a category's bytes wrap to 0 and pass its budget).
+const MAX_TOTAL_BYTES: u64 = 1 << 62;
+
+fn within_byte_range(snap: &Snapshot) -> Result<(), String> {
+    let entries = snap.entries.iter().map(|e| e.size);
+    let segments = snap
+        .segments
+        .iter()
+        .flat_map(|s| std::iter::once(s.total_size).chain(s.blocks.iter().map(|b| b.size)));
+    let mut total: u64 = 0;
+    for size in entries.chain(segments) {
+        total = total.saturating_add(size);
+        if total > MAX_TOTAL_BYTES {
+            return Err(format!(
+                "its trace entries and segments add up to more than {} EiB, more than any \
+                 device holds; not a real snapshot",
+                MAX_TOTAL_BYTES >> 60
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
