@@ -5,7 +5,7 @@
     python3 tests/hostile/gen.py --verify   # also prove the exploits are live
 
 Every file is small. The inputs that only make sense large (nesting millions
-deep, quadratic-work bombs) are built by tests/hostile.rs at test time.
+deep, quadratic-work bombs) are built by tests/integration/hostile.rs at test time.
 
 ``manifest.json`` says, per file, what memgate must answer: for code-running
 opcodes the opcode name and byte offset (found by ``pickletools.genops``,

@@ -1,0 +1,41 @@
+//! memgate's integration tests, one binary (ripgrep's and nextest's layout):
+//! one module per area, `common` the helper kit (the command builder,
+//! fixture paths, snapshot builders, JSON helpers). Touching one renderer
+//! relinks this one binary, not one per file.
+
+mod common;
+
+mod architecture;
+mod category_rules;
+mod check_cannot_judge;
+mod check_gate;
+mod check_html;
+mod check_metrics;
+mod check_reports;
+mod check_snapshots;
+mod cli_analysis;
+mod docs_toml;
+mod document_renderers;
+mod examples;
+mod group_by;
+mod hostile;
+mod input_kind;
+mod loader;
+mod log_injection;
+mod lower_bounds;
+mod mutations;
+mod one_replay;
+mod peak_metrics;
+mod peak_moment;
+mod real_figures;
+mod renderings;
+mod rule_phases;
+mod synthetic_figures;
+mod time_budgets;
+mod time_structure;
+mod time_windows;
+mod timeline_moments;
+mod trust;
+mod trust_baseline;
+mod trust_budget;
+mod trust_files;
