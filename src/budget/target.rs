@@ -16,11 +16,6 @@ use crate::vocab::Unit;
 use crate::walk;
 
 impl Validator<'_> {
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "issue 20 item 8: cast audit pending in this module"
-    )]
     pub(super) fn target(&mut self, t: &RawTarget, check_globs: bool) -> Option<Target> {
         let span = t.span.clone();
         let name = match &t.name {
@@ -48,7 +43,7 @@ impl Validator<'_> {
         };
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
         let device = t.device.as_ref().and_then(|d| match d.get_ref() {
-            Value::Integer(i) if (0..=i64::from(u32::MAX)).contains(i) => Some(*i as u32),
+            Value::Integer(i) if u32::try_from(*i).is_ok() => u32::try_from(*i).ok(),
             _ => {
                 self.err(
                     d.span(),

@@ -142,14 +142,11 @@ pub(crate) fn last_line(s: &str) -> String {
 }
 
 /// A size: a string with a unit, or an integer byte count.
-#[expect(
-    clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
-)]
 pub(super) fn size_value(v: &Value) -> Result<u64, String> {
     match v {
-        Value::Integer(i) if *i < 0 => Err(format!("{i} is negative; sizes are at least 0")),
-        Value::Integer(i) => Ok(*i as u64),
+        Value::Integer(i) => {
+            u64::try_from(*i).map_err(|_| format!("{i} is negative; sizes are at least 0"))
+        }
         Value::String(s) => Bytes::parse(s)
             .map(|(b, _)| b.0)
             .map_err(|m| unit_hint(s, m)),
@@ -182,14 +179,11 @@ pub(super) fn unit_hint(text: &str, message: String) -> String {
     }
 }
 
-#[expect(
-    clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
-)]
 pub(super) fn count_value(v: &Value) -> Result<u64, String> {
     match v {
-        Value::Integer(i) if *i < 0 => Err(format!("{i} is negative; counts are at least 0")),
-        Value::Integer(i) => Ok(*i as u64),
+        Value::Integer(i) => {
+            u64::try_from(*i).map_err(|_| format!("{i} is negative; counts are at least 0"))
+        }
         other => Err(format!(
             "must be a count (an integer), not {}",
             other.type_str()
