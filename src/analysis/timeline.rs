@@ -7,7 +7,9 @@
 
 use crate::snapshot::Device;
 
-use super::types::{Figure, StackGroup};
+use crate::vocab::Figure;
+
+use super::figures::StackGroup;
 
 /// One sample: the live bytes per category after trace entry `entry`.
 #[derive(Debug, Clone, Default, PartialEq)]
