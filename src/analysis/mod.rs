@@ -1,6 +1,7 @@
 //! Figures from a snapshot: peaks (replay), categories, sites.
 
 mod addr;
+mod allocator;
 mod default_rules;
 pub mod diff;
 mod figures;
@@ -33,8 +34,9 @@ pub use timeline::{Band, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
+use allocator::Live;
 use groups::Groups;
-use replay::{DeviceReplay, Live};
+use replay::DeviceReplay;
 use stacks::StackInfo;
 
 /// Analyse every device of a snapshot (docs/figures.md#figures, #categories, #stacks-and-sites); `top` bounds the stack
