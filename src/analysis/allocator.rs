@@ -163,6 +163,7 @@ impl Allocator {
         self.pre.is_empty()
     }
 
+    #[inline]
     fn touch(&mut self, addr: u64) {
         if let Some(t) = self.touched.get_mut(&addr) {
             *t = true;
@@ -171,6 +172,7 @@ impl Allocator {
 
     /// Applies entry `i` to `s`: the category whose bytes it changed, if
     /// any.
+    #[inline]
     pub(crate) fn step(
         &mut self,
         i: usize,

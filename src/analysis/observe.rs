@@ -41,16 +41,19 @@ pub(crate) trait Observer {
 }
 
 impl<O: Observer> Observer for Option<O> {
+    #[inline]
     fn before(&mut self, i: usize, s: &State) {
         if let Some(o) = self {
             o.before(i, s);
         }
     }
+    #[inline]
     fn peak(&mut self, which: Pin, i: usize, time: Option<i64>, s: &State) {
         if let Some(o) = self {
             o.peak(which, i, time, s);
         }
     }
+    #[inline]
     fn after(&mut self, i: usize, time: Option<i64>, s: &State) {
         if let Some(o) = self {
             o.after(i, time, s);
@@ -60,9 +63,11 @@ impl<O: Observer> Observer for Option<O> {
 
 /// The category timeline: every state is offered, each peak pinned.
 impl Observer for Sampler {
+    #[inline]
     fn peak(&mut self, which: Pin, i: usize, time: Option<i64>, s: &State) {
         self.pin(which, i, time, &s.alloc_cats, s.reserved);
     }
+    #[inline]
     fn after(&mut self, i: usize, time: Option<i64>, s: &State) {
         self.see(i, time, s.allocated, &s.alloc_cats, s.reserved);
     }
@@ -122,6 +127,7 @@ impl Curves {
 }
 
 impl Observer for Curves {
+    #[inline]
     fn after(&mut self, _i: usize, _time: Option<i64>, s: &State) {
         self.allocated.push(clamp_i64(s.allocated));
         self.dynamic.push(clamp_i64(s.dynamic));
@@ -170,11 +176,13 @@ impl Edges {
 }
 
 impl Observer for Edges {
+    #[inline]
     fn before(&mut self, i: usize, s: &State) {
         if i == self.from {
             self.dynamic_at_from = to_u64(s.dynamic);
         }
     }
+    #[inline]
     fn after(&mut self, i: usize, _time: Option<i64>, s: &State) {
         if i == self.to {
             self.dynamic_at_to = to_u64(s.dynamic);

@@ -117,12 +117,15 @@ struct Observers {
 }
 
 impl Observer for Observers {
+    #[inline]
     fn before(&mut self, i: usize, s: &State) {
         self.edges.before(i, s);
     }
+    #[inline]
     fn peak(&mut self, which: Pin, i: usize, time: Option<i64>, s: &State) {
         self.sampler.peak(which, i, time, s);
     }
+    #[inline]
     fn after(&mut self, i: usize, time: Option<i64>, s: &State) {
         self.sampler.after(i, time, s);
         self.curves.after(i, time, s);
@@ -182,6 +185,7 @@ impl Replayer {
     }
 
     /// Applies entry `i`.
+    #[inline]
     fn step(&mut self, i: usize, e: &TraceEntry, cat: &mut dyn FnMut(Origin<'_>) -> usize) {
         let inside = self.from <= i && i <= self.to;
         self.observers.before(i, &self.state);
@@ -194,14 +198,16 @@ impl Replayer {
         }
         let pins = if !inside {
             // Outside the window: the state moves on, no peak is taken.
-            [None; 3]
+            Pins::default()
         } else if self.window.is_some() && i == self.from {
             self.peaks.restart(i, s)
         } else {
             self.peaks.take(i, changed, s)
         };
-        for which in pins.into_iter().flatten() {
-            self.observers.peak(which, i, time, s);
+        if pins.0 != 0 {
+            for which in pins.iter() {
+                self.observers.peak(which, i, time, s);
+            }
         }
         self.observers.after(i, time, s);
     }
@@ -282,6 +288,7 @@ impl Replayer {
 
 impl Counts {
     /// An entry of `action` at `time`, counted when `inside` the window.
+    #[inline]
     fn see(&mut self, inside: bool, action: Action, time: Option<i64>) {
         self.entries += u64::from(inside);
         self.allocs += u64::from(inside && action == Action::Alloc);
@@ -312,6 +319,7 @@ impl Peak {
         self.index = Some(i);
     }
     /// Whether `v` after entry `i` is a new (strictly higher) peak.
+    #[inline]
     fn update(&mut self, v: i128, i: usize) -> bool {
         if v > self.value {
             self.value = v;
@@ -334,8 +342,23 @@ struct Peaks {
     cat_peaks: Vec<i64>,
 }
 
-/// The peaks an entry reached, in the order the timeline pins them.
-type Pins = [Option<Pin>; 3];
+/// The peaks an entry reached: a set of [`Pin`]s, one bit each.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pins(u8);
+
+impl Pins {
+    /// `self`, with `which` when `reached`.
+    #[inline]
+    fn with(self, which: Pin, reached: bool) -> Pins {
+        Pins(self.0 | u8::from(reached) << which as u8)
+    }
+
+    fn iter(self) -> impl Iterator<Item = Pin> {
+        [Pin::Allocated, Pin::Dynamic, Pin::Reserved]
+            .into_iter()
+            .filter(move |&p| self.0 & 1 << p as u8 != 0)
+    }
+}
 
 impl Peaks {
     fn new(len: usize, ncat: usize) -> Peaks {
@@ -358,19 +381,19 @@ impl Peaks {
         self.cats_at_dynamic.copy_from_slice(&s.dyn_cats);
         self.cats_at_allocated.copy_from_slice(&s.alloc_cats);
         self.cat_peaks.copy_from_slice(&s.alloc_cats);
-        [
-            Some(Pin::Allocated),
-            Some(Pin::Dynamic),
-            Some(Pin::Reserved),
-        ]
+        Pins::default()
+            .with(Pin::Allocated, true)
+            .with(Pin::Dynamic, true)
+            .with(Pin::Reserved, true)
     }
 
     /// Entry `i`, which changed category `changed`'s bytes (or only the
     /// reserved bytes, when `None`), left `s`: the peaks it raised.
+    #[inline]
     fn take(&mut self, i: usize, changed: Option<usize>, s: &State) -> Pins {
         let Some(c) = changed else {
             let raised = self.reserved.update(s.reserved, i);
-            return [raised.then_some(Pin::Reserved), None, None];
+            return Pins::default().with(Pin::Reserved, raised);
         };
         self.cat_peaks[c] = self.cat_peaks[c].max(s.alloc_cats[c]);
         let dynamic = self.dynamic.update(s.dynamic, i);
@@ -381,11 +404,9 @@ impl Peaks {
         if allocated {
             self.cats_at_allocated.copy_from_slice(&s.alloc_cats);
         }
-        [
-            dynamic.then_some(Pin::Dynamic),
-            allocated.then_some(Pin::Allocated),
-            None,
-        ]
+        Pins::default()
+            .with(Pin::Dynamic, dynamic)
+            .with(Pin::Allocated, allocated)
     }
 
     /// The entry where each peak is first reached.
