@@ -15,8 +15,9 @@ use std::collections::HashMap;
 
 use crate::snapshot::{Action, Device, Snapshot};
 
+use super::allocator::Origin;
 use super::phases::attribute;
-use super::replay::{DeviceReplay, Origin};
+use super::replay::DeviceReplay;
 use super::stacks::StackInfo;
 use super::types::Categories;
 

@@ -1,10 +1,13 @@
 //! Figures from a snapshot: peaks (replay), categories, sites.
 
 mod addr;
+mod allocator;
 mod default_rules;
 pub mod diff;
+mod figures;
 mod groups;
 mod moment;
+mod observe;
 pub(crate) mod phases;
 mod replay;
 #[cfg(test)]
@@ -23,19 +26,18 @@ use crate::convert::{index, position};
 use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 
+pub use figures::{Figures, PeakEntry, StackGroup};
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Band, Moment, MomentKind, Timeline, TimelinePoint};
-pub use types::{
-    Categories, DeviceReport, Figure, Figures, PeakEntry, PhaseFigures, SiteBytes, StackGroup,
-    TimeFigures,
-};
+pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
+use allocator::Live;
 use groups::Groups;
-use replay::{DeviceReplay, Live};
+use replay::DeviceReplay;
 use stacks::StackInfo;
 
 /// Analyse every device of a snapshot (docs/figures.md#figures, #categories, #stacks-and-sites); `top` bounds the stack
@@ -681,7 +683,7 @@ pub fn phases_with_rules(
 fn device_time(
     snap: &Snapshot,
     device: Device,
-    curves: &replay::Curves,
+    curves: &observe::Curves,
     attribution: &phases::Attribution,
     boundary: &Boundary,
     substrings: &[String],

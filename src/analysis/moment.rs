@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::snapshot::{Snapshot, StackLabels, TraceEntry};
 
+use super::figures::{PeakEntry, StackGroup};
 use super::phases::{self, Attribution, DevicePhases};
 use super::replay::OomMoment;
-use super::types::{PeakEntry, StackGroup};
 
 /// At most this many OOM entries are detailed per device, the first ones;
 /// the rest are counted (`figures.oom-events`).

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::snapshot::{Annotation, Device, Snapshot, Stage, TraceEntry};
 
-use super::replay::Curves;
+use super::observe::Curves;
 use super::span_index::SpanIndex;
 
 /// The group of entries outside every annotation (Mosaic's name for it).

@@ -8,7 +8,8 @@ use proptest::prelude::*;
 
 use crate::snapshot::{Action, Block, BlockState, Segment, StackId, TraceEntry, NO_TIME};
 
-use super::replay::{replay, Extras, Origin};
+use super::allocator::Origin;
+use super::replay::{replay, Extras};
 use super::timeline::TimelinePoint;
 
 const NCAT: usize = 3;

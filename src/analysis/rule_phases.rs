@@ -17,8 +17,8 @@
 
 use crate::snapshot::{Action, Device, Snapshot, StackId};
 
+use super::observe::Curves;
 use super::phases::{phase_span, PhaseSpan};
-use super::replay::Curves;
 use super::rules::RuleSet;
 use super::span_index::SpanIndex;
 

@@ -10,7 +10,7 @@
 
 use crate::snapshot::{Action, TraceEntry};
 
-use super::replay::Curves;
+use super::observe::Curves;
 
 /// Entries per block.
 const BLOCK: usize = 32;

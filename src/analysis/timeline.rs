@@ -7,7 +7,9 @@
 
 use crate::snapshot::Device;
 
-use super::types::{Figure, StackGroup};
+use crate::vocab::Figure;
+
+use super::figures::StackGroup;
 
 /// One sample: the live bytes per category after trace entry `entry`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -133,6 +135,7 @@ impl Sampler {
 
     /// The state after entry `i`: `total` allocated bytes, split by category
     /// in `cats`, and `reserved` bytes (both relative to the start).
+    #[inline]
     pub(crate) fn see(
         &mut self,
         i: usize,
@@ -159,6 +162,7 @@ impl Sampler {
 
     /// Entry `i` is (for now) where peak `which` is reached; the state there
     /// is kept until a later pin of the same peak replaces it.
+    #[inline]
     pub(crate) fn pin(
         &mut self,
         which: Pin,

@@ -5,10 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::StackLabels;
-
 pub use crate::vocab::Figure;
 
+use super::figures::{Figures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
 use super::window::WindowReport;
 
@@ -29,36 +28,6 @@ impl Figure {
             f => Some(f.of(&d.figures)),
         }
     }
-
-    /// The figure's value in `f` (0 for the time-structure figures, which
-    /// `Figures` does not hold: see [`Figure::value`]).
-    pub fn of(self, f: &Figures) -> u64 {
-        match self {
-            Figure::DynamicPeak => f.dynamic_peak,
-            Figure::StaticMemory => f.static_memory,
-            Figure::OverallPeak => f.overall_peak,
-            Figure::AllocatedPeak => f.allocated_peak,
-            Figure::ReservedPeak => f.reserved_peak,
-            Figure::OomEvents => f.oom_events,
-            Figure::AllocEvents => f.alloc_events,
-            Figure::TraceEntries => f.trace_entries,
-            Figure::SteadyStatePeak | Figure::LeakPerIteration => 0,
-        }
-    }
-}
-
-/// The figures (docs/figures.md#figures) of one device, in bytes or counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct Figures {
-    pub dynamic_peak: u64,
-    pub static_memory: u64,
-    pub overall_peak: u64,
-    pub allocated_peak: u64,
-    pub reserved_peak: u64,
-    pub oom_events: u64,
-    pub alloc_events: u64,
-    pub trace_entries: u64,
 }
 
 /// Per-category bytes (docs/figures.md#categories), keyed by category name.
@@ -71,26 +40,6 @@ pub struct Categories {
     pub at_dynamic_peak: BTreeMap<String, u64>,
     /// Each category's own peak over the trace.
     pub peaks: BTreeMap<String, u64>,
-}
-
-/// Trace entry index (0-based, list order) where each peak is first reached.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct PeakEntry {
-    pub dynamic_peak: Option<u64>,
-    pub allocated_peak: Option<u64>,
-    pub reserved_peak: Option<u64>,
-}
-
-/// Live allocations at the peak sharing one full stack.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct StackGroup {
-    pub bytes: u64,
-    pub count: u64,
-    /// `name (file:line)`, innermost first, shared with every other list
-    /// of this stack.
-    pub frames: StackLabels,
 }
 
 /// Live bytes at the peak attributed to one allocation site (docs/figures.md#stacks-and-sites).

@@ -3,9 +3,16 @@
 //! all. A new format is a file with an [`Exporter`] and one variant of
 //! `commands::check`'s `ReportKind`.
 
+use crate::analysis::{DeviceReport, Timeline};
 use crate::compare::Verdict;
 
-use super::html::Charted;
+/// What was analysed of one file of the run: its device reports and their
+/// timelines (one per device), for the page's charts.
+#[derive(Clone, Copy)]
+pub struct Charted<'a> {
+    pub devices: &'a [DeviceReport],
+    pub timelines: &'a [Timeline],
+}
 
 /// What a report needs beyond the verdict.
 pub(crate) struct Context<'a, 'c> {

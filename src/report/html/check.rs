@@ -10,16 +10,9 @@ use super::{chart, data, device_heading, foot, head, peaks_table, Section};
 use crate::analysis::{DeviceReport, Timeline};
 use crate::compare::{DeviceVerdict, SnapshotVerdict, Status, Verdict};
 use crate::report::escape::html as escape;
+use crate::report::exporter::Charted;
 use crate::report::finding::{self, value};
 use crate::units::{ByteDelta, Bytes};
-
-/// What was analysed of one file of the run: its device reports and their
-/// timelines (one per device).
-#[derive(Clone, Copy)]
-pub struct Charted<'a> {
-    pub devices: &'a [DeviceReport],
-    pub timelines: &'a [Timeline],
-}
 
 impl<'a> Charted<'a> {
     fn device(&self, id: u32) -> Option<(&'a DeviceReport, &'a Timeline)> {

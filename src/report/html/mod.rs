@@ -9,8 +9,9 @@ mod check;
 mod data;
 mod diff;
 
+pub use super::exporter::Charted;
 pub(crate) use check::Page;
-pub use check::{render_check, render_check_error, Charted};
+pub use check::{render_check, render_check_error};
 pub use diff::{render_diff, DiffSide};
 
 use std::fmt::Write as _;
