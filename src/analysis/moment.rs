@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::convert::index;
 use crate::snapshot::{Snapshot, StackLabels, TraceEntry};
 
 use super::figures::{PeakEntry, StackGroup};
@@ -124,10 +125,6 @@ pub(crate) struct Clock<'a> {
 
 impl<'a> Clock<'a> {
     /// `time` is the device's time structure, when it has one.
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "issue 20 item 8: cast audit pending in this module"
-    )]
     pub(crate) fn new(
         trace: &'a [TraceEntry],
         attribution: Attribution,
@@ -136,18 +133,18 @@ impl<'a> Clock<'a> {
         let items = time
             .and_then(|t| t.iterations.as_ref())
             .map_or(&[][..], |it| &it.items[..]);
-        let starts = items.iter().map(|i| i.from_entry as usize).collect();
+        let starts = items.iter().map(|i| index(i.from_entry)).collect();
         // Past the last iteration's end (its END annotation) is no iteration.
         let iterations_end = items
             .last()
-            .map_or(0, |i| i.to_entry.map_or(i.from_entry, |e| e + 1) as usize);
+            .map_or(0, |i| index(i.to_entry.map_or(i.from_entry, |e| e + 1)));
         let rule_spans = match time {
             Some(t) if attribution.owner.is_empty() => t
                 .phases
                 .iter()
                 .map(|p| {
                     let to = p.to_entry.map_or(p.from_entry, |e| e + 1);
-                    (p.from_entry as usize, to as usize, p.name.clone())
+                    (index(p.from_entry), index(to), p.name.clone())
                 })
                 .collect(),
             _ => Vec::new(),
@@ -189,14 +186,11 @@ impl<'a> Clock<'a> {
     }
 
     /// The places of the three peaks (none where the trace is empty).
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "issue 20 item 8: cast audit pending in this module"
-    )]
     pub(crate) fn peaks(&self, e: &PeakEntry) -> PeakPhase {
         let at = |i: Option<u64>| {
-            i.filter(|&i| (i as usize) < self.trace.len())
-                .map(|i| self.place(i as usize))
+            i.map(index)
+                .filter(|&i| i < self.trace.len())
+                .map(|i| self.place(i))
         };
         PeakPhase {
             allocated_peak: at(e.allocated_peak),

@@ -174,7 +174,8 @@ fn positions(trace: &[TraceEntry], anns: &[&Annotation]) -> Vec<usize> {
 /// the end.
 #[expect(
     clippy::cast_possible_truncation,
-    reason = "issue 20 item 8: cast audit pending in this module"
+    reason = "a name id is one per distinct string id (a u32) after the empty name at 0, \
+              so at most u32::MAX"
 )]
 pub(crate) fn attribute(snap: &Snapshot, device: Device) -> Attribution {
     let trace = snap.trace(device);
@@ -278,10 +279,6 @@ const DEFAULT_BOUNDARIES: [&str; 3] = ["ProfilerStep#", "Optimizer.zero_grad", "
 /// device's replay and `att` is its [`attribute`]; `substrings`, when not
 /// empty, keep only the annotation events whose name contains one of them
 /// (the phases and iterations still use every annotation).
-#[expect(
-    clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
-)]
 pub(crate) fn device_phases(
     snap: &Snapshot,
     device: Device,
@@ -295,7 +292,7 @@ pub(crate) fn device_phases(
     let at = &att.positions;
     let first_time = trace.iter().find_map(|e| e.time());
     let rel = |t: i64| first_time.map(|f| (t - f) as f64 / 1e6);
-    let u = |v: i64| v.max(0) as u64;
+    let u = |v: i64| v.max(0).unsigned_abs();
 
     // Usage at each event: every leading entry with time ≤ the event's.
     let mut annotations = Vec::new();
@@ -364,10 +361,6 @@ pub(crate) fn device_phases(
 
 /// The figures of the span of entries `at` (from the device's curves),
 /// as a [`PhaseSpan`], in time independent of the span's length.
-#[expect(
-    clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
-)]
 pub(crate) fn phase_span(
     index: &SpanIndex<'_>,
     name: String,
@@ -375,7 +368,7 @@ pub(crate) fn phase_span(
     at: std::ops::Range<usize>,
     closed: bool,
 ) -> PhaseSpan {
-    let u = |v: i64| v.max(0) as u64;
+    let u = |v: i64| v.max(0).unsigned_abs();
     let (from, to) = (at.start, at.end);
     let curves = index.curves;
     let (alloc_peak, dyn_peak) = index.peaks(from, to);
@@ -495,10 +488,6 @@ fn iterations(
 /// Iterations starting at entries `cuts` (ascending), each to the next;
 /// the last to `end` (exclusive) when given, else to the end of the
 /// trace; `None` without any.
-#[expect(
-    clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
-)]
 fn iterations_from(
     boundary: String,
     mut cuts: Vec<usize>,
@@ -518,8 +507,8 @@ fn iterations_from(
                 index: k as u64,
                 from_entry: from as u64,
                 to_entry: (to > from).then(|| (to - 1) as u64),
-                allocated_peak: span_peaks(curves, from, to).0.max(0) as u64,
-                live_at_start: curves.allocated_after(from).max(0) as u64,
+                allocated_peak: span_peaks(curves, from, to).0.max(0).unsigned_abs(),
+                live_at_start: curves.allocated_after(from).max(0).unsigned_abs(),
             }
         })
         .collect();
@@ -572,7 +561,8 @@ pub(crate) fn stack_iterations(
 #[expect(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
+    reason = "float-to-integer `as` saturates (NaN gives 0): the rounding a fit's slope and \
+              residual want"
 )]
 pub(crate) fn leak_fit(ys: &[u64]) -> Option<Leak> {
     if ys.len() < MIN_LEAK_POINTS {

@@ -421,13 +421,9 @@ impl Peaks {
 }
 
 /// `base + relative`, per category, clamped at zero.
-#[expect(
-    clippy::cast_sign_loss,
-    reason = "issue 20 item 8: cast audit pending in this module"
-)]
 fn shifted(base: &[i64], relative: &[i64]) -> Vec<u64> {
     base.iter()
         .zip(relative)
-        .map(|(b, r)| (b + r).max(0) as u64)
+        .map(|(b, r)| (b + r).max(0).unsigned_abs())
         .collect()
 }

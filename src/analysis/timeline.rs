@@ -192,22 +192,17 @@ impl Sampler {
     /// The samples in entry order, the state before the first entry first,
     /// with `start` (bytes per category live before recording) and
     /// `start_reserved` added.
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "issue 20 item 8: cast audit pending in this module"
-    )]
     pub(crate) fn finish(mut self, start: &[i64], start_reserved: i128) -> Vec<TimelinePoint> {
         let point =
             |entry: Option<usize>, time_us, relative: &[i64], reserved: i128| TimelinePoint {
-                entry: entry.map(|i| i as u64),
+                entry: entry.map(|i| u64::try_from(i).unwrap_or(u64::MAX)),
                 time_us,
                 bytes: start
                     .iter()
                     .zip(relative)
-                    .map(|(s, r)| (s + r).max(0) as u64)
+                    .map(|(s, r)| (s + r).max(0).unsigned_abs())
                     .collect(),
-                reserved: (start_reserved + reserved).clamp(0, i128::from(u64::MAX)) as u64,
+                reserved: u64::try_from((start_reserved + reserved).max(0)).unwrap_or(u64::MAX),
             };
         for p in self.pins.iter_mut().filter_map(Option::take) {
             if let Err(at) = self.chosen.binary_search_by_key(&p.entry, |c| c.entry) {

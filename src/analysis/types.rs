@@ -14,17 +14,13 @@ use super::window::WindowReport;
 impl Figure {
     /// The figure's value for a device; `None` for a time-structure figure
     /// the device does not have (no iterations, too few for a leak fit).
-    #[expect(
-        clippy::cast_sign_loss,
-        reason = "issue 20 item 8: cast audit pending in this module"
-    )]
     pub fn value(self, d: &DeviceReport) -> Option<u64> {
         let time = d.time.as_ref();
         match self {
             Figure::SteadyStatePeak => time.and_then(|t| t.steady_state_peak),
             Figure::LeakPerIteration => time
                 .and_then(|t| t.leak_per_iteration)
-                .map(|l| l.max(0) as u64),
+                .map(|l| l.max(0).unsigned_abs()),
             f => Some(f.of(&d.figures)),
         }
     }
