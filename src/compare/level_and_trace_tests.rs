@@ -14,7 +14,7 @@ fn budget(text: &str) -> Budget {
 }
 
 /// A device at `peak`, with a trace of `entries` entries.
-fn dev(peak: u64, entries: u64) -> DeviceReport {
+pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
     let mut categories = Categories::default();
     categories.peaks.insert("activation".into(), peak);
     DeviceReport {
@@ -44,7 +44,7 @@ fn dev(peak: u64, entries: u64) -> DeviceReport {
 }
 
 /// Every check of the one device: id, status, findings.
-fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Check> {
+pub(super) fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Check> {
     let base: Vec<DeviceReport> = base.into_iter().collect();
     let against = Against {
         budget: b,
@@ -57,7 +57,7 @@ fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Chec
     v.devices[0].checks.clone()
 }
 
-fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
+pub(super) fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
     checks.iter().find(|c| c.id.to_string() == id).unwrap()
 }
 

@@ -3,62 +3,17 @@
 
 use std::path::Path;
 
+use super::level_and_trace_tests::{checks, find};
+use super::tests::{budget, MIB};
 use super::*;
-use crate::analysis::{Categories, Figures, PeakEntry};
 use crate::budget;
-
-const MIB: u64 = 1 << 20;
-
-fn budget(text: &str) -> Budget {
-    budget::parse(text, "memgate.toml", Path::new(""), false).unwrap()
-}
 
 /// A device at `peak` whose trace is complete or started mid-run.
 fn dev(peak: u64, complete: bool) -> DeviceReport {
-    let mut categories = Categories::default();
-    categories.peaks.insert("activation".into(), peak);
     DeviceReport {
-        device: 0,
-        figures: Figures {
-            dynamic_peak: peak,
-            static_memory: MIB,
-            overall_peak: peak,
-            allocated_peak: peak,
-            reserved_peak: peak,
-            trace_entries: 9,
-            ..Figures::default()
-        },
-        categories,
-        peak_entry: PeakEntry::default(),
-        peak_time_us: None,
         trace_complete: complete,
-        stacks_at_peak: Vec::new(),
-        sites_at_peak: Vec::new(),
-        time: None,
-        peak_phase: None,
-        stacks_at_moment: None,
-        oom: Vec::new(),
-        warnings: Vec::new(),
-        window: None,
+        ..super::level_and_trace_tests::dev(peak, 9)
     }
-}
-
-fn checks(b: &Budget, cur: DeviceReport, base: Option<DeviceReport>) -> Vec<Check> {
-    let base: Vec<DeviceReport> = base.into_iter().collect();
-    let against = Against {
-        budget: b,
-        target: &b.targets[0],
-        baseline: (!base.is_empty()).then_some(("golden.json", base.as_slice())),
-        require_baseline: false,
-        lookup: None,
-    };
-    judge("rank0".into(), "rank0.json".into(), &[cur], &against).devices[0]
-        .checks
-        .clone()
-}
-
-fn find<'a>(checks: &'a [Check], id: &str) -> &'a Check {
-    checks.iter().find(|c| c.id.to_string() == id).unwrap()
 }
 
 fn lower(current: bool, baseline: bool, judged: bool) -> Finding {
