@@ -1,6 +1,7 @@
 //! The analysis commands as CI sees them: exit codes, stdout, stderr, files.
 
 use crate::common;
+use crate::common::json_of as json_out;
 use crate::common::memgate;
 
 use std::path::{Path, PathBuf};
@@ -21,17 +22,6 @@ fn expected(name: &str) -> Value {
     let text = std::fs::read_to_string(fixture("expected.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     v[name].clone()
-}
-
-fn json_out(args: &[&str]) -> Value {
-    let out = memgate()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
 }
 
 #[test]

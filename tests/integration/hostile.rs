@@ -881,22 +881,7 @@ fn a_long_name_shared_by_every_frame_of_deep_stacks_is_cut_and_listed_once() {
     });
     let shared = { p }.write(dir.path(), "shared.pickle");
     // The same stacks with the frame built once and DUP'd.
-    let mut p = snapshot_with_trace(|p| {
-        let mut frames = |p: &mut P, i: usize| {
-            p.op(b"](}(").str("filename").str("m.py").str("name");
-            p.str("g").str("line").int(i as u32).op(b"u");
-            p.op(b"}(").str("filename").str("m.py").str("name");
-            if i == 0 {
-                p.text(&long).put(7);
-            } else {
-                p.get(7);
-            }
-            p.str("line").int(1).op(b"u");
-            p.op(&[b'2'; 499]).op(b"e");
-        };
-        allocs(p, (0..10).map(|i| 0x7f00_0000_0000 + 512 * i), &mut frames);
-    });
-    let dupped = { p }.write(dir.path(), "dupped.pickle");
+    let dupped = dupped_long_frames(&long, 499).write(dir.path(), "dupped.pickle");
     for path in [&shared, &dupped] {
         let run = run_on(path, &["peak", "--format", "json"]);
         assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -921,28 +906,33 @@ fn a_long_name_shared_by_every_frame_of_deep_stacks_is_cut_and_listed_once() {
     }
 }
 
+/// Ten stacks, each a short frame then the frame named `long` (built once,
+/// memoised) and `dups` DUPs of it: 2 + `dups` frames per stack.
+fn dupped_long_frames(long: &str, dups: usize) -> P {
+    snapshot_with_trace(|p| {
+        let mut frames = |p: &mut P, i: usize| {
+            p.op(b"](}(").str("filename").str("m.py").str("name");
+            p.str("g").str("line").int(i as u32).op(b"u");
+            p.op(b"}(").str("filename").str("m.py").str("name");
+            if i == 0 {
+                p.text(long).put(7);
+            } else {
+                p.get(7);
+            }
+            p.str("line").int(1).op(b"u");
+            p.op(&vec![b'2'; dups]).op(b"e");
+        };
+        allocs(p, (0..10).map(|i| 0x7f00_0000_0000 + 512 * i), &mut frames);
+    })
+}
+
 #[test]
 fn stacks_that_would_fill_the_report_past_its_limit_are_one_error_line() {
     // 10 stacks of 10,000 frames with a 100 kB name: 5 GB of labels to
     // list, 50 MB once cut, still past the 64 MiB the reports may hold.
     let dir = tempfile::tempdir().unwrap();
     let long = "f".repeat(100_000);
-    let mut p = snapshot_with_trace(|p| {
-        let mut frames = |p: &mut P, i: usize| {
-            p.op(b"](}(").str("filename").str("m.py").str("name");
-            p.str("g").str("line").int(i as u32).op(b"u");
-            p.op(b"}(").str("filename").str("m.py").str("name");
-            if i == 0 {
-                p.text(&long).put(7);
-            } else {
-                p.get(7);
-            }
-            p.str("line").int(1).op(b"u");
-            p.op(&[b'2'; 13_000]).op(b"e");
-        };
-        allocs(p, (0..10).map(|i| 0x7f00_0000_0000 + 512 * i), &mut frames);
-    });
-    let path = { p }.write(dir.path(), "deep.pickle");
+    let path = dupped_long_frames(&long, 13_000).write(dir.path(), "deep.pickle");
     let run = run_on(&path, &["peak", "--format", "json"]);
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(!run.stdout.contains("m.py"), "frames listed anyway");

@@ -4,6 +4,7 @@
 //! written here with every expectation worked out by hand in the comments;
 //! the real fixture is checked against `../shared/fixtures/README.md`.
 
+use crate::common::json_of as json;
 use crate::common::memgate;
 use std::path::{Path, PathBuf};
 
@@ -112,17 +113,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = memgate()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
 }
 
 fn text(args: &[&str]) -> String {

@@ -206,3 +206,15 @@ pub fn memgate_at_root() -> Command {
 pub fn memgate_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("memgate")
 }
+
+/// The JSON `memgate ARGS` prints, the command asserted to succeed.
+pub fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = memgate()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
