@@ -29,17 +29,22 @@ pub(crate) struct Planned {
     pub(crate) lookup: Option<Lookup>,
 }
 
+/// The snapshot patterns of a target: `cli`'s when given, else its own.
+fn patterns<'a>(target: &'a Target, cli: &'a [String]) -> &'a [String] {
+    if cli.is_empty() {
+        &target.snapshots
+    } else {
+        cli
+    }
+}
+
 /// The snapshots of a target (`cli` overrides the target's patterns).
 pub(crate) fn plan(
     target: &Target,
     cli: &[String],
     baselines: &Baselines,
 ) -> Result<Vec<Planned>, Vec<Error>> {
-    let patterns = if cli.is_empty() {
-        &target.snapshots[..]
-    } else {
-        cli
-    };
+    let patterns = patterns(target, cli);
     let paths = crate::walk::expand(patterns, None)
         .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())?;
     let mut seen: HashMap<String, usize> = HashMap::new();
@@ -75,11 +80,7 @@ pub(crate) fn plan(
 /// that cannot be expanded as its literal path) and the baseline file, the
 /// files of the baseline directory or those its pattern matches.
 pub(crate) fn named_files(target: &Target, cli: &[String], baseline: Option<&str>) -> Vec<PathBuf> {
-    let patterns = if cli.is_empty() {
-        &target.snapshots[..]
-    } else {
-        cli
-    };
+    let patterns = patterns(target, cli);
     let expanded = |patterns: &[String]| {
         crate::walk::expand(patterns, None)
             .unwrap_or_else(|_| patterns.iter().map(PathBuf::from).collect())
