@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::{Annotation, Device, Snapshot, Stage, TraceEntry};
+use crate::snapshot::{Annotation, Device, Snapshot, StackId, Stage, TraceEntry};
 
 use super::observe::Curves;
 use super::span_index::SpanIndex;
@@ -533,8 +533,8 @@ pub(crate) fn stack_iterations(
     curves: &Curves,
 ) -> Option<Iterations> {
     let rx = rules.iteration_stack()?;
-    let mut cache: HashMap<u32, bool> = HashMap::new();
-    let mut matches = |stack: u32| {
+    let mut cache: HashMap<StackId, bool> = HashMap::new();
+    let mut matches = |stack: StackId| {
         *cache.entry(stack).or_insert_with(|| {
             super::stacks::rule_frames(snap, stack)
                 .iter()

@@ -15,7 +15,7 @@ use super::timeline::TimelinePoint;
 const NCAT: usize = 3;
 
 fn cat(stack: StackId) -> usize {
-    stack as usize % NCAT
+    stack.index() % NCAT
 }
 
 /// The state after some prefix of the trace, absolute.
@@ -174,7 +174,7 @@ fn entry(action: u8, slot: u64, size: u64, stack: u32, time: Option<i64>) -> Tra
         size,
         context: crate::snapshot::NO_CONTEXT,
         time_us: time.unwrap_or(NO_TIME),
-        stack,
+        stack: StackId::from_raw(stack),
         action,
     }
 }
@@ -191,7 +191,7 @@ fn segment(blocks: Vec<(u64, u64, bool, u32)>) -> Segment {
         segment_type: "large".into(),
         pool_id: None,
         is_expandable: false,
-        stack: 0,
+        stack: StackId::default(),
         blocks: blocks
             .into_iter()
             .map(|(slot, size, active, stack)| Block {
@@ -203,7 +203,7 @@ fn segment(blocks: Vec<(u64, u64, bool, u32)>) -> Segment {
                 } else {
                     BlockState::Inactive
                 },
-                stack,
+                stack: StackId::from_raw(stack),
             })
             .collect(),
     }

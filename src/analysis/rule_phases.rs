@@ -40,7 +40,7 @@ pub(crate) fn rule_phase_spans(
     // Phase of each stack, looked up once.
     let mut cache = vec![UNSET; snap.stack_count()];
     let mut phase_of = |stack: StackId| -> Option<usize> {
-        let slot = &mut cache[stack as usize];
+        let slot = &mut cache[stack.index()];
         if *slot == UNSET {
             let frames = super::stacks::rule_frames(snap, stack);
             let phase = rules.phase_of(&frames);

@@ -131,7 +131,7 @@ mod tests {
             addr: 0,
             size,
             time_us: NO_TIME,
-            stack: 0,
+            stack: crate::snapshot::StackId::default(),
             context: NO_CONTEXT,
             action,
         }

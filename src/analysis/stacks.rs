@@ -62,7 +62,7 @@ impl<'a> StackInfo<'a> {
 
     /// Category index (into `rules.categories()`) of a stack.
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
-        let slot = &mut self.category[stack as usize];
+        let slot = &mut self.category[stack.index()];
         if *slot == UNSET {
             let frames = rule_frames(self.snap, stack);
             let category = self.rules.classify(&frames);
@@ -75,7 +75,7 @@ impl<'a> StackInfo<'a> {
 
     /// Site id of a stack; its name is [`StackInfo::site_name`].
     pub(crate) fn site(&mut self, stack: StackId) -> u32 {
-        let cached = self.site[stack as usize];
+        let cached = self.site[stack.index()];
         if cached != UNSET {
             return cached;
         }
@@ -89,7 +89,7 @@ impl<'a> StackInfo<'a> {
         if id == next {
             self.site_names.push(name);
         }
-        self.site[stack as usize] = id;
+        self.site[stack.index()] = id;
         id
     }
 

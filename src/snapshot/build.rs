@@ -9,6 +9,7 @@ use crate::pickle::{Arena, Obj, ObjId, Value};
 
 use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK};
 use super::generation::Hints;
+use super::model::StackId;
 use super::model::{
     Annotation, Block, BlockState, Device, Format, Segment, Shape, Snapshot, Stage, TraceEntry,
     EMPTY_STACK, NO_TIME,
@@ -148,7 +149,7 @@ impl Builder<'_> {
         }
     }
 
-    fn stack_of(&mut self, items: &[(Value, Value)], what: &str) -> Result<Option<u32>, String> {
+    fn stack_of(&mut self, items: &[(Value, Value)], what: &str) -> Result<Option<StackId>, String> {
         match self.field(items, "frames") {
             Some(v) => self
                 .c
@@ -738,7 +739,7 @@ mod tests {
             addr: 0,
             size,
             time_us: 0,
-            stack: 0,
+            stack: StackId::default(),
             context: crate::snapshot::model::NO_CONTEXT,
             action: Action::Alloc,
         }

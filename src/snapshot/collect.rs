@@ -185,7 +185,7 @@ impl Collector {
             ..Collector::default()
         };
         // Stack 0 is the empty stack (`EMPTY_STACK`).
-        c.stack_ids.insert(Box::default(), 0);
+        c.stack_ids.insert(Box::default(), super::model::EMPTY_STACK);
         c.stack_spans.push(0..0);
         c
     }
@@ -225,7 +225,7 @@ impl Collector {
                 }
                 Err(_) => {
                     self.frames_overflowed = true;
-                    0
+                    FrameId::default()
                 }
             },
         }
@@ -263,7 +263,7 @@ impl Collector {
     /// A `frames` value (list of frame dicts, or already folded) → stack id.
     pub fn stack(&mut self, arena: &mut Arena, v: Value) -> Result<StackId, String> {
         match arena.resolve(v) {
-            Value::Folded(TAG_STACK, id) => Ok(id),
+            Value::Folded(TAG_STACK, id) => Ok(StackId::from_raw(id)),
             Value::None => Ok(super::model::EMPTY_STACK),
             Value::Obj(id) => {
                 // Taken, not copied (the list is folded below; a load that
@@ -279,13 +279,13 @@ impl Collector {
                 let mut frames = Vec::with_capacity(items.len());
                 for item in items {
                     match arena.resolve(item) {
-                        Value::Folded(TAG_FRAME, f) => frames.push(f),
+                        Value::Folded(TAG_FRAME, f) => frames.push(FrameId::from_raw(f)),
                         Value::Obj(fid) => match arena.obj(fid) {
                             Obj::Dict(d) => {
                                 let d = d.clone();
                                 let f = self.frame(arena, &d);
                                 // Fold it, so a dict repeated in the list is read once.
-                                *arena.obj_mut(fid) = Obj::Folded(Value::Folded(TAG_FRAME, f));
+                                *arena.obj_mut(fid) = Obj::Folded(Value::Folded(TAG_FRAME, f.raw()));
                                 frames.push(f);
                             }
                             other => {
@@ -306,7 +306,7 @@ impl Collector {
                 let s = self.intern_stack(frames)?;
                 // A tuple is not folded by the decoder; fold it here so a
                 // `frames` tuple shared by many blocks is read once.
-                *arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_STACK, s));
+                *arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_STACK, s.raw()));
                 Ok(s)
             }
             other => Err(format!(
@@ -400,7 +400,7 @@ impl Collector {
         self.seen.workspace_snapshot |= action == Action::WorkspaceSnapshot;
         self.seen.annotate |= action == Action::Annotate;
         let stack = match f.get(F_FRAMES) {
-            Some(Value::Folded(TAG_STACK, id)) => id,
+            Some(Value::Folded(TAG_STACK, id)) => StackId::from_raw(id),
             Some(v) => self.stack(arena, v)?,
             None => super::model::EMPTY_STACK,
         };
@@ -480,7 +480,7 @@ impl Folder for Collector {
                 entry_id(self.entries.len())?,
             )))
         } else if f.is_frame() {
-            Ok(Some(Value::Folded(TAG_FRAME, self.frame_of(arena, &f))))
+            Ok(Some(Value::Folded(TAG_FRAME, self.frame_of(arena, &f).raw())))
         } else {
             Ok(None)
         }
@@ -493,7 +493,7 @@ impl Folder for Collector {
         match (slot, arena.obj(id)) {
             (Slot::DictValue(key), Obj::List(_)) if key == Value::Str(kframes) => {
                 let s = self.stack(arena, Value::Obj(id))?;
-                Ok(Some(Value::Folded(TAG_STACK, s)))
+                Ok(Some(Value::Folded(TAG_STACK, s.raw())))
             }
             (Slot::ListItem, Obj::Dict(items)) => {
                 let mut seen = self.kept.get(&id).copied().unwrap_or_default();
@@ -525,7 +525,7 @@ impl Folder for Collector {
                     self.kept.remove(&id);
                     let items = items.clone();
                     let f = self.frame(arena, &items);
-                    Ok(Some(Value::Folded(TAG_FRAME, f)))
+                    Ok(Some(Value::Folded(TAG_FRAME, f.raw())))
                 } else {
                     if seen.len >= SCAN_MEMO_MIN_LEN {
                         self.kept.insert(id, seen);

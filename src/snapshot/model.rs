@@ -6,15 +6,57 @@ use std::sync::Arc;
 
 use super::labels::{self, Labels, StackLabels};
 
-/// Index of an interned frame.
-pub(crate) type FrameId = u32;
-/// Index of an interned stack (a frame sequence, innermost first).
-pub(crate) type StackId = u32;
+/// A 32-bit index into one of the snapshot's interned tables: its own type
+/// per table, so a frame id can never be passed where a stack id is meant.
+macro_rules! interned_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub struct $name(u32);
+
+        impl $name {
+            /// The id from its raw value (the pickle arena folds ids as `u32`).
+            pub(crate) const fn from_raw(raw: u32) -> $name {
+                $name(raw)
+            }
+
+            /// The raw 32-bit value, for the arena's folded values.
+            pub(crate) const fn raw(self) -> u32 {
+                self.0
+            }
+
+            /// The position in the table it indexes (`u32` fits `usize` on
+            /// every target memgate builds for).
+            pub(crate) fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl TryFrom<usize> for $name {
+            type Error = std::num::TryFromIntError;
+
+            /// The id of the next table slot; fails past `u32::MAX` (a
+            /// hostile file's table is refused, never wrapped).
+            fn try_from(position: usize) -> Result<$name, Self::Error> {
+                u32::try_from(position).map($name)
+            }
+        }
+    };
+}
+
+interned_id!(
+    /// Index of an interned frame.
+    FrameId
+);
+interned_id!(
+    /// Index of an interned stack (a frame sequence, innermost first).
+    StackId
+);
 /// A device ordinal.
 pub(crate) type Device = u32;
 
 /// The stack id of the empty stack (always interned first).
-pub(crate) const EMPTY_STACK: StackId = 0;
+pub(crate) const EMPTY_STACK: StackId = StackId::from_raw(0);
 
 /// One `{filename, line, name}` frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -276,7 +318,7 @@ impl Snapshot {
     }
 
     pub fn stack(&self, id: StackId) -> &[FrameId] {
-        let r = &self.stack_spans[id as usize];
+        let r = &self.stack_spans[id.index()];
         &self.stack_frames[r.start as usize..r.end as usize]
     }
 
@@ -285,7 +327,7 @@ impl Snapshot {
     }
 
     pub(crate) fn frame(&self, id: FrameId) -> &Frame {
-        &self.frames[id as usize]
+        &self.frames[id.index()]
     }
 
     pub(crate) fn str(&self, id: u32) -> &str {
@@ -324,18 +366,18 @@ impl Snapshot {
 
     fn labels_of(&self, stack: StackId, listed: bool) -> StackLabels {
         let frames = self.stack(stack);
-        let label = |f: FrameId| self.labels.frame(f as usize, || self.frame_label(f));
-        let cost = self.labels.cost(stack as usize, || {
+        let label = |f: FrameId| self.labels.frame(f.index(), || self.frame_label(f));
+        let cost = self.labels.cost(stack.index(), || {
             frames.iter().map(|&f| labels::frame_cost(&label(f))).sum()
         });
-        let made = self.labels.made(stack as usize);
+        let made = self.labels.made(stack.index());
         let within =
             (made.is_some() || self.labels.count(cost)) && (!listed || self.labels.count(cost));
         if !within {
             return Arc::from([Arc::from(labels::OVER_BUDGET)]);
         }
         made.unwrap_or_else(|| {
-            self.labels.stack(stack as usize, || {
+            self.labels.stack(stack.index(), || {
                 frames.iter().map(|&f| label(f)).collect()
             })
         })
@@ -367,24 +409,24 @@ impl Snapshot {
     pub fn unique_frames_and_stacks(&self) -> (usize, usize) {
         let mut used_stack = vec![false; self.stack_spans.len()];
         for s in &self.segments {
-            used_stack[s.stack as usize] = true;
+            used_stack[s.stack.index()] = true;
             for b in &s.blocks {
-                used_stack[b.stack as usize] = true;
+                used_stack[b.stack.index()] = true;
             }
         }
         for r in &self.traces {
             for e in &self.entries[r.clone()] {
-                used_stack[e.stack as usize] = true;
+                used_stack[e.stack.index()] = true;
             }
         }
         let mut used_frame = vec![false; self.frames.len()];
         let mut stacks = 0;
         // Stack ids are the positions of `stack_spans`, all 32-bit ids.
-        for (id, used) in (0..=StackId::MAX).zip(&used_stack) {
+        for (id, used) in (0..=u32::MAX).map(StackId::from_raw).zip(&used_stack) {
             if *used {
                 stacks += 1;
                 for &f in self.stack(id) {
-                    used_frame[f as usize] = true;
+                    used_frame[f.index()] = true;
                 }
             }
         }
