@@ -12,6 +12,7 @@ mod lower_bound_tests;
 mod tests;
 mod verdict;
 
+use crate::vocab::Device;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::{DeviceReport, Figure, OomDetail, PeakAt};
@@ -87,7 +88,7 @@ pub fn judge(
         })
         .collect();
     if let Some((base_path, _)) = against.baseline {
-        let gone: BTreeSet<u32> = then
+        let gone: BTreeSet<Device> = then
             .iter()
             .map(|b| b.device)
             .filter(|dev| !now.iter().any(|d| d.device == *dev))
@@ -197,7 +198,7 @@ pub fn no_snapshot(
 }
 
 /// The devices listed more than once.
-fn listed_twice(devices: &[&DeviceReport]) -> BTreeSet<u32> {
+fn listed_twice(devices: &[&DeviceReport]) -> BTreeSet<Device> {
     let mut seen = BTreeSet::new();
     devices
         .iter()
@@ -208,7 +209,7 @@ fn listed_twice(devices: &[&DeviceReport]) -> BTreeSet<u32> {
 
 /// A device with one `baseline` check saying what is wrong with its
 /// baseline entry (no figures judged).
-fn account(device: u32, status: Status, finding: Finding) -> DeviceVerdict {
+fn account(device: Device, status: Status, finding: Finding) -> DeviceVerdict {
     DeviceVerdict {
         device,
         peak_phase: None,

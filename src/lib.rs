@@ -26,3 +26,5 @@ pub(crate) mod walk;
 
 /// A budget (or a rules file) given as data, the Python API's way in.
 pub use budget::{figure_ids, parse_size, toml_text, validate_data, ConfigError};
+/// The device ordinal every document and report carries.
+pub use vocab::Device;

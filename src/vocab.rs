@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use strum::{EnumCount, EnumString, IntoStaticStr, VariantArray};
 
 /// Figure ids: the TOML keys, JSON keys and JUnit case names at once, so
@@ -225,5 +225,67 @@ mod tests {
             Ok(Rules::File("rules/mosaic.toml".into()))
         );
         assert_eq!(Rules::File("r.toml".into()).to_string(), "r.toml");
+    }
+}
+
+/// A device ordinal (`cuda:N`, `npu:N`), from the snapshot to every report,
+/// verdict, finding and budget target. Serialised, parsed and printed as the
+/// bare number it always was; its own type so it is never mixed up with an
+/// entry index, a count or a frame id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Device(u32);
+
+impl Device {
+    /// The device with ordinal `n`.
+    pub const fn new(n: u32) -> Device {
+        Device(n)
+    }
+
+    /// The ordinal.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// The ordinal as a table position (`u32` always fits a 64-bit `usize`).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl From<u32> for Device {
+    fn from(n: u32) -> Device {
+        Device(n)
+    }
+}
+
+impl TryFrom<u64> for Device {
+    type Error = std::num::TryFromIntError;
+
+    /// A device index read from a file; past `u32::MAX` it is refused.
+    fn try_from(n: u64) -> Result<Device, Self::Error> {
+        u32::try_from(n).map(Device)
+    }
+}
+
+impl TryFrom<usize> for Device {
+    type Error = std::num::TryFromIntError;
+
+    fn try_from(n: usize) -> Result<Device, Self::Error> {
+        u32::try_from(n).map(Device)
+    }
+}
+
+impl PartialEq<u32> for Device {
+    fn eq(&self, other: &u32) -> bool {
+        self.0 == *other
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
     }
 }

@@ -9,6 +9,7 @@
 //! sides). A 2 KiB category that became 40 MiB is "+40 MiB", not
 //! "+2000000%".
 
+use crate::vocab::Device;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -103,7 +104,7 @@ pub struct SiteChange {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceDiff {
-    pub device: u32,
+    pub device: Device,
     pub in_base: bool,
     pub in_new: bool,
     /// The allocated and dynamic peaks that moved (both sides explained).
@@ -117,7 +118,7 @@ pub struct DeviceDiff {
 
 /// Compare two analyses device by device (by ordinal).
 pub(crate) fn diff_reports(base: &[DeviceReport], new: &[DeviceReport]) -> Vec<DeviceDiff> {
-    let mut ids: Vec<u32> = base.iter().chain(new).map(|d| d.device).collect();
+    let mut ids: Vec<Device> = base.iter().chain(new).map(|d| d.device).collect();
     ids.sort_unstable();
     ids.dedup();
     ids.into_iter()
@@ -152,7 +153,7 @@ fn peak_moves(b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> Vec<PeakMov
         .collect()
 }
 
-fn device_diff(device: u32, b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> DeviceDiff {
+fn device_diff(device: Device, b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> DeviceDiff {
     let peak = |d: Option<&DeviceReport>| d.map_or(0, |d| d.figures.allocated_peak);
     let floor = percent_floor(peak(b).max(peak(n)));
     // A time-structure figure neither side has is left out.

@@ -115,7 +115,7 @@ pub const MIN_LEAK_POINTS: usize = 3;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct DevicePhases {
-    pub device: u32,
+    pub device: Device,
     pub annotations: Vec<AnnotationEvent>,
     pub phases: Vec<PhaseSpan>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -181,7 +181,7 @@ fn entry(action: u8, slot: u64, size: u64, stack: u32, time: Option<i64>) -> Tra
 
 fn segment(blocks: Vec<(u64, u64, bool, u32)>) -> Segment {
     Segment {
-        device: 0,
+        device: crate::vocab::Device::new(0),
         address: 0,
         total_size: blocks.iter().map(|b| b.1).sum(),
         allocated_size: 0,

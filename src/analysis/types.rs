@@ -1,6 +1,7 @@
 //! The figures one analysis produces: computed once, rendered by every
 //! command and reporter, and stored as the summary (baseline) JSON.
 
+use crate::vocab::Device;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -52,7 +53,7 @@ pub struct SiteBytes {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceReport {
-    pub device: u32,
+    pub device: Device,
     pub figures: Figures,
     pub categories: Categories,
     pub peak_entry: PeakEntry,

@@ -27,6 +27,7 @@ mod tests;
 mod validate;
 mod values;
 
+use crate::vocab::Device;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -128,7 +129,7 @@ pub struct Target {
     pub snapshots: Vec<String>,
     /// Baseline path or pattern, joined to the budget file's directory.
     pub baseline: Option<String>,
-    pub device: Option<u32>,
+    pub device: Option<Device>,
     /// Capture group 1 names a snapshot; the file stem otherwise.
     pub key: Option<Regex>,
     /// `require-trace`: a device without an allocation trace fails its

@@ -1,6 +1,7 @@
 //! Validation of one `[[target]]`: name, snapshot patterns (relative to
 //! the budget file), baseline, key regex, budgets and tolerances.
 
+use crate::vocab::Device;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -43,7 +44,9 @@ impl Validator<'_> {
         };
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
         let device = t.device.as_ref().and_then(|d| match d.get_ref() {
-            Value::Integer(i) if u32::try_from(*i).is_ok() => u32::try_from(*i).ok(),
+            Value::Integer(i) if u32::try_from(*i).is_ok() => {
+                u32::try_from(*i).ok().map(Device::new)
+            }
             _ => {
                 self.err(
                     d.span(),

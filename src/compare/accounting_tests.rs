@@ -3,6 +3,7 @@
 
 use super::tests::{budget, dev, BASE, MIB};
 use super::*;
+use crate::vocab::Device;
 
 fn verdict(
     b: &Budget,
@@ -36,7 +37,7 @@ fn a_snapshot_device_the_baseline_lacks_warns_and_its_skips_say_which_baseline()
     let v = verdict(&b, &[dev(0, MIB)], Some(&[dev(1, MIB)]), None, false);
     let lacks = Finding::BaselineLacksDevice {
         baseline: "golden/rank0.json".into(),
-        devices: vec![1],
+        devices: vec![Device::new(1)],
     };
     let c = check(&v, 0, "baseline");
     assert_eq!(
@@ -54,7 +55,7 @@ fn a_baseline_device_gone_from_the_run_is_reported_and_fails_when_baselines_are_
     let base = [dev(0, MIB), dev(1, MIB)];
     let gone = Finding::DeviceNotInRun {
         baseline: "golden/rank0.json".into(),
-        devices: vec![0],
+        devices: vec![Device::new(0)],
     };
     let warned = verdict(&b, &[dev(0, MIB)], Some(&base), None, false);
     let c = check(&warned, 1, "baseline");

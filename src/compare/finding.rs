@@ -1,6 +1,7 @@
 //! What a check found, as numbers. The verdict says *why* a check passed or
 //! not in these terms; the sentences are written by `report/` alone.
 
+use crate::vocab::Device;
 use serde::Serialize;
 
 use crate::analysis::{OomDetail, PeakAt, Place, WindowReport};
@@ -69,10 +70,16 @@ pub enum Finding {
         close: Vec<String>,
     },
     /// The `baseline` file has no such device; it holds `devices`.
-    BaselineLacksDevice { baseline: String, devices: Vec<u32> },
+    BaselineLacksDevice {
+        baseline: String,
+        devices: Vec<Device>,
+    },
     /// The `baseline` file has this device, the snapshot of the run does
     /// not; it holds `devices`.
-    DeviceNotInRun { baseline: String, devices: Vec<u32> },
+    DeviceNotInRun {
+        baseline: String,
+        devices: Vec<Device>,
+    },
     /// A baseline entry (`name`, file `baseline`) that no snapshot of the
     /// run is named after.
     NoSnapshot { name: String, baseline: String },

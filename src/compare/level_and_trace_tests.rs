@@ -18,7 +18,7 @@ pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
     let mut categories = Categories::default();
     categories.peaks.insert("activation".into(), peak);
     DeviceReport {
-        device: 0,
+        device: crate::vocab::Device::new(0),
         figures: Figures {
             dynamic_peak: peak,
             static_memory: MIB,

@@ -1,5 +1,6 @@
 //! Judging one device: budgets, tolerance, noise floor, levels.
 
+use crate::vocab::Device;
 use std::path::Path;
 
 use super::*;
@@ -14,7 +15,7 @@ pub(super) fn budget(text: &str) -> Budget {
 
 pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
     DeviceReport {
-        device,
+        device: Device::new(device),
         figures: Figures {
             dynamic_peak: peak,
             overall_peak: peak,
@@ -315,8 +316,8 @@ fn check_ids_status_ids_and_peak_ids_are_written_as_their_json_values() {
 #[test]
 fn a_snapshot_error_is_written_as_its_sentence_in_the_json_too() {
     let e = SnapshotError::NoSuchDevice {
-        want: 2,
-        holds: vec![0, 1],
+        want: crate::vocab::Device::new(2),
+        holds: vec![crate::vocab::Device::new(0), crate::vocab::Device::new(1)],
     };
     let want = "the target asks for dev2 (`device = 2`), but the snapshot holds only dev0, dev1";
     assert_eq!(e.to_string(), want);

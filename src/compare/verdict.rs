@@ -1,6 +1,7 @@
 //! The verdict of `check` as data: one [`Check`] per judged figure or
 //! category of each device, rolled up per snapshot, target and gate.
 
+use crate::vocab::Device;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -160,7 +161,7 @@ impl SiteRow {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceVerdict {
-    pub device: u32,
+    pub device: Device,
     /// Where each peak of the run was reached (docs/figures.md#peak-phase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_phase: Option<PeakPhase>,
@@ -323,14 +324,14 @@ pub enum SnapshotError {
         "the target asks for dev{want} (`device = {want}`), but the snapshot holds only {}",
         devices(.holds)
     )]
-    NoSuchDevice { want: u32, holds: Vec<u32> },
+    NoSuchDevice { want: Device, holds: Vec<Device> },
     /// `figures = []` and no budget: a pass would be a pass on nothing.
     #[error("no check to judge: the target budgets nothing and `[defaults] figures` is empty")]
     NoCheck,
 }
 
 /// `dev0, dev1`.
-fn devices(ids: &[u32]) -> String {
+fn devices(ids: &[Device]) -> String {
     let names: Vec<String> = ids.iter().map(|d| format!("dev{d}")).collect();
     names.join(", ")
 }

@@ -1,6 +1,7 @@
 //! `memgate inspect`'s document (docs/figures.md#json-documents): what is in each file, counted
 //! without analysis.
 
+use crate::vocab::Device;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -59,7 +60,7 @@ pub struct SnapshotInventory {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceInventory {
-    pub device: u32,
+    pub device: Device,
     pub segments: usize,
     pub trace_entries: usize,
     /// Entries per action name, known actions first in allocator order,
@@ -78,7 +79,7 @@ impl SnapshotInventory {
         let (unique_frames, unique_stacks) = snap.unique_frames_and_stacks();
         // One pass over the segments, not one per device: a hostile file can
         // give every segment its own device ordinal.
-        let mut segments_per_device: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut segments_per_device: BTreeMap<Device, usize> = BTreeMap::new();
         for s in &snap.segments {
             *segments_per_device.entry(s.device).or_default() += 1;
         }
@@ -116,7 +117,7 @@ impl SnapshotInventory {
 
 /// Per-action counts of one device, known actions in allocator order
 /// (a map: a hostile trace can hold a thousand distinct actions).
-fn action_counts(snap: &Snapshot, device: u32) -> Vec<(String, u64)> {
+fn action_counts(snap: &Snapshot, device: Device) -> Vec<(String, u64)> {
     // Known actions in a flat table (one add per entry), the rest in the map.
     let mut known = [0u64; Action::KNOWN.len()];
     let mut counts: BTreeMap<Action, u64> = BTreeMap::new();

@@ -6,6 +6,7 @@ use super::peak::{peak_name, place};
 use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
 use crate::units::{ByteDelta, Bytes};
+use crate::vocab::Device;
 use crate::vocab::Unit;
 
 /// A value in the check's unit (binary units for sizes).
@@ -59,7 +60,7 @@ fn allowed_by(source: AllowedBy) -> &'static str {
 }
 
 /// `dev0, dev1`, or `no device`.
-fn device_list(devices: &[u32]) -> String {
+fn device_list(devices: &[Device]) -> String {
     if devices.is_empty() {
         return "no device".into();
     }

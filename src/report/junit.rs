@@ -213,7 +213,7 @@ mod tests {
         let device = DeviceVerdict {
             peak_phase: None,
             oom: Vec::new(),
-            device: 0,
+            device: crate::vocab::Device::new(0),
             trace_complete: true,
             warnings: Vec::new(),
             checks: vec![

@@ -311,7 +311,7 @@ mod tests {
             devices: vec![DeviceVerdict {
                 peak_phase: None,
                 oom: Vec::new(),
-                device: 3,
+                device: crate::vocab::Device::new(3),
                 trace_complete: true,
                 warnings: Vec::new(),
                 checks,

@@ -17,7 +17,7 @@ use super::model::{
 
 /// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous
 /// cap keeps per-device work and output bounded on hostile files.
-const MAX_DEVICES: Device = 4096;
+const MAX_DEVICES: Device = Device::new(4096);
 
 /// Cap on the JSON copy of `allocator_settings` (it is a handful of keys;
 /// a hostile file must not make us expand a shared graph).
@@ -149,7 +149,11 @@ impl Builder<'_> {
         }
     }
 
-    fn stack_of(&mut self, items: &[(Value, Value)], what: &str) -> Result<Option<StackId>, String> {
+    fn stack_of(
+        &mut self,
+        items: &[(Value, Value)],
+        what: &str,
+    ) -> Result<Option<StackId>, String> {
         match self.field(items, "frames") {
             Some(v) => self
                 .c
@@ -172,7 +176,7 @@ impl Builder<'_> {
                 format!(
                     "{what} `device` is {device}, not a device ordinal \
                      (torch keeps them in 8 bits; memgate accepts up to {})",
-                    MAX_DEVICES - 1
+                    MAX_DEVICES.get() - 1
                 )
             })?;
         let address = self.required_u64(&items, "address", &what)?;
@@ -436,7 +440,8 @@ impl Builder<'_> {
         }
         let device = found[2]
             .and_then(|d| self.arena.int(d))
-            .and_then(|d| Device::try_from(d).ok());
+            .and_then(|d| u32::try_from(d).ok())
+            .map(Device::new);
         let stage = match stage_name {
             s if s == start => Stage::Start,
             s if s == end => Stage::End,
@@ -633,7 +638,7 @@ pub(crate) fn build(
     let mut lists = Vec::new();
     if let Some(t) = traces_v {
         let per_device = b.list(t, "`device_traces`")?;
-        if per_device.len() > MAX_DEVICES as usize {
+        if per_device.len() > MAX_DEVICES.index() {
             return Err(format!(
                 "`device_traces` has {} lists, one per device; more than {MAX_DEVICES} \
                  is not a memory snapshot",

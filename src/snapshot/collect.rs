@@ -185,7 +185,8 @@ impl Collector {
             ..Collector::default()
         };
         // Stack 0 is the empty stack (`EMPTY_STACK`).
-        c.stack_ids.insert(Box::default(), super::model::EMPTY_STACK);
+        c.stack_ids
+            .insert(Box::default(), super::model::EMPTY_STACK);
         c.stack_spans.push(0..0);
         c
     }
@@ -285,7 +286,8 @@ impl Collector {
                                 let d = d.clone();
                                 let f = self.frame(arena, &d);
                                 // Fold it, so a dict repeated in the list is read once.
-                                *arena.obj_mut(fid) = Obj::Folded(Value::Folded(TAG_FRAME, f.raw()));
+                                *arena.obj_mut(fid) =
+                                    Obj::Folded(Value::Folded(TAG_FRAME, f.raw()));
                                 frames.push(f);
                             }
                             other => {
@@ -480,7 +482,10 @@ impl Folder for Collector {
                 entry_id(self.entries.len())?,
             )))
         } else if f.is_frame() {
-            Ok(Some(Value::Folded(TAG_FRAME, self.frame_of(arena, &f).raw())))
+            Ok(Some(Value::Folded(
+                TAG_FRAME,
+                self.frame_of(arena, &f).raw(),
+            )))
         } else {
             Ok(None)
         }

@@ -52,8 +52,7 @@ interned_id!(
     /// Index of an interned stack (a frame sequence, innermost first).
     StackId
 );
-/// A device ordinal.
-pub(crate) type Device = u32;
+pub(crate) use crate::vocab::Device;
 
 /// The stack id of the empty stack (always interned first).
 pub(crate) const EMPTY_STACK: StackId = StackId::from_raw(0);
@@ -289,7 +288,7 @@ impl Snapshot {
 
     /// The trace of a device, oldest first (empty if it has none).
     pub fn trace(&self, device: Device) -> &[TraceEntry] {
-        match self.traces.get(device as usize) {
+        match self.traces.get(device.index()) {
             Some(r) => &self.entries[r.clone()],
             None => &[],
         }
@@ -377,9 +376,8 @@ impl Snapshot {
             return Arc::from([Arc::from(labels::OVER_BUDGET)]);
         }
         made.unwrap_or_else(|| {
-            self.labels.stack(stack.index(), || {
-                frames.iter().map(|&f| label(f)).collect()
-            })
+            self.labels
+                .stack(stack.index(), || frames.iter().map(|&f| label(f)).collect())
         })
     }
 

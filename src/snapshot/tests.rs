@@ -27,8 +27,11 @@ fn a_json_snapshot_builds_segments_blocks_and_traces() {
         s.segments[0].blocks[1].address, 1100,
         "address computed from the segment"
     );
-    assert_eq!(s.trace(0).len(), 2);
-    assert_eq!(s.action_name(s.trace(0)[1].action), "mystery");
+    assert_eq!(s.trace(crate::vocab::Device::new(0)).len(), 2);
+    assert_eq!(
+        s.action_name(s.trace(crate::vocab::Device::new(0))[1].action),
+        "mystery"
+    );
     assert_eq!(s.devices(), vec![0]);
     assert_eq!(s.unique_frames_and_stacks(), (1, 2));
 }

@@ -2,6 +2,7 @@
 //! user reads does not depend on a fixture's analysis, and a hostile name
 //! reaches each sink escaped by that sink's rule.
 
+use memgate::Device;
 use std::collections::BTreeMap;
 
 use memgate::analysis::diff::{Delta, DeviceDiff, SiteChange, SiteChangeKind};
@@ -30,7 +31,7 @@ fn named(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
 
 fn device_report() -> DeviceReport {
     DeviceReport {
-        device: 0,
+        device: Device::new(0),
         figures: Figures {
             dynamic_peak: 96 * MIB,
             static_memory: 4 * MIB,
@@ -192,7 +193,7 @@ fn inventory() -> InspectDocument {
             trailing_bytes: 0,
             devices: vec![
                 DeviceInventory {
-                    device: 0,
+                    device: Device::new(0),
                     segments: 3,
                     trace_entries: 20,
                     actions: vec![
@@ -202,7 +203,7 @@ fn inventory() -> InspectDocument {
                     ],
                 },
                 DeviceInventory {
-                    device: 1,
+                    device: Device::new(1),
                     segments: 0,
                     trace_entries: 0,
                     actions: vec![],
@@ -243,7 +244,7 @@ fn inspect_json_has_the_spec_keys_in_order_and_actions_as_an_object() {
 
 fn diff_document(top: usize) -> DiffDocument {
     let device = DeviceDiff {
-        device: 0,
+        device: Device::new(0),
         in_base: true,
         in_new: true,
         peak_moved: vec![],
@@ -274,7 +275,7 @@ fn diff_document(top: usize) -> DiffDocument {
         ],
     };
     let only_new = DeviceDiff {
-        device: 1,
+        device: Device::new(1),
         in_base: false,
         in_new: true,
         peak_moved: vec![],
@@ -326,7 +327,7 @@ fn diff_text_with_top_zero_does_not_claim_no_change() {
 fn html_page_escapes_names_and_draws_each_device_from_its_timeline() {
     let doc = ProfileDocument::new(analysed());
     let timeline = Timeline {
-        device: 0,
+        device: Device::new(0),
         categories: vec!["parameter".into(), "activation".into(), HOSTILE.into()],
         points: vec![
             TimelinePoint {

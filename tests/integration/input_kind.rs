@@ -3,6 +3,7 @@
 //! is never taken for one, and errors still name the file.
 
 use crate::common;
+use memgate::Device;
 
 use common::{device, fixture, sites, summary, Workdir, CONFIG, MIB};
 use memgate::analysis::RuleSet;
@@ -96,7 +97,7 @@ fn a_snapshot_json_is_never_taken_for_a_summary() {
     let path = dir.path().join("snap.json");
     std::fs::write(&path, SNAPSHOT_NAMING_SUMMARY).unwrap();
     match input::read(&path).unwrap() {
-        Input::Snapshot(s) => assert_eq!(s.trace(0).len(), 1),
+        Input::Snapshot(s) => assert_eq!(s.trace(Device::new(0)).len(), 1),
         Input::Summary(_) => panic!("a snapshot read as a summary"),
     }
     common::memgate()

@@ -123,7 +123,7 @@ fn every_row_of_the_readme_figures_table_is_reproduced_to_the_byte() {
     let Some(dir) = real_dir() else { return };
     for (file, dev, dynamic, stat, overall, allocated, reserved, allocs, entries) in FIGURES {
         let reports = analyse(&dir, file, &RuleSet::builtin_default());
-        let devices: Vec<u32> = reports.iter().map(|d| d.device).collect();
+        let devices: Vec<u32> = reports.iter().map(|d| d.device.get()).collect();
         assert_eq!(devices, vec![dev], "{file}: devices");
         let f = &reports[0].figures;
         assert_eq!(f.dynamic_peak, dynamic, "{file}: dynamic-peak");

@@ -51,7 +51,7 @@ fn every_figure_peak_entry_and_completeness_matches_the_reference() {
         let got = analyse(&name, &mosaic);
         let devs = exp["devices"].as_array().unwrap();
         let ids: Vec<u64> = devs.iter().map(|d| d["device"].as_u64().unwrap()).collect();
-        let got_ids: Vec<u64> = got.iter().map(|d| u64::from(d.device)).collect();
+        let got_ids: Vec<u64> = got.iter().map(|d| u64::from(d.device.get())).collect();
         assert_eq!(got_ids, ids, "{name}: devices");
         for (d, e) in got.iter().zip(devs) {
             // The time-structure figures are checked in tests/integration/time_structure.rs.

@@ -2,6 +2,7 @@
 //! silently, hung or lost a file before.
 
 use crate::common;
+use memgate::Device;
 
 use common::{Workdir, CONFIG, MIB};
 use predicates::str::contains;
@@ -109,7 +110,7 @@ fn a_device_the_snapshot_lacks_is_an_error_naming_what_it_holds() {
     w.rank("rank0", Some(100 * MIB), 100 * MIB);
     // rank1's file holds only dev1: it must not drop out of the gate.
     let mut d = common::device(1, 900 * MIB, &common::sites(900 * MIB));
-    d.device = 1;
+    d.device = Device::new(1);
     w.write_summary(
         "snaps/rank1.json",
         &common::summary("rank1.pickle", vec![d]),

@@ -4,6 +4,7 @@
 //! allocated and reserved bytes drawn over it on the same axis (when the
 //! baseline is a snapshot), and the category and site deltas.
 
+use crate::vocab::Device;
 use std::fmt::Write as _;
 
 use super::{chart, data, device_heading, foot, head, peaks_table, Section};
@@ -15,7 +16,7 @@ use crate::report::finding::{self, value};
 use crate::units::{ByteDelta, Bytes};
 
 impl<'a> Charted<'a> {
-    fn device(&self, id: u32) -> Option<(&'a DeviceReport, &'a Timeline)> {
+    fn device(&self, id: Device) -> Option<(&'a DeviceReport, &'a Timeline)> {
         let k = self.devices.iter().position(|d| d.device == id)?;
         Some((&self.devices[k], self.timelines.get(k)?))
     }

@@ -4,6 +4,7 @@
 //! the bands, the window and the moments with their folded stacks. Names
 //! are stored raw: the page's script writes them as text, never as markup.
 
+use crate::vocab::Device;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -22,7 +23,7 @@ pub(super) struct PageData<'a> {
 #[derive(Serialize)]
 pub(super) struct DeviceData<'a> {
     snapshot: &'a str,
-    device: u32,
+    device: Device,
     /// `"s"`: x is microseconds since `origin`; `"entry"`: entries applied.
     axis: &'static str,
     x: Vec<i64>,

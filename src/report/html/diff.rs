@@ -4,6 +4,7 @@
 //! first timed entry, or entries applied), followed by the peaks that moved
 //! and the figure, category and site deltas as tables.
 
+use crate::vocab::Device;
 use std::fmt::Write as _;
 
 use super::{chart, data, device_heading, foot, head, peaks_table, Section};
@@ -24,7 +25,7 @@ pub struct DiffSide<'a> {
 }
 
 impl<'a> DiffSide<'a> {
-    fn device(&self, id: u32) -> Option<(&'a DeviceReport, Option<&'a Timeline>)> {
+    fn device(&self, id: Device) -> Option<(&'a DeviceReport, Option<&'a Timeline>)> {
         let k = self.devices.iter().position(|d| d.device == id)?;
         Some((&self.devices[k], self.timelines.and_then(|t| t.get(k))))
     }

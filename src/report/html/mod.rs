@@ -14,6 +14,7 @@ pub(crate) use check::Page;
 pub use check::{render_check, render_check_error};
 pub use diff::{render_diff, DiffSide};
 
+use crate::vocab::Device;
 use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
@@ -190,7 +191,7 @@ fn head(title: &str) -> String {
 }
 
 /// The element chart `k` of the page data is drawn into.
-fn chart(k: usize, path: &str, device: u32) -> String {
+fn chart(k: usize, path: &str, device: Device) -> String {
     format!(
         "<figure class=\"chart\" data-index=\"{k}\" data-snapshot=\"{}\" \
          data-device=\"{device}\"></figure>\n",

@@ -29,7 +29,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
     categories.at_dynamic_peak = categories.at_allocated_peak.clone();
     categories.peaks = categories.at_allocated_peak.clone();
     DeviceReport {
-        device,
+        device: memgate::Device::new(device),
         figures: Figures {
             dynamic_peak: peak,
             static_memory: 8 * MIB,
