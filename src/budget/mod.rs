@@ -21,6 +21,7 @@ mod data;
 #[cfg(test)]
 mod example_file;
 pub mod raw;
+mod ranks;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,7 @@ use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
+pub use ranks::RankBudget;
 pub use data::{figure_ids, parse_size, toml_text, validate_data};
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
@@ -155,6 +157,8 @@ pub struct Target {
     /// `iteration-boundary`: iterations start at annotations whose name
     /// starts with this (the default boundaries when `None`).
     pub iteration_boundary: Option<String>,
+    /// `[target.ranks]`: figures across the target's ranks (docs/ranks.md).
+    pub ranks: Option<RankBudget>,
 }
 
 /// A limit on a figure over one annotation's spans (docs/figures.md#phase-figures).
