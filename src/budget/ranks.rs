@@ -32,7 +32,7 @@ pub struct RankBudget {
     pub heaviest: Option<Limit>,
     /// Limit on the imbalance inside each stage, percent.
     pub stage_imbalance: Option<Tolerance>,
-    /// Stages in file order; a rank belongs to the first that claims it.
+    /// Stages in file order; a rank belongs to every stage that claims it.
     pub stages: Vec<Stage>,
     /// Where `[target.ranks]` is written.
     pub loc: Loc,
@@ -185,3 +185,7 @@ fn describe(v: &Value) -> String {
         other => other.type_str().into(),
     }
 }
+
+#[cfg(test)]
+#[path = "ranks_tests.rs"]
+mod tests;

@@ -41,8 +41,8 @@ pub struct RanksVerdict {
 #[serde(rename_all = "kebab-case")]
 pub struct RankRow {
     pub rank: String,
-    /// The first stage that claims it.
-    pub stage: Option<String>,
+    /// Every stage that claims it (stages may overlap).
+    pub stages: Vec<String>,
     /// Per figure of `figures`; `None`: the rank could not be read.
     pub values: Vec<Option<u64>>,
     /// Its trace-based figures are only lower bounds (a trace started
@@ -81,7 +81,7 @@ fn figure_ids<S: serde::Serializer>(f: &[Figure], s: S) -> Result<S::Ok, S::Erro
 /// The stage a rank belongs to, and its value per figure.
 struct Rank<'a> {
     name: &'a str,
-    stage: Option<usize>,
+    stages: Vec<usize>,
     values: Option<Vec<u64>>,
     lower_bound: bool,
 }
@@ -99,7 +99,9 @@ pub fn judge_ranks(
     let mut ranks: Vec<Rank> = inputs
         .iter()
         .map(|r| {
-            let stage = rb.stages.iter().position(|s| s.claims(&r.name));
+            let stages = (0..rb.stages.len())
+                .filter(|&s| rb.stages[s].claims(&r.name))
+                .collect();
             let values = r.devices.filter(|d| !d.is_empty()).map(|d| {
                 let of = |f: Figure| d.iter().filter_map(|x| f.value(x)).max().unwrap_or(0);
                 rb.figures.iter().map(|f| of(*f)).collect()
@@ -107,7 +109,7 @@ pub fn judge_ranks(
             let lower_bound = r.devices.is_some_and(|d| d.iter().any(|x| inexact(x, t)));
             Rank {
                 name: &r.name,
-                stage,
+                stages,
                 values,
                 lower_bound,
             }
@@ -163,7 +165,7 @@ pub fn judge_ranks(
         }
         groups.extend(all);
         for (s, stage) in rb.stages.iter().enumerate() {
-            let g = figures_of(&ranks, k, f, Some(&stage.name), |r| r.stage == Some(s));
+            let g = figures_of(&ranks, k, f, Some(&stage.name), |r| r.stages.contains(&s));
             if let Some(limit) = &rb.stage_imbalance {
                 let id = RankCheckId::Imbalance {
                     stage: Some(stage.name.clone()),
@@ -192,7 +194,7 @@ pub fn judge_ranks(
         .iter()
         .map(|r| RankRow {
             rank: r.name.to_string(),
-            stage: r.stage.map(|s| rb.stages[s].name.clone()),
+            stages: r.stages.iter().map(|&s| rb.stages[s].name.clone()).collect(),
             values: match &r.values {
                 Some(v) => v.iter().map(|x| Some(*x)).collect(),
                 None => vec![None; rb.figures.len()],

@@ -143,6 +143,15 @@ pub(crate) fn markdown(t: &TargetVerdict) -> String {
     out
 }
 
+/// `—`, or the stages claiming a rank, comma-separated.
+fn stages_cell(stages: &[String]) -> String {
+    if stages.is_empty() {
+        return "—".into();
+    }
+    let names: Vec<String> = stages.iter().map(|s| md(s).into_owned()).collect();
+    names.join(", ")
+}
+
 fn rank_rows(r: &RanksVerdict) -> String {
     let head: Vec<String> = r.figures.iter().map(|f| f.to_string()).collect();
     let mut out = format!("| rank | stage | {} | vs mean |\n", head.join(" | "));
@@ -181,7 +190,7 @@ fn rank_rows(r: &RanksVerdict) -> String {
         out.push_str(&format!(
             "| {} | {} | {} | {bar} |\n",
             md(&row.rank),
-            row.stage.as_deref().map_or("—".into(), |s| md(s).into_owned()),
+            stages_cell(&row.stages),
             cells.join(" | ")
         ));
     }
