@@ -20,7 +20,7 @@ use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
-pub use ranks::{judge_ranks, RankCheckId, RankInput, RanksVerdict};
+pub use ranks::{judge_ranks, saturating_u64, RankCheckId, RankInput, RanksVerdict};
 pub use verdict::*;
 
 /// What one snapshot is judged against.

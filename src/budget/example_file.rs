@@ -2,9 +2,7 @@
 //! it must name every key the raw structs accept (set, or commented out
 //! with its explanation), so adding a key without documenting it fails.
 
-use super::raw::{
-    budget_keys, tolerance_keys, DEFAULTS_KEYS, RANKS_KEYS, TARGET_KEYS, TOP_KEYS,
-};
+use super::raw::{budget_keys, tolerance_keys, DEFAULTS_KEYS, RANKS_KEYS, TARGET_KEYS, TOP_KEYS};
 
 const EXAMPLE: &str = include_str!("../../thresholds.example.toml");
 

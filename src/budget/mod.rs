@@ -20,8 +20,8 @@
 mod data;
 #[cfg(test)]
 mod example_file;
-pub mod raw;
 mod ranks;
+pub mod raw;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -39,8 +39,8 @@ use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
-pub use ranks::RankBudget;
 pub use data::{figure_ids, parse_size, toml_text, validate_data};
+pub use ranks::RankBudget;
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
 pub use validate::{validate_file, ConfigError, Validated};

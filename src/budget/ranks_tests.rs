@@ -33,7 +33,10 @@ stages = { first = '^rank[0-3]$', last = ["rank6", "rank7"] }
     let r = b.targets[0].ranks.as_ref().unwrap();
     assert_eq!(r.figures, [Figure::ReservedPeak]);
     let imbalance = r.imbalance.as_ref().unwrap();
-    assert_eq!((imbalance.pct, imbalance.level), (Percent(15.0), Level::Warn));
+    assert_eq!(
+        (imbalance.pct, imbalance.level),
+        (Percent(15.0), Level::Warn)
+    );
     assert_eq!(r.heaviest.as_ref().unwrap().value.raw(), 40 << 30);
     assert_eq!(r.stage_imbalance.as_ref().unwrap().pct, Percent(5.0));
     assert_eq!(r.loc.line, 5);
@@ -76,7 +79,10 @@ imbalanse = "5%"
         "memgate.toml:9:32: `target.ranks.stages.\"c\"`: must be a regex string or a non-empty list of rank names, not an empty list",
     ];
     for w in want {
-        assert!(got.iter().any(|g| g.starts_with(w)), "{w}\nnot in\n{got:#?}");
+        assert!(
+            got.iter().any(|g| g.starts_with(w)),
+            "{w}\nnot in\n{got:#?}"
+        );
     }
     assert_eq!(got.len(), want.len(), "{got:#?}");
 }
@@ -87,7 +93,10 @@ fn heaviest_takes_only_size_figures() {
                 figures = [\"oom-events\"]\nheaviest = \"1 GiB\"\n";
     let got = errors(text);
     assert_eq!(got.len(), 1, "{got:#?}");
-    assert!(got[0].contains("`oom-events` in `figures` is a count"), "{got:#?}");
+    assert!(
+        got[0].contains("`oom-events` in `figures` is a count"),
+        "{got:#?}"
+    );
 }
 
 #[test]

@@ -140,7 +140,11 @@ pub enum Finding {
         ranks: usize,
     },
     /// The heaviest `rank`'s value (`current`) against the `heaviest` limit.
-    HeaviestRank { rank: String, current: u64, limit: u64 },
+    HeaviestRank {
+        rank: String,
+        current: u64,
+        limit: u64,
+    },
     /// `rank` is in the `baseline` and missing from the run.
     RankMissing { rank: String, baseline: String },
     /// Every rank of the baseline is in the run, which has `ranks`.

@@ -128,7 +128,10 @@ pub fn judge_ranks(
         });
         let all = figures_of(&ranks, k, f, None, |_| true);
         if let (Some(limit), Some(g)) = (&rb.imbalance, &all) {
-            let id = RankCheckId::Imbalance { stage: None, figure: f };
+            let id = RankCheckId::Imbalance {
+                stage: None,
+                figure: f,
+            };
             checks.push(imbalance_check(id, g, limit, incomplete.clone()));
         }
         if let (Some(limit), Some(g)) = (&rb.heaviest, &all) {
@@ -154,7 +157,14 @@ pub fn judge_ranks(
             checks.push(c);
         }
         if (rb.imbalance.is_some() || rb.heaviest.is_some()) && all.is_none() {
-            let mut c = check(RankCheckId::Imbalance { stage: None, figure: f }, f, 0);
+            let mut c = check(
+                RankCheckId::Imbalance {
+                    stage: None,
+                    figure: f,
+                },
+                f,
+                0,
+            );
             c.status = Status::Error;
             c.findings.push(Finding::RanksIncomplete {
                 unreadable: unreadable.clone(),
@@ -194,7 +204,11 @@ pub fn judge_ranks(
         .iter()
         .map(|r| RankRow {
             rank: r.name.to_string(),
-            stages: r.stages.iter().map(|&s| rb.stages[s].name.clone()).collect(),
+            stages: r
+                .stages
+                .iter()
+                .map(|&s| rb.stages[s].name.clone())
+                .collect(),
             values: match &r.values {
                 Some(v) => v.iter().map(|x| Some(*x)).collect(),
                 None => vec![None; rb.figures.len()],
@@ -310,6 +324,17 @@ pub fn imbalance(max: u64, mean: f64) -> f64 {
     }
 }
 
+/// A non-negative float as a `u64`: a budget or a mean shown in bytes.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "float-to-integer `as` saturates (NaN gives 0): a mean of u64 values, or a \
+              limit above it, past u64::MAX is u64::MAX, which allows everything"
+)]
+pub fn saturating_u64(x: f64) -> u64 {
+    x as u64
+}
+
 fn check(id: RankCheckId, f: Figure, current: u64) -> Check {
     Check {
         id: CheckId::Ranks(id),
@@ -334,8 +359,7 @@ fn imbalance_check(
 ) -> Check {
     let mut c = check(id, g.figure, g.max);
     let allowed = g.mean * (1.0 + limit.pct.0 / 100.0);
-    // Saturating float-to-int: a mean near u64::MAX allows everything.
-    c.budget = Some(allowed.floor() as u64);
+    c.budget = Some(saturating_u64(allowed.floor()));
     c.config_line = limit.loc.clone();
     c.findings.push(Finding::RankImbalance {
         heaviest: g.heaviest.clone(),

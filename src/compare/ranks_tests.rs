@@ -50,8 +50,14 @@ fn the_figures_of_a_group_are_its_max_min_mean_spread_and_imbalance() {
         ],
     );
     let g = &v.groups[0];
-    assert_eq!((g.max, g.min, g.spread, g.ranks), (140 * MIB, 100 * MIB, 40 * MIB, 4));
-    assert_eq!((g.heaviest.as_str(), g.lightest.as_str()), ("rank2", "rank0"));
+    assert_eq!(
+        (g.max, g.min, g.spread, g.ranks),
+        (140 * MIB, 100 * MIB, 40 * MIB, 4)
+    );
+    assert_eq!(
+        (g.heaviest.as_str(), g.lightest.as_str()),
+        ("rank2", "rank0")
+    );
     assert!((g.mean - 110.0 * MIB as f64).abs() < 1e-6);
     assert!((g.imbalance - 300.0 / 11.0).abs() < 1e-9);
     assert_eq!(status(&v, "ranks.allocated-peak.imbalance"), Status::Pass);
@@ -108,11 +114,23 @@ fn a_stage_that_claims_no_rank_is_an_error_and_overlapping_stages_share_ranks() 
     let v = judged(
         "stage-imbalance = \"10%\"\nfigures = [\"allocated-peak\"]\n\
          stages = { all = \"rank\", odd = [\"rank1\"], none = \"^x\" }",
-        &[("rank0", Some(dev(0, 100 * MIB))), ("rank1", Some(dev(1, 150 * MIB)))],
+        &[
+            ("rank0", Some(dev(0, 100 * MIB))),
+            ("rank1", Some(dev(1, 150 * MIB))),
+        ],
     );
-    assert_eq!(status(&v, "ranks.stage.all.allocated-peak.imbalance"), Status::Fail);
-    assert_eq!(status(&v, "ranks.stage.odd.allocated-peak.imbalance"), Status::Pass);
-    assert_eq!(status(&v, "ranks.stage.none.allocated-peak.imbalance"), Status::Error);
+    assert_eq!(
+        status(&v, "ranks.stage.all.allocated-peak.imbalance"),
+        Status::Fail
+    );
+    assert_eq!(
+        status(&v, "ranks.stage.odd.allocated-peak.imbalance"),
+        Status::Pass
+    );
+    assert_eq!(
+        status(&v, "ranks.stage.none.allocated-peak.imbalance"),
+        Status::Error
+    );
     assert_eq!(v.ranks[1].stages, ["all", "odd"]);
     assert_eq!(v.status, Status::Error);
 }
@@ -127,7 +145,11 @@ fn a_missing_rank_fails_naming_it() {
     }];
     let missing = [("rank1".to_string(), "golden/rank1.json".to_string())];
     let v = judge_ranks(&t, t.ranks.as_ref().unwrap(), &inputs, &missing, true);
-    let c = v.checks.iter().find(|c| c.id.to_string() == "ranks.present").unwrap();
+    let c = v
+        .checks
+        .iter()
+        .find(|c| c.id.to_string() == "ranks.present")
+        .unwrap();
     assert_eq!(c.status, Status::Fail);
     assert_eq!(
         c.findings,

@@ -260,7 +260,11 @@ impl Verdict {
                 counts.add(c.status);
             }
         }
-        for c in targets.iter().filter_map(|t| t.ranks.as_ref()).flat_map(|r| &r.checks) {
+        for c in targets
+            .iter()
+            .filter_map(|t| t.ranks.as_ref())
+            .flat_map(|r| &r.checks)
+        {
             counts.add(c.status);
         }
         let verdict = targets

@@ -5,7 +5,7 @@
 
 use super::escape::markdown as md;
 use super::finding::value;
-use crate::compare::{Finding, RanksVerdict, TargetVerdict};
+use crate::compare::{saturating_u64, Finding, RanksVerdict, TargetVerdict};
 use crate::units::Bytes;
 use crate::vocab::Unit;
 
@@ -101,8 +101,7 @@ fn listed(names: &[String]) -> String {
 /// tenth.
 fn mean_of(unit: Unit, mean: f64) -> String {
     match unit {
-        // Saturating float-to-int rounding of a mean of u64 values.
-        Unit::Bytes => Bytes(mean.round() as u64).to_string(),
+        Unit::Bytes => Bytes(saturating_u64(mean.round())).to_string(),
         Unit::Count => format!("{mean:.1}"),
     }
 }
@@ -119,13 +118,17 @@ pub(crate) fn markdown(t: &TargetVerdict) -> String {
         r.ranks.len(),
         md(&t.name)
     );
-    out.push_str("| ranks | figure | n | max | heaviest | min | lightest | mean | spread | imbalance |\n");
+    out.push_str(
+        "| ranks | figure | n | max | heaviest | min | lightest | mean | spread | imbalance |\n",
+    );
     out.push_str("|---|---|---:|---:|---|---:|---|---:|---:|---:|\n");
     for g in &r.groups {
         let unit = g.figure.unit();
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1}% |\n",
-            g.stage.as_deref().map_or("all".into(), |s| format!("stage {}", md(s))),
+            g.stage
+                .as_deref()
+                .map_or("all".into(), |s| format!("stage {}", md(s))),
             g.figure,
             g.ranks,
             value(unit, g.max),
@@ -155,7 +158,10 @@ fn stages_cell(stages: &[String]) -> String {
 fn rank_rows(r: &RanksVerdict) -> String {
     let head: Vec<String> = r.figures.iter().map(|f| f.to_string()).collect();
     let mut out = format!("| rank | stage | {} | vs mean |\n", head.join(" | "));
-    out.push_str(&format!("|---|---|{}---|\n", "---:|".repeat(r.figures.len())));
+    out.push_str(&format!(
+        "|---|---|{}---|\n",
+        "---:|".repeat(r.figures.len())
+    ));
     let first = r.figures.first().and_then(|f| {
         r.groups
             .iter()
@@ -177,7 +183,10 @@ fn rank_rows(r: &RanksVerdict) -> String {
             .collect();
         let bar = match (first, row.values.first().copied().flatten()) {
             (Some(g), Some(v)) if g.max > 0 => {
-                let n = (v as f64 * BAR as f64 / g.max as f64).round() as usize;
+                // v ≤ max, so n ≤ BAR.
+                let n =
+                    (u128::from(v) * BAR as u128 * 2 + u128::from(g.max)) / (2 * u128::from(g.max));
+                let n = usize::try_from(n).unwrap_or(BAR);
                 let vs = if g.mean > 0.0 {
                     format!("{:+.1}%", (v as f64 - g.mean) * 100.0 / g.mean)
                 } else {

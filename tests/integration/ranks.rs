@@ -43,7 +43,9 @@ stages = { first = ["rank0", "rank1", "rank2", "rank3"], last = "^rank[4-7]$" }
 
 /// `memgate summarize` of `from/*.pickle` into `to`.
 fn summarize(w: &Workdir, from: &Path, to: &str) {
-    let files: Vec<PathBuf> = (0..8).map(|k| from.join(format!("rank{k}.pickle"))).collect();
+    let files: Vec<PathBuf> = (0..8)
+        .map(|k| from.join(format!("rank{k}.pickle")))
+        .collect();
     memgate()
         .arg("summarize")
         .arg("-o")
@@ -118,7 +120,12 @@ fn assert_rank6_fails(code: i32, term: &str, v: &Value, junit: &str, md: &str) {
     // Within its stage, rank6 is 13.2% over the mean: under 15%.
     let last = rank_check(v, "ranks.stage.last.allocated-peak.imbalance");
     assert_eq!(last["status"], "pass");
-    assert!(e["run"]["stage"]["last"]["allocated-peak"]["imbalance"].as_f64().unwrap() < 15.0);
+    assert!(
+        e["run"]["stage"]["last"]["allocated-peak"]["imbalance"]
+            .as_f64()
+            .unwrap()
+            < 15.0
+    );
     assert_eq!(v["targets"][0]["ranks"]["status"], "fail");
     assert_eq!(v["verdict"], "fail");
     assert!(
@@ -127,9 +134,18 @@ fn assert_rank6_fails(code: i32, term: &str, v: &Value, junit: &str, md: &str) {
     );
     assert!(junit.contains("ranks.allocated-peak.imbalance"), "{junit}");
     assert!(junit.contains("memory-imbalance"), "{junit}");
-    assert!(md.contains("| ranks | `ranks.allocated-peak.imbalance` |"), "{md}");
-    assert!(md.contains("| rank6 | last | 1.41 GiB | 1.41 GiB | +16.1% ████████████████████ |"), "{md}");
-    assert!(md.contains("| all | allocated-peak | 8 | 1.41 GiB | rank6 |"), "{md}");
+    assert!(
+        md.contains("| ranks | `ranks.allocated-peak.imbalance` |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| rank6 | last | 1.41 GiB | 1.41 GiB | +16.1% ████████████████████ |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| all | allocated-peak | 8 | 1.41 GiB | rank6 |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -165,7 +181,10 @@ fn a_rank_of_the_baseline_missing_from_the_run_fails_by_name() {
     assert_eq!(present["status"], "fail");
     assert_eq!(present["findings"][0]["kind"], "rank-missing");
     assert_eq!(present["findings"][0]["rank"], "rank7");
-    assert!(term.contains("FAIL job ranks ranks.present: rank rank7 is in the baseline"), "{term}");
+    assert!(
+        term.contains("FAIL job ranks ranks.present: rank rank7 is in the baseline"),
+        "{term}"
+    );
     assert!(junit.contains("rank rank7 is in the baseline"), "{junit}");
     assert!(md.contains("rank rank7 is in the baseline"), "{md}");
     // The seven ranks left are within 20%: that check passes, on seven.
@@ -202,7 +221,11 @@ fn a_limit_the_heaviest_rank_stays_under_passes_and_one_it_crosses_fails() {
 fn the_bundled_two_ranks_match_the_generators_figures() {
     let text = std::fs::read_to_string(fixture("expected.json")).unwrap();
     let e: Value = serde_json::from_str(&text).unwrap();
-    let peak = |n: &str| e[n]["devices"][0]["figures"]["allocated-peak"].as_u64().unwrap();
+    let peak = |n: &str| {
+        e[n]["devices"][0]["figures"]["allocated-peak"]
+            .as_u64()
+            .unwrap()
+    };
     let (a, b) = (peak("rank0.pickle"), peak("rank1.pickle"));
     let w = Workdir::new(&config(
         &format!("{}/rank[01].pickle", fixture("").display()),
