@@ -4,7 +4,6 @@
 //! the table, which escapes its own cells.
 
 use super::escape::markdown as md;
-use super::finding::value;
 use crate::compare::{saturating_u64, Finding, RanksVerdict, TargetVerdict};
 use crate::units::Bytes;
 use crate::vocab::Unit;
@@ -15,6 +14,15 @@ const NAMED: usize = 8;
 const TABLE_ROWS: usize = 256;
 /// The width of a rank's bar, in block characters, for the heaviest.
 const BAR: usize = 20;
+
+/// A value in its unit, as `finding::value` writes it (which imports this
+/// file for the sentences below, so it cannot be imported back).
+fn value(unit: Unit, v: u64) -> String {
+    match unit {
+        Unit::Bytes => Bytes(v).to_string(),
+        Unit::Count => v.to_string(),
+    }
+}
 
 /// The sentence of a rank finding; `None` for any other finding.
 pub(crate) fn clause(unit: Unit, f: &Finding) -> Option<String> {
