@@ -8,6 +8,7 @@ mod finding;
 mod level_and_trace_tests;
 #[cfg(test)]
 mod lower_bound_tests;
+mod natural;
 mod ranks;
 #[cfg(test)]
 mod tests;
