@@ -61,6 +61,7 @@ fn run(w: &Workdir) -> (i32, String, Value, String, String) {
     let out = w
         .check()
         .args(["--json", "v.json", "--junit", "v.xml", "--markdown", "v.md"])
+        .args(["--metrics", "v.txt"])
         .output()
         .unwrap();
     let json = serde_json::from_str(&w.read("v.json")).unwrap();
@@ -156,6 +157,7 @@ fn rank6_fails_the_imbalance_limit_by_name_from_snapshots() {
     let w = Workdir::new(&config(&snaps, &golden, STAGED));
     let (code, term, v, junit, md) = run(&w);
     assert_rank6_fails(code, &term, &v, &junit, &md);
+    assert_metrics(&w);
     let present = rank_check(&v, "ranks.present");
     assert_eq!(present["status"], "pass");
 }
@@ -260,4 +262,14 @@ fn rank_names_are_escaped_in_the_markdown_table() {
     assert!(names.contains(&"r|<b>x"), "{names:?}");
     assert!(!md.contains("r|<b>x"), "{md}");
     assert!(!md.contains("<b>x"), "{md}");
+}
+
+/// The metrics report has the rank checks' values under `snapshot="ranks"`.
+fn assert_metrics(w: &Workdir) {
+    let max = expected()["run"]["all"]["allocated-peak"]["max"].clone();
+    let line = format!(
+        "memgate_figure_bytes{{target=\"job\",snapshot=\"ranks\",device=\"all\",figure=\"ranks.allocated-peak.imbalance\"}} {max}"
+    );
+    let text = w.read("v.txt");
+    assert!(text.contains(&line), "{line}\nnot in\n{text}");
 }
