@@ -8,6 +8,8 @@ mod finding;
 mod level_and_trace_tests;
 #[cfg(test)]
 mod lower_bound_tests;
+mod natural;
+mod ranks;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -20,6 +22,7 @@ use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
+pub use ranks::{judge_ranks, saturating_u64, RankCheckId, RankInput, RanksVerdict};
 pub use verdict::*;
 
 /// What one snapshot is judged against.

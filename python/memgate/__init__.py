@@ -32,6 +32,7 @@ from ._documents import (
     SiteDelta,
     Status,
     Summary,
+    RanksVerdict,
     TargetVerdict,
     Verdict,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "Recording",
     "SiteDelta",
     "Summary",
+    "RanksVerdict",
     "TargetVerdict",
     "Verdict",
     "__version__",

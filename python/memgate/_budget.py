@@ -38,6 +38,15 @@ _TARGET = {
 _RULES = "rules"
 _CATEGORY = "category"
 _PHASE = "phase"
+# `ranks` is the `[target.ranks]` table (docs/ranks.md), its keys in snake_case.
+_RANKS = "ranks"
+_RANKS_KEYS = {
+    "figures": "figures",
+    "imbalance": "imbalance",
+    "heaviest": "heaviest",
+    "stage_imbalance": "stage-imbalance",
+    "stages": "stages",
+}
 _BUILT_IN_RULES = ("default", "mosaic")
 
 
@@ -52,7 +61,7 @@ PHASE_FIGURES: Dict[str, str] = {_snake(f): f for f in _PHASE_IDS}
 
 def keyword_names() -> List[str]:
     """Every keyword the marker (and ``check(budget=…)``) takes."""
-    return [*FIGURES, _CATEGORY, _PHASE, *_DEFAULTS, _RULES, *_TARGET]
+    return [*FIGURES, _CATEGORY, _PHASE, *_DEFAULTS, _RULES, *_TARGET, _RANKS]
 
 
 class BudgetError(ValueError):
@@ -163,6 +172,21 @@ def budget_document(
                 origin["defaults.rules"] = keyword
             else:
                 problems.append(f"rules={value!r}: must be 'default', 'mosaic', a rules file or a mapping")
+        elif keyword == _RANKS:
+            table = _mapping(value, keyword, "ranks key -> value (docs/ranks.md)", problems)
+            ranks: Dict[str, Any] = {}
+            for k, v in (table or {}).items():
+                if k not in _RANKS_KEYS:
+                    problems.append(_unknown(k, list(_RANKS_KEYS), "ranks: "))
+                    continue
+                key = _RANKS_KEYS[k]
+                if k == "figures" and isinstance(v, (list, tuple)):
+                    # Figure ids in snake_case, as every other keyword.
+                    v = [FIGURES.get(f, f) if isinstance(f, str) else f for f in v]
+                ranks[key] = _plain(v)
+                origin[f"target.ranks.{key}"] = f"ranks[{k!r}]"
+            if table is not None:
+                target["ranks"] = ranks
         elif keyword in _TARGET:
             key = _TARGET[keyword]
             if keyword == "baseline" and isinstance(value, (str, os.PathLike)):

@@ -38,6 +38,7 @@ __all__ = [
     "ProfileReport",
     "SiteDelta",
     "Summary",
+    "RanksVerdict",
     "TargetVerdict",
     "Verdict",
 ]
@@ -317,10 +318,24 @@ class CheckedSnapshot(_Document):
 
 
 @dataclass(frozen=True)
+class RanksVerdict(_Document):
+    """A target's figures across its ranks (docs/ranks.md): the rank
+    table (``ranks``, ``groups``) and the checks on it."""
+
+    status: Status = _of()
+    figures: List[str] = _of()
+    ranks: List[Dict[str, Any]] = _of()
+    groups: List[Dict[str, Any]] = _of()
+    checks: List[Check] = _of(_list_of(Check))
+
+
+@dataclass(frozen=True)
 class TargetVerdict(_Document):
     name: str = _of()
     status: Status = _of()
     snapshots: List[CheckedSnapshot] = _of(_list_of(CheckedSnapshot))
+    # With `[target.ranks]` (the marker's and check()'s `ranks=`).
+    ranks: Optional[RanksVerdict] = _of(RanksVerdict.from_dict)
 
 
 @dataclass(frozen=True)
@@ -356,6 +371,9 @@ class Verdict(_Document):
                     out.append(Failure(t.name, s.name, None, None, s.error))
                 for d in s.devices:
                     out += [Failure(t.name, s.name, d.device, c, None) for c in d.checks if c.status in wanted]
+            if t.ranks is not None:
+                # The checks across ranks, as the reports name them.
+                out += [Failure(t.name, "ranks", None, c, None) for c in t.ranks.checks if c.status in wanted]
         return out
 
 

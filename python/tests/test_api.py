@@ -255,3 +255,34 @@ def test_every_key_of_the_documents_is_a_field(examples, tmp_path):
     for doc, cls in pairs:
         missing = set(doc.to_dict()) - _fields(cls)
         assert not missing, f"{cls.__name__} lacks {missing}"
+
+
+def test_check_takes_ranks_and_names_the_heaviest_rank(root):
+    # The 8-rank job of tests/fixtures/ranks (generate.py --ranks): rank6
+    # is 20% heavier than rank0, 16.08% above the mean of the 8.
+    run = root / "tests" / "fixtures" / "ranks" / "run"
+    snaps = [str(run / f"rank{k}.pickle") for k in range(8)]
+    verdict = memgate.check(
+        snapshots=snaps,
+        budget={"allocated_peak": "10 GiB", "ranks": {"figures": ["allocated_peak"], "imbalance": "15%"}},
+    )
+    assert not verdict.passed
+    ranks = verdict.targets[0].ranks
+    assert ranks is not None and ranks.status == "fail"
+    assert [(f.snapshot, f.check.id if f.check else None) for f in verdict.failures()] == [
+        ("ranks", "ranks.allocated-peak.imbalance")
+    ]
+    assert ranks.checks[0].findings[0]["heaviest"] == "rank6"
+    assert str(verdict.failures()[0]) == "budget/ranks ranks.allocated-peak.imbalance: fail"
+    verdict = memgate.check(snapshots=snaps, budget={"allocated_peak": "10 GiB", "ranks": {"imbalance": "17%"}})
+    assert verdict.passed
+
+
+def test_ranks_mistakes_are_reported_in_keyword_names(root):
+    snaps = [str(root / "tests" / "fixtures" / "ranks" / "run" / "rank0.pickle")]
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.check(snapshots=snaps, budget={"ranks": {"imbalanse": "5%"}})
+    assert e.value.messages[0].startswith("ranks: imbalanse: unknown keyword (did you mean imbalance?)")
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.check(snapshots=snaps, budget={"ranks": {"stage_imbalance": 5}})
+    assert any(m.startswith("ranks['stage_imbalance']") for m in e.value.messages), e.value.messages

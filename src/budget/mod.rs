@@ -20,6 +20,7 @@
 mod data;
 #[cfg(test)]
 mod example_file;
+mod ranks;
 pub mod raw;
 mod target;
 #[cfg(test)]
@@ -40,6 +41,7 @@ use crate::vocab::Figure;
 pub use crate::vocab::Rules;
 
 pub use data::{figure_ids, parse_size, toml_text, validate_data};
+pub use ranks::RankBudget;
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
 pub use validate::{validate_file, ConfigError, Validated};
@@ -156,6 +158,8 @@ pub struct Target {
     /// `iteration-boundary`: iterations start at annotations whose name
     /// starts with this (the default boundaries when `None`).
     pub iteration_boundary: Option<String>,
+    /// `[target.ranks]`: figures across the target's ranks (docs/ranks.md).
+    pub ranks: Option<RankBudget>,
 }
 
 /// A limit on a figure over one annotation's spans (docs/figures.md#phase-figures).

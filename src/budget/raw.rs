@@ -26,6 +26,15 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "iteration-boundary",
     "budget",
     "tolerance",
+    "ranks",
+];
+/// `[target.ranks]` keys (docs/ranks.md).
+pub(crate) const RANKS_KEYS: &[&str] = &[
+    "figures",
+    "imbalance",
+    "heaviest",
+    "stage-imbalance",
+    "stages",
 ];
 /// `[target.budget]` holds its category table besides the figure ids.
 const CATEGORY: &str = "category";
@@ -125,6 +134,21 @@ pub struct RawTarget {
     pub budget: Option<RawBudget>,
     /// `[target.tolerance]`: per figure id, and per phase in its `phase`.
     pub tolerance: Option<RawBudget>,
+    /// `[target.ranks]`: figures across the target's ranks.
+    pub ranks: Option<RawRanks>,
+}
+
+/// `[target.ranks]` as written (docs/ranks.md).
+#[derive(Debug, Default)]
+pub struct RawRanks {
+    /// The table's header (or key), for problems about the whole table.
+    pub span: Range<usize>,
+    pub figures: Option<List>,
+    pub imbalance: Option<Leaf>,
+    pub heaviest: Option<Leaf>,
+    pub stage_imbalance: Option<Leaf>,
+    /// Stage name → a regex string or a list of rank names, in file order.
+    pub stages: Option<OpenTable>,
 }
 
 /// `[target.budget]`: a ceiling per figure id, plus `[target.budget.category]`
@@ -260,6 +284,7 @@ impl Reader {
                 "window" => t.window = leaf(),
                 "iteration-boundary" => t.iteration_boundary = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
+                "ranks" => t.ranks = self.table(item, &at).map(|r| self.ranks(r, at.clone())),
                 "tolerance" => {
                     let keys = tolerance_table_keys();
                     t.tolerance = self
@@ -270,6 +295,24 @@ impl Reader {
             }
         }
         t
+    }
+
+    fn ranks(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawRanks {
+        let mut r = RawRanks {
+            span,
+            ..RawRanks::default()
+        };
+        for (name, at, item) in self.entries(table, RANKS_KEYS, "[target.ranks]") {
+            match name {
+                "figures" => r.figures = Some(self.list(item, &at)),
+                "imbalance" => r.imbalance = Some(self.leaf(item, &at)),
+                "heaviest" => r.heaviest = Some(self.leaf(item, &at)),
+                "stage-imbalance" => r.stage_imbalance = Some(self.leaf(item, &at)),
+                "stages" => r.stages = self.open_table(item, &at),
+                _ => {}
+            }
+        }
+        r
     }
 
     fn budget(&mut self, table: &dyn TableLike) -> RawBudget {

@@ -144,6 +144,7 @@ impl Validator<'_> {
             .iteration_boundary
             .as_ref()
             .and_then(|b| self.string(b, "target.iteration-boundary"));
+        let ranks = t.ranks.as_ref().and_then(|r| self.ranks(r));
         Some(Target {
             name: name?,
             loc: self.loc(t.name.as_ref().map_or(span, |n| n.span())),
@@ -161,6 +162,7 @@ impl Validator<'_> {
             tolerance,
             phase_tolerance,
             iteration_boundary,
+            ranks,
         })
     }
 
@@ -280,7 +282,7 @@ impl Validator<'_> {
     /// A compiled regex, shared by every target that writes the same
     /// pattern: compiling is what a file of many targets would spend its
     /// time on.
-    fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
+    pub(super) fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
         if let Some(r) = self.regexes.get(pattern) {
             return Ok(r.clone());
         }

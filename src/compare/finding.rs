@@ -135,6 +135,36 @@ pub enum Finding {
     /// `residual` is larger: the growth was no line (a one-off step after
     /// warm-up, or noise), so it cannot support a leak verdict.
     LeakInconclusive { slope: u64, residual: u64 },
+    /// Across `ranks` ranks, the `heaviest` one's value (`max`) is
+    /// `imbalance` percent above the `mean` (docs/figures.md#ranks); the
+    /// `limit` is the budget's, percent.
+    RankImbalance {
+        heaviest: String,
+        max: u64,
+        mean: f64,
+        imbalance: f64,
+        limit: f64,
+        ranks: usize,
+    },
+    /// The heaviest `rank`'s value (`current`) against the `heaviest` limit.
+    HeaviestRank {
+        rank: String,
+        current: u64,
+        limit: u64,
+    },
+    /// `rank` is in the `baseline` and missing from the run.
+    RankMissing { rank: String, baseline: String },
+    /// Every rank of the baseline is in the run, which has `ranks`.
+    RanksPresent { ranks: usize },
+    /// The figures across ranks could not be judged whole: the ranks
+    /// `unreadable` gave no figures, those of `lower-bounds` only lower
+    /// bounds (a trace started mid-run, or none recorded).
+    RanksIncomplete {
+        unreadable: Vec<String>,
+        lower_bounds: Vec<String>,
+    },
+    /// A `stages` entry claims no rank of the run.
+    StageEmpty { stage: String },
 }
 
 /// Where a snapshot's baseline was looked for in vain.

@@ -50,6 +50,8 @@ pub enum CheckId {
     Baseline,
     /// A device the window places nothing on.
     Window,
+    /// A figure across the target's ranks (`[target.ranks]`).
+    Ranks(super::RankCheckId),
 }
 
 impl fmt::Display for CheckId {
@@ -60,6 +62,7 @@ impl fmt::Display for CheckId {
             CheckId::Phase { phase, figure } => write!(f, "phase.{phase}.{}", figure.id()),
             CheckId::Baseline => f.write_str("baseline"),
             CheckId::Window => f.write_str("window"),
+            CheckId::Ranks(r) => r.fmt(f),
         }
     }
 }
@@ -201,6 +204,9 @@ pub struct TargetVerdict {
     pub name: String,
     pub status: Status,
     pub snapshots: Vec<SnapshotVerdict>,
+    /// The figures across the target's ranks, when it has `[target.ranks]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<super::RanksVerdict>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -211,6 +217,18 @@ pub struct Counts {
     pub fail: usize,
     pub skipped: usize,
     pub error: usize,
+}
+
+impl Counts {
+    fn add(&mut self, s: Status) {
+        match s {
+            Status::Pass => self.pass += 1,
+            Status::Warn => self.warn += 1,
+            Status::Fail => self.fail += 1,
+            Status::Skipped => self.skipped += 1,
+            Status::Error => self.error += 1,
+        }
+    }
 }
 
 /// The whole gate.
@@ -240,14 +258,15 @@ impl Verdict {
                 counts.error += 1;
             }
             for c in s.devices.iter().flat_map(|d| &d.checks) {
-                match c.status {
-                    Status::Pass => counts.pass += 1,
-                    Status::Warn => counts.warn += 1,
-                    Status::Fail => counts.fail += 1,
-                    Status::Skipped => counts.skipped += 1,
-                    Status::Error => counts.error += 1,
-                }
+                counts.add(c.status);
             }
+        }
+        for c in targets
+            .iter()
+            .filter_map(|t| t.ranks.as_ref())
+            .flat_map(|r| &r.checks)
+        {
+            counts.add(c.status);
         }
         let verdict = targets
             .iter()
@@ -303,7 +322,17 @@ impl TargetVerdict {
             name,
             status,
             snapshots,
+            ranks: None,
         }
+    }
+
+    /// The target with its figures across ranks, which count in its status.
+    pub fn with_ranks(mut self, ranks: Option<super::RanksVerdict>) -> TargetVerdict {
+        if let Some(r) = &ranks {
+            self.status = self.status.max(r.status);
+        }
+        self.ranks = ranks;
+        self
     }
 }
 

@@ -266,6 +266,12 @@ fn clause(unit: Unit, f: &Finding) -> String {
         Finding::NoTrace { judged: true } => {
             format!("{NO_TRACE} (judged on them: `require-trace = false`)")
         }
+        Finding::RankImbalance { .. }
+        | Finding::HeaviestRank { .. }
+        | Finding::RankMissing { .. }
+        | Finding::RanksPresent { .. }
+        | Finding::RanksIncomplete { .. }
+        | Finding::StageEmpty { .. } => super::ranks::clause(unit, f).unwrap_or_default(),
         Finding::LowerBound {
             current,
             baseline,

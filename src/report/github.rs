@@ -77,6 +77,33 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
             format!("::{kind} {at}title={title}::{}", data(&msg)),
         ));
     }
+    for t in &v.targets {
+        for c in t.ranks.iter().flat_map(|r| &r.checks) {
+            if c.status < Status::Warn {
+                continue;
+            }
+            let kind = if c.status == Status::Warn {
+                "warning"
+            } else {
+                "error"
+            };
+            let at = c.config_line.as_ref().map_or(String::new(), |l| {
+                format!("file={},line={},col={},", property(&l.file), l.line, l.col)
+            });
+            let msg = format!(
+                "{} {} {}: {}",
+                t.name,
+                super::RANKS_LABEL,
+                c.id,
+                sentence(c)
+            );
+            let title = property(&format!("memgate {}", c.id));
+            all.push((
+                c.status,
+                format!("::{kind} {at}title={title}::{}", data(&msg)),
+            ));
+        }
+    }
     all.sort_by_key(|a| std::cmp::Reverse(a.0));
     if all.len() > MAX_ANNOTATIONS {
         let rest = all.len() - (MAX_ANNOTATIONS - 1);

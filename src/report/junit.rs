@@ -45,6 +45,35 @@ fn is_leak_fit(f: &Finding) -> bool {
     matches!(f, Finding::LeakFit { .. })
 }
 
+/// The outcome of one check across a target's ranks.
+fn rank_case(name: String, c: &Check) -> TestCase {
+    let line = text(&format!("{} {}: {}", super::RANKS_LABEL, c.id, sentence(c)));
+    let status = match c.status {
+        Status::Fail => non_success(NonSuccessKind::Failure, "memory-imbalance", &line, &line),
+        Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
+        Status::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(line.as_str());
+            status
+        }
+        Status::Warn | Status::Pass => TestCaseStatus::success(),
+    };
+    let mut case = TestCase::new(name, status);
+    match c.status {
+        Status::Warn => case.set_system_out(format!("warning: {line}")),
+        // The figures across ranks are read even where they pass.
+        Status::Pass => case.set_system_out(line.clone()),
+        _ => &mut case,
+    };
+    if let Some(at) = &c.config_line {
+        case.extra
+            .insert("file".into(), text(&at.file).as_str().into());
+        case.extra
+            .insert("line".into(), at.line.to_string().as_str().into());
+    }
+    case
+}
+
 /// The outcome of one check; a warning passes, its name and output say so.
 fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> TestCase {
     let line = text(&format!("{} {}: {}", case_label(s, d), c.id, sentence(c)));
@@ -176,6 +205,18 @@ pub fn render(v: &Verdict) -> String {
                 case.set_classname(class.as_str()).set_time(Duration::ZERO);
                 suite.add_test_case(case);
             }
+        }
+        let class = text(&format!("{}.{}", t.name, super::RANKS_LABEL));
+        for c in t.ranks.iter().flat_map(|r| &r.checks) {
+            let warned = if c.status == Status::Warn {
+                WARNING_SUFFIX
+            } else {
+                ""
+            };
+            let name = unique(&class, format!("{}{warned}", text(&c.id.to_string())));
+            let mut case = rank_case(name, c);
+            case.set_classname(class.as_str()).set_time(Duration::ZERO);
+            suite.add_test_case(case);
         }
         report.add_test_suite(suite);
     }

@@ -66,10 +66,14 @@ pub fn verdict_line(v: &Verdict) -> String {
 }
 
 fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> String {
+    labelled_row(&case_label(s, d), c)
+}
+
+fn labelled_row(label: &str, c: &Check) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "—".into());
     format!(
         "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-        cell(&case_label(s, d)),
+        cell(label),
         markdown_code(&c.id.to_string()),
         opt(c.baseline.map(|b| value(c.unit, b))),
         current(c),
@@ -105,6 +109,13 @@ fn table(t: &TargetVerdict, all: bool) -> String {
             }
         }
     }
+    for c in t.ranks.iter().flat_map(|r| &r.checks) {
+        if all || c.status > Status::Skipped {
+            out.push_str(&labelled_row(super::RANKS_LABEL, c));
+        } else {
+            hidden += 1;
+        }
+    }
     if hidden > 0 {
         out.push_str(&format!(
             "\n_{hidden} passing or skipped checks not listed._\n"
@@ -124,11 +135,21 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         }
     }
     out.push('\n');
+    out.push_str(&super::ranks::markdown(t));
     out
 }
 
 fn reasons(t: &TargetVerdict) -> String {
     let mut lines = String::new();
+    for c in t.ranks.iter().flat_map(|r| &r.checks) {
+        if c.status >= Status::Warn {
+            lines.push_str(&format!(
+                "- **{}**: {}\n",
+                markdown_code(&c.id.to_string()),
+                cell(&sentence(c))
+            ));
+        }
+    }
     for s in &t.snapshots {
         for d in &s.devices {
             for c in d

@@ -160,6 +160,20 @@ fn label_sets(v: &Verdict) -> Vec<(String, &Check)> {
         };
         rows.push((labels, c));
     }
+    // The checks across a target's ranks: of no one snapshot or device.
+    for t in &v.targets {
+        for c in t.ranks.iter().flat_map(|r| &r.checks) {
+            let labels = format!(
+                "target=\"{}\",snapshot=\"{}\",device=\"all\",figure=\"{}\"",
+                openmetrics_label(&t.name),
+                super::RANKS_LABEL,
+                openmetrics_label(&c.id.to_string())
+            );
+            if seen.insert(labels.clone()) {
+                rows.push((labels, c));
+            }
+        }
+    }
     rows
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod metrics;
 pub mod peak;
 pub mod phases;
 pub mod profile;
+pub(crate) mod ranks;
 pub(crate) mod rules;
 pub(crate) mod terminal;
 
@@ -30,6 +31,9 @@ use escape::terminal;
 pub(crate) fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
     format!("{} dev{}", s.name, d.device)
 }
+
+/// How a target's checks across ranks are named in every report.
+pub(crate) const RANKS_LABEL: &str = "ranks";
 
 /// The sites that grew most, one line each, for failure bodies; a site name
 /// is escaped as on a terminal, so it stays on its line.

@@ -60,6 +60,20 @@ pub fn render(v: &Verdict, color: bool) -> String {
             }
         }
     }
+    for t in &v.targets {
+        for c in t.ranks.iter().flat_map(|r| &r.checks) {
+            if c.status >= Status::Warn {
+                let tag = paint(label(c.status), c.status, color);
+                lines.push(format!(
+                    "{tag} {} {} {}: {}\n",
+                    one_line(&t.name),
+                    super::RANKS_LABEL,
+                    one_line(&c.id.to_string()),
+                    one_line(&sentence(c))
+                ));
+            }
+        }
+    }
     let more = lines.len().saturating_sub(MAX_LINES);
     let mut out: String = lines.into_iter().take(MAX_LINES).collect();
     if more > 0 {

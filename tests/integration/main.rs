@@ -27,6 +27,7 @@ mod mutations;
 mod one_replay;
 mod peak_metrics;
 mod peak_moment;
+mod ranks;
 mod real_figures;
 mod renderings;
 mod rule_phases;

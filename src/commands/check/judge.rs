@@ -40,7 +40,8 @@ pub(crate) fn judge_target(
             ),
         }
     }));
-    TargetVerdict::new(t.name.clone(), snapshots)
+    let ranks = t.ranks.as_ref().map(|rb| judge.ranks(rb));
+    TargetVerdict::new(t.name.clone(), snapshots).with_ranks(ranks)
 }
 
 struct Judge<'a> {
@@ -62,6 +63,45 @@ impl Judge<'_> {
         let unplaced = &self.files.get(path, self.plan.lens()).unplaced;
         let judged = |e: &&WindowError| self.t.device.is_none_or(|want| want == e.device);
         unplaced.iter().filter(judged).cloned().collect()
+    }
+
+    /// The figures across the target's ranks: one rank per planned
+    /// snapshot, its judged devices (the target's `device`, else all).
+    fn ranks(&self, rb: &crate::budget::RankBudget) -> compare::RanksVerdict {
+        let judged: Vec<(String, Option<Vec<DeviceReport>>)> = self
+            .plan
+            .snapshots
+            .iter()
+            .map(|p| {
+                let devices = self.figures(&p.path).as_ref().ok().map(|d| {
+                    d.iter()
+                        .filter(|x| self.t.device.is_none_or(|want| want == x.device))
+                        .cloned()
+                        .collect()
+                });
+                (p.name.clone(), devices)
+            })
+            .collect();
+        let inputs: Vec<compare::RankInput> = judged
+            .iter()
+            .map(|(name, d)| compare::RankInput {
+                name: name.clone(),
+                devices: d.as_deref(),
+            })
+            .collect();
+        let missing: Vec<(String, String)> = self
+            .plan
+            .unclaimed
+            .iter()
+            .map(|(name, file)| (name.clone(), file.display().to_string()))
+            .collect();
+        let has_baseline = !missing.is_empty()
+            || self
+                .plan
+                .snapshots
+                .iter()
+                .any(|p| p.baseline.is_some() || p.lookup.is_some());
+        compare::judge_ranks(self.t, rb, &inputs, &missing, has_baseline)
     }
 
     fn snapshot(&self, p: &Planned) -> SnapshotVerdict {
