@@ -4,10 +4,12 @@
 #[cfg(test)]
 mod accounting_tests;
 mod finding;
+mod group;
 #[cfg(test)]
 mod level_and_trace_tests;
 #[cfg(test)]
 mod lower_bound_tests;
+mod reading;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -19,6 +21,8 @@ use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
+pub use group::{figure_names, Regression};
+pub use reading::{Cause, CauseRow};
 pub use verdict::*;
 
 /// What one snapshot is judged against.
@@ -136,6 +140,10 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
                 problem: e.problem,
             }],
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         };
         v.devices.push(DeviceVerdict {
             device: e.device,
@@ -233,6 +241,10 @@ fn baseline_check(status: Status, finding: Finding, line: Option<crate::budget::
         tolerance: None,
         findings: vec![finding],
         config_line: line,
+        budget_written: None,
+        headroom: None,
+        echo_of: None,
+        regression: None,
     }
 }
 
@@ -473,6 +485,10 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         tolerance: None,
         findings: vec![Finding::NotMeasured { iterations, needed }],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
+        budget_written: None,
+        headroom: None,
+        echo_of: None,
+        regression: None,
     }
 }
 
@@ -522,6 +538,10 @@ fn phase_check(
                     .or_else(|| tol.loc.clone())
                     .unwrap_or_else(|| a.target.loc.clone()),
             ),
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         };
     };
     judge_value(
@@ -641,6 +661,10 @@ fn judge_value(
         tolerance: baseline.map(|_| tol.pct.0),
         findings: Vec::new(),
         config_line: None,
+        budget_written: limit.map(|l| l.written.clone()),
+        headroom: None,
+        echo_of: None,
+        regression: None,
     };
     if limit.is_none() && baseline.is_none() {
         check.status = Status::Skipped;
@@ -756,6 +780,10 @@ fn oom_check(
         tolerance: None,
         findings: vec![finding],
         config_line: (over && !unsure).then_some(loc),
+        budget_written: limit.map(|l| l.written.clone()),
+        headroom: None,
+        echo_of: None,
+        regression: None,
     };
     let (worst, open) = match (over, unsure) {
         (true, false) => (status_of(level), Status::Pass),

@@ -21,6 +21,7 @@ impl Validator<'_> {
         match n {
             Ok(n) => Some(Limit {
                 value: n,
+                written: value.to_string(),
                 level,
                 loc: self.loc(leaf.span()),
             }),

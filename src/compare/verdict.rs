@@ -6,6 +6,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use strum::IntoStaticStr;
 
+use super::group::{self, Regression};
 use super::Finding;
 use crate::analysis::{OomDetail, PeakPhase, WindowReport};
 use crate::budget::{Budget, Loc};
@@ -107,6 +108,40 @@ pub struct Check {
     /// The budget-file key this check's verdict comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_line: Option<Loc>,
+    /// The budget as the budget file writes it (`"0.2 GB"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_written: Option<String>,
+    /// How much of the budget is used, for a judged check with a budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<Headroom>,
+    /// The id of the check leading the finding this one moved with: the
+    /// same regression, reported there (docs/figures.md#findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub echo_of: Option<String>,
+    /// On a warning or failure that leads a finding: its figures, change
+    /// and cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regression: Option<Regression>,
+}
+
+/// A budget's headroom, in the check's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Headroom {
+    /// Budget minus current: negative when over.
+    pub left: i64,
+    /// Current over budget (1.0: all of it); absent for a zero budget.
+    pub fraction_used: Option<f64>,
+}
+
+impl Headroom {
+    pub fn of(current: u64, budget: u64) -> Headroom {
+        let left = i128::from(budget) - i128::from(current);
+        Headroom {
+            left: i64::try_from(left).unwrap_or(if left < 0 { i64::MIN } else { i64::MAX }),
+            fraction_used: (budget > 0).then(|| current as f64 / budget as f64),
+        }
+    }
 }
 
 impl Check {
@@ -210,6 +245,8 @@ pub struct Counts {
     pub fail: usize,
     pub skipped: usize,
     pub error: usize,
+    /// Failing findings: failed checks that moved together count once.
+    pub regressions: usize,
 }
 
 /// The whole gate.
@@ -232,7 +269,14 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub fn new(config: &Budget, generated_at: i64, targets: Vec<TargetVerdict>) -> Verdict {
+    pub fn new(config: &Budget, generated_at: i64, mut targets: Vec<TargetVerdict>) -> Verdict {
+        for d in targets
+            .iter_mut()
+            .flat_map(|t| &mut t.snapshots)
+            .flat_map(|s| &mut s.devices)
+        {
+            group::read(d);
+        }
         let mut counts = Counts::default();
         for s in targets.iter().flat_map(|t| &t.snapshots) {
             if s.error.is_some() {
@@ -242,7 +286,10 @@ impl Verdict {
                 match c.status {
                     Status::Pass => counts.pass += 1,
                     Status::Warn => counts.warn += 1,
-                    Status::Fail => counts.fail += 1,
+                    Status::Fail => {
+                        counts.fail += 1;
+                        counts.regressions += usize::from(c.echo_of.is_none());
+                    }
                     Status::Skipped => counts.skipped += 1,
                     Status::Error => counts.error += 1,
                 }
@@ -272,9 +319,10 @@ impl Verdict {
         }
     }
 
-    /// Failed checks (the `regressions` output).
+    /// Failing findings (the `regressions` output): checks that moved
+    /// together count once.
     pub fn regressions(&self) -> usize {
-        self.counts.fail
+        self.counts.regressions
     }
 
     /// Every check with its target, snapshot and device.

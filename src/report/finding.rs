@@ -43,8 +43,35 @@ pub fn delta(unit: Unit, d: i128) -> String {
 /// The check's verdict as one line, without a status prefix (the
 /// renderers add where and how bad): its findings, joined by `; `.
 pub fn sentence(c: &Check) -> String {
-    let parts: Vec<String> = c.findings.iter().map(|f| clause(c.unit, f)).collect();
+    let room = super::regression::headroom(c);
+    let mut said = false;
+    let mut parts: Vec<String> = c
+        .findings
+        .iter()
+        .map(|f| match (f, &room) {
+            // The budget as written, and how much of it is used.
+            (Finding::OverBudget { .. }, Some(room)) => {
+                said = true;
+                room.clone()
+            }
+            (Finding::Within { baseline, .. }, Some(room)) => {
+                said = true;
+                within_baseline(c, *baseline).map_or(room.clone(), |b| format!("{room}, {b}"))
+            }
+            _ => clause(c.unit, f),
+        })
+        .collect();
+    if let (Some(room), false) = (room, said) {
+        parts.insert(0, room);
+    }
     parts.join("; ")
+}
+
+/// `+0 B vs the baseline (tolerance 5%)`.
+fn within_baseline(c: &Check, baseline: Option<u64>) -> Option<String> {
+    let (b, t) = (baseline?, c.tolerance?);
+    let d = delta(c.unit, i128::from(c.current) - i128::from(b));
+    Some(format!("{d} vs the baseline (tolerance {t}%)"))
 }
 
 /// What an empty trace means for the figures.
@@ -312,6 +339,10 @@ mod tests {
             tolerance: baseline.map(|_| 5.0),
             findings,
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         }
     }
 

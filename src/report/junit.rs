@@ -199,6 +199,10 @@ mod tests {
             tolerance: None,
             findings,
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         }
     }
 

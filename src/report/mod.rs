@@ -18,6 +18,7 @@ pub(crate) mod metrics;
 pub mod peak;
 pub mod phases;
 pub mod profile;
+pub(crate) mod regression;
 pub(crate) mod rules;
 pub(crate) mod terminal;
 
