@@ -98,8 +98,8 @@ impl Amount {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
     pub value: Amount,
-    /// The value as the budget file writes it (`"0.2 GB"`, `0`): reports
-    /// show it beside the value in binary units.
+    /// The value as the budget file writes it (`0.2 GB`, `0`), without
+    /// TOML's quotes: reports show it beside the value in binary units.
     pub written: String,
     pub level: Level,
     pub loc: Loc,

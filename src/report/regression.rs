@@ -16,7 +16,8 @@ pub const CAUSE_ROWS: usize = 3;
 pub fn budget(c: &Check) -> Option<String> {
     let shown = value(c.unit, c.budget?);
     match c.budget_written.as_deref() {
-        Some(w) if w.trim_matches('"') != shown => Some(format!("{w} = {shown}")),
+        Some(w) if w != shown && w.parse::<u64>().is_ok() => Some(format!("{w} = {shown}")),
+        Some(w) if w != shown => Some(format!("\"{w}\" = {shown}")),
         _ => Some(shown),
     }
 }
@@ -167,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_budget_written_in_decimal_units_is_shown_as_written_and_in_binary_units() {
-        let c = check(50 * MIB, 200_000_000, "\"0.2 GB\"");
+        let c = check(50 * MIB, 200_000_000, "0.2 GB");
         assert_eq!(
             headroom(&c).unwrap(),
             "50 MiB of \"0.2 GB\" = 190.73 MiB (26%, 140.73 MiB left)"
@@ -176,12 +177,12 @@ mod tests {
 
     #[test]
     fn a_budget_over_by_a_little_says_how_much_and_what_share() {
-        let c = check(212 * MIB + 104_858, 208 * MIB, "\"208 MiB\"");
+        let c = check(212 * MIB + 104_858, 208 * MIB, "208 MiB");
         assert_eq!(
             headroom(&c).unwrap(),
             "212.10 MiB of 208 MiB (102%, over by 4.10 MiB)"
         );
-        let near = check(2079 * MIB / 10, 208 * MIB, "\"208 MiB\"");
+        let near = check(2079 * MIB / 10, 208 * MIB, "208 MiB");
         assert!(headroom(&near).unwrap().contains("(99.9%, "), "{near:?}");
     }
 }
