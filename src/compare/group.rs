@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::reading::{Cause, CAUSE_SITES};
 use super::{Check, CheckId, DeviceVerdict, Finding, Headroom, Status};
-use crate::vocab::Unit;
+use crate::vocab::{Figure, Unit};
 
 /// What a check that leads a finding says of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,9 +57,18 @@ fn lead(checks: &[Check], members: &[usize]) -> usize {
 }
 
 /// A finding's cause: the sites at the allocated peak explain the device's
-/// peaks and its phases' peaks, not a category or a count.
+/// live-memory peaks and its phases' peaks, not static memory, the
+/// reserved peak (segments), a category or a count.
 fn cause_of(d: &DeviceVerdict, c: &Check) -> Option<Cause> {
-    let peak_like = matches!(c.id, CheckId::Figure(_) | CheckId::Phase { .. });
+    let peak_like = matches!(
+        c.id,
+        CheckId::Figure(
+            Figure::AllocatedPeak
+                | Figure::DynamicPeak
+                | Figure::OverallPeak
+                | Figure::SteadyStatePeak
+        ) | CheckId::Phase { .. }
+    );
     let has_base = d.sites.iter().any(|s| s.baseline.is_some());
     let change = c.delta()?;
     (peak_like && c.unit == Unit::Bytes && has_base && change != 0)

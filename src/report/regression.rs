@@ -25,8 +25,10 @@ pub fn budget(c: &Check) -> Option<String> {
 /// `102%`; one decimal where rounding would read as exactly the budget.
 fn percent(fraction: f64) -> String {
     let p = fraction * 100.0;
-    if p.round() == 100.0 && p != 100.0 {
-        format!("{p:.1}%")
+    if p.round() == 100.0 && p < 100.0 {
+        format!("{:.1}%", (p * 10.0).floor() / 10.0)
+    } else if p.round() == 100.0 && p > 100.0 {
+        format!("{:.1}%", (p * 10.0).ceil() / 10.0)
     } else {
         format!("{p:.0}%")
     }
