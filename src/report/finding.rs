@@ -5,16 +5,10 @@ use super::frames;
 use super::peak::{peak_name, place};
 use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
-use crate::units::{ByteDelta, Bytes};
+use crate::units::Bytes;
 use crate::vocab::Unit;
 
-/// A value in the check's unit (binary units for sizes).
-pub fn value(unit: Unit, v: u64) -> String {
-    match unit {
-        Unit::Bytes => Bytes(v).to_string(),
-        Unit::Count => v.to_string(),
-    }
-}
+pub use super::amount::{delta, value};
 
 /// The check's current value, with the leak fit's residual beside it when
 /// the check has one (`10 MiB (residual 14 MiB)`).
@@ -32,13 +26,6 @@ pub fn current(c: &Check) -> String {
     }
 }
 
-/// A signed change in the check's unit (`+40 MiB`, `-3`).
-pub fn delta(unit: Unit, d: i128) -> String {
-    match unit {
-        Unit::Bytes => ByteDelta(d).to_string(),
-        Unit::Count => format!("{d:+}"),
-    }
-}
 
 /// The check's verdict as one line, without a status prefix (the
 /// renderers add where and how bad): its findings, joined by `; `.

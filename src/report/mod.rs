@@ -2,6 +2,7 @@
 //! [documents](crate::document): pure functions, one file per format or per
 //! document; [`escape`] says how a name is written to each kind of sink.
 
+pub(crate) mod amount;
 pub mod diff;
 pub mod document_json;
 pub mod escape;

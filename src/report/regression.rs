@@ -3,7 +3,7 @@
 //! renderer that names a finding takes its words from here.
 
 use super::escape::terminal;
-use super::finding::value;
+use super::amount::value;
 use crate::compare::{figure_names, Cause, CauseRow, Check, DeviceVerdict, Status};
 use crate::units::ByteDelta;
 use crate::vocab::Unit;
