@@ -78,8 +78,17 @@ fn cause_of(d: &DeviceVerdict, c: &Check) -> Option<Cause> {
 /// Group the device's warning and failing checks into findings, and give
 /// every judged check with a budget its headroom.
 pub fn read(d: &mut DeviceVerdict) {
+    // A check that was not judged on its value has no headroom to show.
+    let unjudged = |c: &Check| {
+        c.findings.iter().any(|f| {
+            matches!(
+                f,
+                Finding::NoTrace { judged: false } | Finding::LowerBound { judged: false, .. }
+            )
+        })
+    };
     for c in &mut d.checks {
-        if matches!(c.status, Status::Pass | Status::Warn | Status::Fail) {
+        if matches!(c.status, Status::Pass | Status::Warn | Status::Fail) && !unjudged(c) {
             c.headroom = c.budget.map(|b| Headroom::of(c.current, b));
         }
     }
@@ -121,10 +130,12 @@ pub fn read(d: &mut DeviceVerdict) {
             cause,
         });
     }
-    // A warning or failure that moved with nothing is a finding of its own.
+    // A warning or failure of a figure that moved with nothing is a finding
+    // of its own (a `baseline` or `window` check judges no figure).
     for i in 0..d.checks.len() {
         let c = &d.checks[i];
-        if c.status >= Status::Warn && c.echo_of.is_none() && c.regression.is_none() {
+        let judged = !matches!(c.id, CheckId::Baseline | CheckId::Window);
+        if judged && c.status >= Status::Warn && c.echo_of.is_none() && c.regression.is_none() {
             let regression = Regression {
                 figures: vec![c.id.clone()],
                 change: c

@@ -131,6 +131,7 @@ pub struct Headroom {
     /// Budget minus current: negative when over.
     pub left: i64,
     /// Current over budget (1.0: all of it); absent for a zero budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fraction_used: Option<f64>,
 }
 

@@ -45,6 +45,11 @@ pub fn sentence(c: &Check) -> String {
                 said = true;
                 within_baseline(c, *baseline).map_or(room.clone(), |b| format!("{room}, {b}"))
             }
+            // An OOM clause says the count against what is allowed.
+            (Finding::OomOverAllowed { .. } | Finding::OomWithinAllowed { .. }, _) => {
+                said = true;
+                clause(c.unit, f)
+            }
             _ => clause(c.unit, f),
         })
         .collect();
