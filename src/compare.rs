@@ -21,7 +21,7 @@ use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
-pub use group::figure_names;
+pub use group::{figure_names, Regression};
 pub use reading::{Cause, CauseRow};
 pub use verdict::*;
 

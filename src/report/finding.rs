@@ -26,7 +26,6 @@ pub fn current(c: &Check) -> String {
     }
 }
 
-
 /// The check's verdict as one line, without a status prefix (the
 /// renderers add where and how bad): its findings, joined by `; `.
 pub fn sentence(c: &Check) -> String {

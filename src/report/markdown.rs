@@ -147,9 +147,11 @@ fn reasons(t: &TargetVerdict) -> String {
     let mut lines = String::new();
     for s in &t.snapshots {
         for d in &s.devices {
-            for c in d.checks.iter().filter(|c| {
-                (c.status >= Status::Warn || c.always_listed()) && c.echo_of.is_none()
-            }) {
+            for c in d
+                .checks
+                .iter()
+                .filter(|c| (c.status >= Status::Warn || c.always_listed()) && c.echo_of.is_none())
+            {
                 lines.push_str(&format!(
                     "- **{} {}{}**: {}\n",
                     cell(&case_label(s, d)),
@@ -157,9 +159,8 @@ fn reasons(t: &TargetVerdict) -> String {
                     cell(&regression::change(c)),
                     cell(&sentence(c))
                 ));
-                let cause = regression::cause_lines(c, regression::CAUSE_ROWS, |s| {
-                    markdown_code(s)
-                });
+                let cause =
+                    regression::cause_lines(c, regression::CAUSE_ROWS, |s| markdown_code(s));
                 if let Some(heading) = regression::cause_heading(c) {
                     lines.push_str(&format!("  - {}\n", cell(&heading)));
                     for r in cause {

@@ -2,8 +2,8 @@
 //! as the user wrote it with its headroom, and the cause rows. Every
 //! renderer that names a finding takes its words from here.
 
-use super::escape::terminal;
 use super::amount::value;
+use super::escape::terminal;
 use crate::compare::{figure_names, Cause, CauseRow, Check, DeviceVerdict, Status};
 use crate::units::ByteDelta;
 use crate::vocab::Unit;
@@ -47,7 +47,10 @@ pub fn headroom(c: &Check) -> Option<String> {
     let used = h
         .fraction_used
         .map_or(String::new(), |f| format!("{}, ", percent(f)));
-    Some(format!("{} of {b} ({used}{left})", value(c.unit, c.current)))
+    Some(format!(
+        "{} of {b} ({used}{left})",
+        value(c.unit, c.current)
+    ))
 }
 
 /// The figures of the finding `c` leads (`allocated-, dynamic-peak`),
@@ -166,6 +169,33 @@ mod tests {
             echo_of: None,
             regression: None,
         }
+    }
+
+    #[test]
+    fn a_hostile_site_name_stays_on_its_line_in_the_top_site_and_the_cause_rows() {
+        let sites = [crate::compare::SiteRow {
+            site: "f\n::error::forged\u{1b}[31m (x.py)".into(),
+            baseline: Some(MIB),
+            current: None,
+        }];
+        let mut c = check(0, MIB, "1 MiB");
+        c.regression = Some(crate::compare::Regression {
+            figures: vec!["allocated-peak".into()],
+            change: Some(-(MIB as i64)),
+            cause: Some(Cause::of(&sites, -i128::from(MIB), 3)),
+        });
+        let top = top_site(&c);
+        assert_eq!(
+            top,
+            "; top site: -1 MiB vanished f\\n::error::forged\\u{1b}[31m (x.py)"
+        );
+        let rows = cause_lines(&c, 3, |s| terminal(s).into_owned());
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(
+            rows.iter().all(|r| !r.contains(['\n', '\u{1b}'])),
+            "{rows:?}"
+        );
+        assert_eq!(rows[1], "+0 B other sites");
     }
 
     #[test]

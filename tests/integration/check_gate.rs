@@ -77,7 +77,9 @@ fn warn_only_reports_the_failures_but_exits_0() {
         .args(["--warn-only", "--json", "verdict.json"])
         .assert()
         .code(0)
-        .stdout(contains("FAIL train rank0 dev0 overall-, dynamic-, allocated-peak"));
+        .stdout(contains(
+            "FAIL train rank0 dev0 overall-, dynamic-, allocated-peak",
+        ));
     assert_eq!(verdict_json(&w)["verdict"], "fail");
 }
 
@@ -209,10 +211,9 @@ fn a_key_pattern_matches_snapshots_to_baselines_by_capture() {
     let s = |p| summary("x", vec![device(0, p, &sites(p))]);
     w.write_summary("snaps/job42_rank_3.json", &s(300 * MIB));
     w.write_summary("golden/rank_3.json", &s(100 * MIB));
-    w.check()
-        .assert()
-        .code(1)
-        .stdout(contains("FAIL train 3 dev0 overall-, dynamic-, allocated-peak"));
+    w.check().assert().code(1).stdout(contains(
+        "FAIL train 3 dev0 overall-, dynamic-, allocated-peak",
+    ));
 }
 
 #[test]

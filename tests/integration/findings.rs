@@ -49,7 +49,12 @@ fn the_json_keeps_every_check_marks_the_echoes_and_counts_regressions() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("v.json");
     memgate_at_root()
-        .args(["check", "--config", "examples/memgate-regressed.toml", "--json"])
+        .args([
+            "check",
+            "--config",
+            "examples/memgate-regressed.toml",
+            "--json",
+        ])
         .arg(&json)
         .assert()
         .code(1);
@@ -71,21 +76,25 @@ fn the_json_keeps_every_check_marks_the_echoes_and_counts_regressions() {
     assert_eq!(lead["regression"]["figures"].as_array().unwrap().len(), 5);
     assert_eq!(lead["regression"]["change"], 12 << 20);
     assert_eq!(lead["budget-written"], "208 MiB");
-    assert_eq!(lead["headroom"]["left"], (208i64 << 20) - lead["current"].as_i64().unwrap());
+    assert_eq!(
+        lead["headroom"]["left"],
+        (208i64 << 20) - lead["current"].as_i64().unwrap()
+    );
     for echo in ["dynamic-peak", "overall-peak", "steady-state-peak"] {
         assert_eq!(by_id(echo)["echo-of"], "allocated-peak", "{echo}");
         assert_eq!(by_id(echo)["status"], "fail", "{echo}");
     }
-    let used = by_id("reserved-peak")["headroom"]["fraction-used"].as_f64().unwrap();
+    let used = by_id("reserved-peak")["headroom"]["fraction-used"]
+        .as_f64()
+        .unwrap();
     assert!((used - 238.0 / 256.0).abs() < 1e-9, "{used}");
 }
 
 #[test]
 fn the_vanished_compiled_kernel_of_an_eager_run_is_in_junit_with_the_generators_bytes() {
-    let expected: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(cause_dir().join("expected.json")).unwrap(),
-    )
-    .unwrap();
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cause_dir().join("expected.json")).unwrap())
+            .unwrap();
     let config = format!(
         "[[target]]\nname = \"train\"\nsnapshots = {:?}\nbaseline = {:?}\n\n\
          [target.budget]\nallocated-peak = \"0.3 GB\"\n",
@@ -105,26 +114,39 @@ fn the_vanished_compiled_kernel_of_an_eager_run_is_in_junit_with_the_generators_
         .unwrap_or_else(|| panic!("no allocated-peak failure:\n{xml}"));
     let body = failure.text().unwrap();
     let change = expected["change"].as_i64().unwrap();
-    assert!(body.contains(&format!("(the rows add up to {})", mib(change))), "{body}");
+    assert!(
+        body.contains(&format!("(the rows add up to {})", mib(change))),
+        "{body}"
+    );
     let vanished = &expected["vanished"];
     let row = format!(
         "{} vanished {}",
         mib(vanished["change"].as_i64().unwrap()),
         vanished["site"].as_str().unwrap()
     );
-    assert!(body.lines().any(|l| l.trim() == row), "{row} not in:\n{body}");
+    assert!(
+        body.lines().any(|l| l.trim() == row),
+        "{row} not in:\n{body}"
+    );
     // Every row the generator changed is listed, and nothing is left over.
     for (site, bytes) in expected["rows"].as_object().unwrap() {
         let bytes = mib(bytes.as_i64().unwrap());
         assert!(
-            body.lines().any(|l| l.trim().starts_with(&bytes) && l.ends_with(site.as_str())),
+            body.lines()
+                .any(|l| l.trim().starts_with(&bytes) && l.ends_with(site.as_str())),
             "{site} {bytes} not in:\n{body}"
         );
     }
-    assert!(body.lines().any(|l| l.trim() == "+0 B other sites"), "{body}");
+    assert!(
+        body.lines().any(|l| l.trim() == "+0 B other sites"),
+        "{body}"
+    );
     // The budget as written, in binary units, and the share used.
     let message = failure.attribute("message").unwrap();
-    assert!(message.contains("of \"0.3 GB\" = 286.10 MiB ("), "{message}");
+    assert!(
+        message.contains("of \"0.3 GB\" = 286.10 MiB ("),
+        "{message}"
+    );
 }
 
 #[test]
@@ -151,7 +173,9 @@ fn the_real_nightly_pair_lists_sites_that_shrank_or_vanished_in_junit() {
     let xml = w.read("j.xml");
     // The bert model's forward of the baseline is gone from the llama run.
     assert!(
-        xml.contains("vanished forward (/mnt/mcx/select_n/lib/transformers/models/bert/modeling_bert.py)"),
+        xml.contains(
+            "vanished forward (/mnt/mcx/select_n/lib/transformers/models/bert/modeling_bert.py)"
+        ),
         "{xml}"
     );
     assert!(xml.contains("other sites"), "{xml}");
