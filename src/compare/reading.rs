@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(cause.grew.len(), 1);
         assert_eq!(cause.shrank[0].site, "call (torchinductor)");
         assert_eq!(cause.shrank[0].kind(), "vanished");
-        assert_eq!(cause.shrank[0].change, -(20 * GIB as i64));
+        assert_eq!(cause.shrank[0].change, -(20i64 << 30));
         assert_eq!(cause.other, 0);
         assert_eq!(cause.first().unwrap().site, "forward (model.py:3)");
     }

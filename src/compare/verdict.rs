@@ -6,8 +6,9 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use strum::IntoStaticStr;
 
-use super::group::{self, Regression};
+use super::group;
 use super::Finding;
+use super::Regression;
 use crate::analysis::{OomDetail, PeakPhase, WindowReport};
 use crate::budget::{Budget, Loc};
 use crate::vocab::{Figure, Unit};

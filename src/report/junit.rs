@@ -66,7 +66,7 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
     let status = match c.status {
         Status::Fail => {
             let mut body = line.clone();
-            let rows = regression::cause_lines(c, regression::CAUSE_ROWS, |s| text(s));
+            let rows = regression::cause_lines(c, regression::CAUSE_ROWS, text);
             if let Some(heading) = regression::cause_heading(c) {
                 body.push_str(&format!("\n\n{heading}\n"));
                 let rows: Vec<String> = rows.iter().map(|r| format!("  {r}")).collect();

@@ -159,8 +159,7 @@ fn reasons(t: &TargetVerdict) -> String {
                     cell(&regression::change(c)),
                     cell(&sentence(c))
                 ));
-                let cause =
-                    regression::cause_lines(c, regression::CAUSE_ROWS, |s| markdown_code(s));
+                let cause = regression::cause_lines(c, regression::CAUSE_ROWS, markdown_code);
                 if let Some(heading) = regression::cause_heading(c) {
                     lines.push_str(&format!("  - {}\n", cell(&heading)));
                     for r in cause {

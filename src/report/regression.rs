@@ -181,7 +181,7 @@ mod tests {
         let mut c = check(0, MIB, "1 MiB");
         c.regression = Some(crate::compare::Regression {
             figures: vec!["allocated-peak".into()],
-            change: Some(-(MIB as i64)),
+            change: Some(-(1i64 << 20)),
             cause: Some(Cause::of(&sites, -i128::from(MIB), 3)),
         });
         let top = top_site(&c);
