@@ -56,18 +56,15 @@ fn lead(checks: &[Check], members: &[usize]) -> usize {
         .unwrap_or(&members[0])
 }
 
-/// A finding's cause: the sites at the allocated peak explain the device's
-/// live-memory peaks and its phases' peaks, not static memory, the
-/// reserved peak (segments), a category or a count.
+/// A finding's cause: the sites live at the allocated peak (memory from
+/// before recording included) explain the peaks of all live memory and
+/// its phases' peaks; not `dynamic-peak` (it leaves that memory out),
+/// static memory, the reserved peak (segments), a category or a count.
 fn cause_of(d: &DeviceVerdict, c: &Check) -> Option<Cause> {
     let peak_like = matches!(
         c.id,
-        CheckId::Figure(
-            Figure::AllocatedPeak
-                | Figure::DynamicPeak
-                | Figure::OverallPeak
-                | Figure::SteadyStatePeak
-        ) | CheckId::Phase { .. }
+        CheckId::Figure(Figure::AllocatedPeak | Figure::OverallPeak | Figure::SteadyStatePeak)
+            | CheckId::Phase { .. }
     );
     let has_base = d.sites.iter().any(|s| s.baseline.is_some());
     let change = c.delta()?;
@@ -123,7 +120,10 @@ pub fn read(d: &mut DeviceVerdict) {
         for i in members.iter().filter(|i| **i != head) {
             d.checks[*i].echo_of = Some(id.clone());
         }
-        let cause = cause_of(d, &d.checks[head]);
+        // They moved by the same bytes: any member's sites explain them.
+        let cause = std::iter::once(&head)
+            .chain(&members)
+            .find_map(|i| cause_of(d, &d.checks[*i]));
         d.checks[head].regression = Some(Regression {
             figures,
             change: i64::try_from(change).ok(),
@@ -172,6 +172,114 @@ pub fn figure_names(figures: &[CheckId]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::{PeakAt, Place};
+
+    const MIB: u64 = 1 << 20;
+
+    /// A check that grew by `grew` MiB from 100 MiB, its peak at `entry`.
+    fn grew(id: &str, status: Status, grew: u64, entry: Option<u64>) -> Check {
+        let mut findings = vec![Finding::Grew {
+            baseline: 100 * MIB,
+            current: (100 + grew) * MIB,
+            grew: grew * MIB,
+            percent: None,
+            tolerance: 5.0,
+        }];
+        if let Some(entry) = entry {
+            findings.push(Finding::PeakAt {
+                peak: PeakAt::AllocatedPeak,
+                place: Place {
+                    annotation: String::new(),
+                    iteration: None,
+                    entry,
+                    rel_s: None,
+                },
+                baseline: None,
+            });
+        }
+        Check {
+            id: id.into(),
+            status,
+            unit: Unit::Bytes,
+            current: (100 + grew) * MIB,
+            baseline: Some(100 * MIB),
+            budget: None,
+            tolerance: Some(5.0),
+            findings,
+            config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
+        }
+    }
+
+    fn device(checks: Vec<Check>) -> DeviceVerdict {
+        DeviceVerdict {
+            device: 0,
+            peak_phase: None,
+            oom: Vec::new(),
+            trace_complete: true,
+            warnings: Vec::new(),
+            checks,
+            categories: Vec::new(),
+            sites: Vec::new(),
+            window: None,
+        }
+    }
+
+    #[test]
+    fn only_checks_with_one_status_one_change_and_one_peak_entry_are_one_finding() {
+        let mut d = device(vec![
+            grew("dynamic-peak", Status::Fail, 12, Some(7)),
+            grew("overall-peak", Status::Fail, 12, Some(7)),
+            grew("allocated-peak", Status::Fail, 12, Some(9)),
+            grew("steady-state-peak", Status::Fail, 12, None),
+            grew("reserved-peak", Status::Warn, 12, Some(7)),
+            grew("category.activation", Status::Fail, 3, None),
+        ]);
+        read(&mut d);
+        let echo: Vec<Option<&str>> = d.checks.iter().map(|c| c.echo_of.as_deref()).collect();
+        assert_eq!(
+            echo,
+            [
+                None,
+                Some("dynamic-peak"),
+                None,
+                Some("dynamic-peak"),
+                None,
+                None
+            ]
+        );
+        let leads: Vec<usize> = d
+            .checks
+            .iter()
+            .map(|c| c.regression.as_ref().map_or(0, |r| r.figures.len()))
+            .collect();
+        assert_eq!(leads, [3, 0, 1, 0, 1, 1]);
+    }
+
+    #[test]
+    fn a_check_over_its_budget_leads_its_finding_and_has_its_headroom() {
+        let mut over = grew("allocated-peak", Status::Fail, 12, Some(7));
+        over.budget = Some(108 * MIB);
+        over.findings.insert(
+            0,
+            Finding::OverBudget {
+                limit: 108 * MIB,
+                current: 112 * MIB,
+                over: 4 * MIB,
+            },
+        );
+        let mut d = device(vec![grew("dynamic-peak", Status::Fail, 12, Some(7)), over]);
+        read(&mut d);
+        assert_eq!(d.checks[0].echo_of.as_deref(), Some("allocated-peak"));
+        let r = d.checks[1].regression.as_ref().unwrap();
+        assert_eq!(figure_names(&r.figures), "allocated-, dynamic-peak");
+        assert_eq!(r.change, Some(12 << 20));
+        assert_eq!(d.checks[1].headroom.unwrap().left, -(4 << 20));
+        assert!(d.checks[0].headroom.is_none(), "no budget, no headroom");
+    }
 
     #[test]
     fn peaks_named_together_share_one_peak_suffix() {
