@@ -4,12 +4,14 @@
 #[cfg(test)]
 mod accounting_tests;
 mod finding;
+mod group;
 #[cfg(test)]
 mod level_and_trace_tests;
 #[cfg(test)]
 mod lower_bound_tests;
 mod natural;
 mod ranks;
+mod reading;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -23,6 +25,8 @@ use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
 pub use ranks::{judge_ranks, saturating_u64, RankCheckId, RankInput, RanksVerdict};
+pub use group::{figure_names, Regression};
+pub use reading::{Cause, CauseRow};
 pub use verdict::*;
 
 /// What one snapshot is judged against.
@@ -140,6 +144,10 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
                 problem: e.problem,
             }],
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         };
         v.devices.push(DeviceVerdict {
             device: e.device,
@@ -237,6 +245,10 @@ fn baseline_check(status: Status, finding: Finding, line: Option<crate::budget::
         tolerance: None,
         findings: vec![finding],
         config_line: line,
+        budget_written: None,
+        headroom: None,
+        echo_of: None,
+        regression: None,
     }
 }
 
@@ -477,6 +489,10 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         tolerance: None,
         findings: vec![Finding::NotMeasured { iterations, needed }],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
+        budget_written: None,
+        headroom: None,
+        echo_of: None,
+        regression: None,
     }
 }
 
@@ -526,6 +542,10 @@ fn phase_check(
                     .or_else(|| tol.loc.clone())
                     .unwrap_or_else(|| a.target.loc.clone()),
             ),
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         };
     };
     judge_value(
@@ -645,6 +665,10 @@ fn judge_value(
         tolerance: baseline.map(|_| tol.pct.0),
         findings: Vec::new(),
         config_line: None,
+        budget_written: limit.map(|l| l.written.clone()),
+        headroom: None,
+        echo_of: None,
+        regression: None,
     };
     if limit.is_none() && baseline.is_none() {
         check.status = Status::Skipped;
@@ -760,6 +784,10 @@ fn oom_check(
         tolerance: None,
         findings: vec![finding],
         config_line: (over && !unsure).then_some(loc),
+        budget_written: limit.map(|l| l.written.clone()),
+        headroom: None,
+        echo_of: None,
+        regression: None,
     };
     let (worst, open) = match (over, unsure) {
         (true, false) => (status_of(level), Status::Pass),

@@ -81,7 +81,7 @@ def test_a_test_over_its_budget_fails_naming_figure_limit_and_growing_sites(
     result = run(pytester, monkeypatch, torch, f'allocated_peak="208 MiB", baseline={str(golden)!r}, tolerance="2%"')
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    assert "allocated-peak: 212.10 MiB is over its budget of 208 MiB by 4.10 MiB" in out
+    assert "212.10 MiB of 208 MiB (102%, over by 4.10 MiB)" in out
     assert "more than the 2% tolerance" in out
     assert "top growing sites, rank0 dev0:" in out
     assert "+12.00 MiB  forward (/workspace/nanogpt/model.py)" in out
@@ -95,7 +95,7 @@ def test_without_a_baseline_the_failure_lists_the_top_sites_at_the_peak(
     result = run(pytester, monkeypatch, torch, 'allocated_peak="100 MiB"')
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    assert "allocated-peak: 200.10 MiB is over its budget of 100 MiB" in out
+    assert "allocated-peak: 200.10 MiB of 100 MiB (200%, over by 100.10 MiB)" in out
     assert "top sites at the peak, rank0 dev0:" in out
     assert "train_step (/workspace/nanogpt/train.py)" in out
 
@@ -106,7 +106,7 @@ def test_a_baseline_path_is_relative_to_the_test_file(pytester, monkeypatch, exa
     (golden / "rank0.json").write_bytes((examples / "golden" / "rank0.json").read_bytes())
     result = run(pytester, monkeypatch, torch, 'baseline="golden"')
     result.assert_outcomes(failed=1)
-    assert "dynamic-peak: grew +12 MiB" in result.stdout.str()
+    assert "peak +12 MiB: grew +12 MiB (6.0%)" in result.stdout.str()
 
 
 def test_without_a_device_the_test_is_skipped_and_nothing_is_written(
@@ -189,7 +189,7 @@ def test_the_marker_judges_only_the_figures_it_names(pytester, monkeypatch, exam
     assert "of budget 1.00 GiB, baseline 200.10 MiB +10%, headroom +8.01 MiB" in out
     tolerance_too = run(pytester, monkeypatch, torch, f'allocated_peak="1 GiB", baseline={str(golden)!r}, tolerance="2%"')
     tolerance_too.assert_outcomes(failed=1)
-    assert "allocated-peak: grew" in tolerance_too.stdout.str()
+    assert "allocated-peak: 212.10 MiB of 1 GiB (21%, 811.90 MiB left); grew" in tolerance_too.stdout.str()
     assert "dynamic-peak" not in tolerance_too.stdout.str()
 
 

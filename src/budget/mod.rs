@@ -101,6 +101,9 @@ impl Amount {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
     pub value: Amount,
+    /// The value as the budget file writes it (`0.2 GB`, `0`), without
+    /// TOML's quotes: reports show it beside the value in binary units.
+    pub written: String,
     pub level: Level,
     pub loc: Loc,
 }

@@ -21,6 +21,10 @@ impl Validator<'_> {
         match n {
             Ok(n) => Some(Limit {
                 value: n,
+                written: match value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
                 level,
                 loc: self.loc(leaf.span()),
             }),

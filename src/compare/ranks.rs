@@ -345,6 +345,10 @@ fn check(id: RankCheckId, f: Figure, current: u64) -> Check {
         tolerance: None,
         findings: Vec::new(),
         config_line: None,
+        budget_written: None,
+        headroom: None,
+        echo_of: None,
+        regression: None,
     }
 }
 

@@ -7,7 +7,9 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use strum::IntoStaticStr;
 
+use super::group;
 use super::Finding;
+use super::Regression;
 use crate::analysis::{OomDetail, PeakPhase, WindowReport};
 use crate::budget::{Budget, Loc};
 use crate::vocab::{Figure, Unit};
@@ -111,6 +113,41 @@ pub struct Check {
     /// The budget-file key this check's verdict comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_line: Option<Loc>,
+    /// The budget as the budget file writes it (`"0.2 GB"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_written: Option<String>,
+    /// How much of the budget is used, for a judged check with a budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<Headroom>,
+    /// The id of the check leading the finding this one moved with: the
+    /// same regression, reported there (docs/figures.md#findings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub echo_of: Option<String>,
+    /// On a warning or failure that leads a finding: its figures, change
+    /// and cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regression: Option<Regression>,
+}
+
+/// A budget's headroom, in the check's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Headroom {
+    /// Budget minus current: negative when over.
+    pub left: i64,
+    /// Current over budget (1.0: all of it); absent for a zero budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fraction_used: Option<f64>,
+}
+
+impl Headroom {
+    pub fn of(current: u64, budget: u64) -> Headroom {
+        let left = i128::from(budget) - i128::from(current);
+        Headroom {
+            left: i64::try_from(left).unwrap_or(if left < 0 { i64::MIN } else { i64::MAX }),
+            fraction_used: (budget > 0).then(|| current as f64 / budget as f64),
+        }
+    }
 }
 
 impl Check {
@@ -217,6 +254,8 @@ pub struct Counts {
     pub fail: usize,
     pub skipped: usize,
     pub error: usize,
+    /// Failing findings: failed checks that moved together count once.
+    pub regressions: usize,
 }
 
 impl Counts {
@@ -251,7 +290,14 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub fn new(config: &Budget, generated_at: i64, targets: Vec<TargetVerdict>) -> Verdict {
+    pub fn new(config: &Budget, generated_at: i64, mut targets: Vec<TargetVerdict>) -> Verdict {
+        for d in targets
+            .iter_mut()
+            .flat_map(|t| &mut t.snapshots)
+            .flat_map(|s| &mut s.devices)
+        {
+            group::read(d);
+        }
         let mut counts = Counts::default();
         for s in targets.iter().flat_map(|t| &t.snapshots) {
             if s.error.is_some() {
@@ -259,6 +305,8 @@ impl Verdict {
             }
             for c in s.devices.iter().flat_map(|d| &d.checks) {
                 counts.add(c.status);
+                counts.regressions +=
+                    usize::from(c.status == Status::Fail && c.echo_of.is_none());
             }
         }
         for c in targets
@@ -267,6 +315,8 @@ impl Verdict {
             .flat_map(|r| &r.checks)
         {
             counts.add(c.status);
+            // Each failing rank check is a finding of its own.
+            counts.regressions += usize::from(c.status == Status::Fail);
         }
         let verdict = targets
             .iter()
@@ -292,9 +342,10 @@ impl Verdict {
         }
     }
 
-    /// Failed checks (the `regressions` output).
+    /// Failing findings (the `regressions` output): checks that moved
+    /// together count once.
     pub fn regressions(&self) -> usize {
-        self.counts.fail
+        self.counts.regressions
     }
 
     /// Every check with its target, snapshot and device.

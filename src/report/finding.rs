@@ -5,17 +5,11 @@ use super::frames;
 use super::peak::{peak_name, place};
 use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
-use crate::units::{ByteDelta, Bytes};
+use crate::units::Bytes;
 use crate::vocab::Device;
 use crate::vocab::Unit;
 
-/// A value in the check's unit (binary units for sizes).
-pub fn value(unit: Unit, v: u64) -> String {
-    match unit {
-        Unit::Bytes => Bytes(v).to_string(),
-        Unit::Count => v.to_string(),
-    }
-}
+pub use super::amount::{delta, value};
 
 /// The check's current value, with the leak fit's residual beside it when
 /// the check has one (`10 MiB (residual 14 MiB)`).
@@ -33,19 +27,43 @@ pub fn current(c: &Check) -> String {
     }
 }
 
-/// A signed change in the check's unit (`+40 MiB`, `-3`).
-pub fn delta(unit: Unit, d: i128) -> String {
-    match unit {
-        Unit::Bytes => ByteDelta(d).to_string(),
-        Unit::Count => format!("{d:+}"),
-    }
-}
-
 /// The check's verdict as one line, without a status prefix (the
 /// renderers add where and how bad): its findings, joined by `; `.
 pub fn sentence(c: &Check) -> String {
-    let parts: Vec<String> = c.findings.iter().map(|f| clause(c.unit, f)).collect();
+    let room = super::regression::headroom(c);
+    let mut said = false;
+    let mut parts: Vec<String> = c
+        .findings
+        .iter()
+        .map(|f| match (f, &room) {
+            // The budget as written, and how much of it is used.
+            (Finding::OverBudget { .. }, Some(room)) => {
+                said = true;
+                room.clone()
+            }
+            (Finding::Within { baseline, .. }, Some(room)) => {
+                said = true;
+                within_baseline(c, *baseline).map_or(room.clone(), |b| format!("{room}, {b}"))
+            }
+            // An OOM clause says the count against what is allowed.
+            (Finding::OomOverAllowed { .. } | Finding::OomWithinAllowed { .. }, _) => {
+                said = true;
+                clause(c.unit, f)
+            }
+            _ => clause(c.unit, f),
+        })
+        .collect();
+    if let (Some(room), false) = (room, said) {
+        parts.insert(0, room);
+    }
     parts.join("; ")
+}
+
+/// `+0 B vs the baseline (tolerance 5%)`.
+fn within_baseline(c: &Check, baseline: Option<u64>) -> Option<String> {
+    let (b, t) = (baseline?, c.tolerance?);
+    let d = delta(c.unit, i128::from(c.current) - i128::from(b));
+    Some(format!("{d} vs the baseline (tolerance {t}%)"))
 }
 
 /// What an empty trace means for the figures.
@@ -319,6 +337,10 @@ mod tests {
             tolerance: baseline.map(|_| 5.0),
             findings,
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         }
     }
 

@@ -6,6 +6,7 @@
 use super::case_label;
 use super::escape::terminal;
 use super::finding::sentence;
+use super::regression;
 use crate::compare::{Status, Verdict};
 
 /// At most this many annotations; the last one summarises the rest.
@@ -61,7 +62,11 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
             }
         }
     }
-    for (t, s, d, c) in v.checks().filter(|x| x.3.status >= Status::Warn) {
+    // One annotation per finding: its echoes are named in it.
+    for (t, s, d, c) in v
+        .checks()
+        .filter(|x| x.3.status >= Status::Warn && x.3.echo_of.is_none())
+    {
         let kind = if c.status == Status::Warn {
             "warning"
         } else {
@@ -70,7 +75,15 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
         let at = c.config_line.as_ref().map_or(String::new(), |l| {
             format!("file={},line={},col={},", property(&l.file), l.line, l.col)
         });
-        let msg = format!("{} {} {}: {}", t.name, case_label(s, d), c.id, sentence(c));
+        let msg = format!(
+            "{} {} {}{}: {}{}",
+            t.name,
+            case_label(s, d),
+            regression::names(c),
+            regression::change(c),
+            sentence(c),
+            regression::top_site(c)
+        );
         let title = property(&format!("memgate {}", c.id));
         all.push((
             c.status,

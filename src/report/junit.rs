@@ -18,6 +18,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::escape;
 use super::finding::sentence;
+use super::regression;
 use super::{case_label, top_growth};
 use crate::compare::{Check, DeviceVerdict, Finding, SnapshotVerdict, Status, Verdict};
 
@@ -76,15 +77,37 @@ fn rank_case(name: String, c: &Check) -> TestCase {
 
 /// The outcome of one check; a warning passes, its name and output say so.
 fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> TestCase {
-    let line = text(&format!("{} {}: {}", case_label(s, d), c.id, sentence(c)));
+    if let Some(lead) = &c.echo_of {
+        // The same regression as its finding's case, which fails once.
+        let why = format!("same regression as dev{}.{lead}", d.device);
+        let mut status = TestCaseStatus::skipped();
+        status.set_message(text(&why).as_str());
+        return TestCase::new(name, status);
+    }
+    let line = text(&format!(
+        "{} {}{}: {}{}",
+        case_label(s, d),
+        regression::names(c),
+        regression::change(c),
+        sentence(c),
+        regression::top_site(c)
+    ));
     let status = match c.status {
         Status::Fail => {
             let mut body = line.clone();
-            let growth = top_growth(d, 5);
-            if !growth.is_empty() {
-                body.push_str("\n\nTop growing allocation sites:\n");
-                let growth: Vec<String> = growth.iter().map(|l| text(l)).collect();
-                body.push_str(&growth.join("\n"));
+            let rows = regression::cause_lines(c, regression::CAUSE_ROWS, text);
+            if let Some(heading) = regression::cause_heading(c) {
+                body.push_str(&format!("\n\n{heading}\n"));
+                let rows: Vec<String> = rows.iter().map(|r| format!("  {r}")).collect();
+                body.push_str(&rows.join("\n"));
+            } else {
+                // No baseline to read a cause from: where the bytes are.
+                let growth = top_growth(d, 5);
+                if !growth.is_empty() {
+                    body.push_str("\n\nTop growing allocation sites:\n");
+                    let growth: Vec<String> = growth.iter().map(|l| text(l)).collect();
+                    body.push_str(&growth.join("\n"));
+                }
             }
             non_success(NonSuccessKind::Failure, "memory-regression", &line, &body)
         }
@@ -240,6 +263,10 @@ mod tests {
             tolerance: None,
             findings,
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         }
     }
 

@@ -6,7 +6,7 @@ use similar::TextDiff;
 
 use super::escape::{markdown as md, markdown_code, terminal};
 use super::finding::{current, delta, sentence, value};
-use super::{case_label, site_listing};
+use super::{case_label, regression, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
 use crate::units::ByteDelta;
 
@@ -71,15 +71,21 @@ fn row(s: &SnapshotVerdict, d: &crate::compare::DeviceVerdict, c: &Check) -> Str
 
 fn labelled_row(label: &str, c: &Check) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "—".into());
+    // The budget as written, and the share of it used.
+    let budget = regression::budget(c).map(|b| {
+        let used = c.headroom.and_then(|h| h.fraction_used);
+        let b = cell(&b);
+        used.map_or(b.clone(), |f| format!("{b} ({:.0}%)", f * 100.0))
+    });
     format!(
         "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
         cell(label),
-        markdown_code(&c.id.to_string()),
+        markdown_code(&regression::names(c)),
         opt(c.baseline.map(|b| value(c.unit, b))),
         current(c),
         opt(c.delta().map(|d| delta(c.unit, d))),
         opt(c.delta_pct().map(|p| format!("{p:+.1}%"))),
-        opt(c.budget.map(|b| value(c.unit, b))),
+        opt(budget),
         badge(c.status)
     )
 }
@@ -90,6 +96,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
     out.push_str("| snapshot | check | baseline | current | Δ | Δ% | budget | status |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
     let mut hidden = 0;
+    let mut echoes = 0;
     for s in &t.snapshots {
         if let Some(e) = &s.error {
             out.push_str(&format!(
@@ -101,7 +108,10 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         }
         for d in &s.devices {
             for c in &d.checks {
-                if all || c.status > Status::Skipped || c.always_listed() {
+                if c.echo_of.is_some() {
+                    // One row per finding: its name lists this check.
+                    echoes += 1;
+                } else if all || c.status > Status::Skipped || c.always_listed() {
                     out.push_str(&row(s, d, c));
                 } else {
                     hidden += 1;
@@ -115,6 +125,12 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         } else {
             hidden += 1;
         }
+    }
+    if echoes > 0 {
+        out.push_str(&format!(
+            "\n_{echoes} checks moved with a finding above by the same bytes at the same peak: \
+             each is listed in its finding's row._\n"
+        ));
     }
     if hidden > 0 {
         out.push_str(&format!(
@@ -155,14 +171,22 @@ fn reasons(t: &TargetVerdict) -> String {
             for c in d
                 .checks
                 .iter()
-                .filter(|c| c.status >= Status::Warn || c.always_listed())
+                .filter(|c| (c.status >= Status::Warn || c.always_listed()) && c.echo_of.is_none())
             {
                 lines.push_str(&format!(
-                    "- **{} {}**: {}\n",
+                    "- **{} {}{}**: {}\n",
                     cell(&case_label(s, d)),
-                    markdown_code(&c.id.to_string()),
+                    markdown_code(&regression::names(c)),
+                    cell(&regression::change(c)),
                     cell(&sentence(c))
                 ));
+                let cause = regression::cause_lines(c, regression::CAUSE_ROWS, markdown_code);
+                if let Some(heading) = regression::cause_heading(c) {
+                    lines.push_str(&format!("  - {}\n", cell(&heading)));
+                    for r in cause {
+                        lines.push_str(&format!("    - {r}\n"));
+                    }
+                }
             }
         }
     }

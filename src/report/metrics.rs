@@ -312,6 +312,10 @@ mod tests {
             tolerance: None,
             findings: Vec::new(),
             config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! [documents](crate::document): pure functions, one file per format or per
 //! document; [`escape`] says how a name is written to each kind of sink.
 
+pub(crate) mod amount;
 pub mod diff;
 pub mod document_json;
 pub mod escape;
@@ -19,6 +20,7 @@ pub mod peak;
 pub mod phases;
 pub mod profile;
 pub(crate) mod ranks;
+pub(crate) mod regression;
 pub(crate) mod rules;
 pub(crate) mod terminal;
 

@@ -1,9 +1,11 @@
-//! The short human summary printed after a check: what did not pass,
-//! then the verdict. Colour only when asked (a TTY without `NO_COLOR`).
+//! The short human summary printed after a check: one line per finding
+//! that did not pass (its figures, change, headroom and top site), one
+//! compact line per device that passed, then the verdict. Colour only when asked (a TTY without `NO_COLOR`).
 
 use super::case_label;
 use super::escape::terminal as one_line;
 use super::finding::sentence;
+use super::regression;
 use crate::compare::{Status, Verdict};
 
 fn paint(text: &str, status: Status, color: bool) -> String {
@@ -34,6 +36,8 @@ pub const MAX_LINES: usize = 20;
 
 pub fn render(v: &Verdict, color: bool) -> String {
     let mut lines: Vec<String> = Vec::new();
+    // Devices that passed: one compact line each, after what did not.
+    let mut passes: Vec<String> = Vec::new();
     for t in &v.targets {
         for s in &t.snapshots {
             if let Some(e) = &s.error {
@@ -43,18 +47,28 @@ pub fn render(v: &Verdict, color: bool) -> String {
                 lines.push(format!("{tag} {t} {s}: {e}\n"));
             }
             for d in &s.devices {
-                for c in d
-                    .checks
-                    .iter()
-                    .filter(|c| c.status >= Status::Warn || c.always_listed())
-                {
+                // One line per finding: its echoes are said in its names.
+                for c in d.checks.iter().filter(|c| {
+                    (c.status >= Status::Warn || c.always_listed()) && c.echo_of.is_none()
+                }) {
                     let tag = paint(label(c.status), c.status, color);
                     lines.push(format!(
-                        "{tag} {} {} {}: {}\n",
+                        "{tag} {} {} {}{}: {}{}\n",
                         one_line(&t.name),
                         one_line(&case_label(s, d)),
-                        one_line(&c.id.to_string()),
-                        one_line(&sentence(c))
+                        one_line(&regression::names(c)),
+                        regression::change(c),
+                        one_line(&sentence(c)),
+                        regression::top_site(c)
+                    ));
+                }
+                if let Some(summary) = regression::pass_summary(d) {
+                    let tag = paint(label(Status::Pass), Status::Pass, color);
+                    passes.push(format!(
+                        "{tag} {} {}: {}\n",
+                        one_line(&t.name),
+                        one_line(&case_label(s, d)),
+                        one_line(&summary)
                     ));
                 }
             }
@@ -74,6 +88,7 @@ pub fn render(v: &Verdict, color: bool) -> String {
             }
         }
     }
+    lines.extend(passes);
     let more = lines.len().saturating_sub(MAX_LINES);
     let mut out: String = lines.into_iter().take(MAX_LINES).collect();
     if more > 0 {
@@ -81,8 +96,17 @@ pub fn render(v: &Verdict, color: bool) -> String {
     }
     let c = &v.counts;
     let verdict = paint(&format!("memgate: {}", v.verdict.id()), v.verdict, color);
+    // Checks that moved together are one regression.
+    let regressions = if c.regressions == c.fail {
+        String::new()
+    } else {
+        format!(
+            " ({})",
+            crate::units::counted(c.regressions as u64, "regression", "regressions")
+        )
+    };
     out.push_str(&format!(
-        "{verdict}: {} failed, {} warned, {} passed, {} skipped, {} could not be judged\n",
+        "{verdict}: {} failed{regressions}, {} warned, {} passed, {} skipped, {} could not be judged\n",
         c.fail, c.warn, c.pass, c.skipped, c.error
     ));
     out

@@ -39,9 +39,12 @@ fn regressed_pickles_fail_against_snapshot_baselines_and_pass_against_themselves
         .assert()
         .code(1)
         .stdout(contains(
-            "FAIL gpt rank0 dev0 allocated-peak: grew +12 MiB (6.0%)",
+            "FAIL gpt rank0 dev0 allocated-, dynamic-, overall-peak +12 MiB: 212.10 MiB of 1 GiB \
+             (21%, 811.90 MiB left); grew +12 MiB (6.0%)",
         ))
-        .stdout(contains("FAIL gpt rank1 dev1 allocated-peak"));
+        .stdout(contains(
+            "FAIL gpt rank1 dev1 allocated-, dynamic-, overall-peak +12 MiB",
+        ));
     roxmltree::Document::parse(&w.read("junit.xml")).unwrap();
     insta::assert_snapshot!("pickles_markdown", w.read("report.md"));
     w.check()
@@ -65,7 +68,8 @@ fn summaries_written_by_summarize_are_baselines_for_pickles() {
         .assert()
         .code(1)
         .stdout(contains(
-            "FAIL gpt rank0 dev0 allocated-peak: grew +12 MiB (6.0%)",
+            "FAIL gpt rank0 dev0 allocated-, dynamic-, overall-peak +12 MiB: 212.10 MiB of 1 GiB \
+             (21%, 811.90 MiB left); grew +12 MiB (6.0%)",
         ));
 }
 

@@ -94,7 +94,7 @@ fn the_gates_failure_text_says_when_the_peak_was_reached_and_where_it_was_before
     let out = String::from_utf8(out).unwrap();
     let line = out
         .lines()
-        .find(|l| l.starts_with("FAIL toy-gpt-2rank rank0 dev0 allocated-peak:"))
+        .find(|l| l.starts_with("FAIL toy-gpt-2rank rank0 dev0 allocated-, dynamic-"))
         .unwrap_or_else(|| panic!("{out}"));
     assert!(
         line.contains("the allocated peak was reached at entry ")

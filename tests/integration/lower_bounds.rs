@@ -187,7 +187,7 @@ fn a_wrapped_trace_over_its_budget_fails_since_the_real_peak_is_at_least_that() 
         .code(2)
         .stdout(contains(
             "FAIL train rank0 dev0 allocated-peak: the trace started mid-run, so the figure \
-             is only a lower bound; 99 MiB is over its budget of 90 MiB by 9 MiB",
+             is only a lower bound; 99 MiB of 90 MiB (110%, over by 9 MiB)",
         ));
     // Only the OOM count (a lower bound of 0) is what keeps the gate from
     // judging; asked for the peak alone, the gate fails.

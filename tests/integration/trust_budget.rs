@@ -42,7 +42,8 @@ fn a_warn_level_budget_makes_the_figure_report_only_growth_included() {
         .assert()
         .code(0)
         .stdout(contains(
-            "WARN train rank0 dev0 dynamic-peak: grew +100 MiB",
+            "WARN train rank0 dev0 dynamic-, overall-, allocated-, reserved-peak +100 MiB: \
+             200 MiB of 4 GiB (5%, 3.80 GiB left); grew +100 MiB",
         ));
     let v = verdict(&w);
     assert_eq!(v["verdict"], "warn");
