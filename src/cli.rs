@@ -182,12 +182,26 @@ pub struct Format {
     pub format: FormatArg,
 }
 
-/// `--rules`: the category rule set.
+/// `--rules`: the category rule set, and `--categories` on top of it.
 #[derive(Debug, Args)]
 pub struct CategoryRules {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
+    #[command(flatten)]
+    pub inline: InlineCategories,
+}
+
+/// `--categories`: custom category rules on the command line.
+#[derive(Debug, Args)]
+pub struct InlineCategories {
+    /// Custom categories, tried first in the order written: a JSON object
+    /// ('{"hccl": "hccl", "moe": "expert"}', Mosaic's --custom-profile) or
+    /// a TOML inline table ('{hccl = "hccl"}') of name -> regex, matched
+    /// case-sensitively on every frame's function and file name; the same
+    /// as a rules file's [categories]. Custom categories are always listed.
+    #[arg(long, value_name = "JSON")]
+    pub categories: Option<String>,
 }
 
 /// `--window FROM..TO` of the analysis commands.
@@ -263,6 +277,8 @@ pub struct PhasesArgs {
     /// allocations' frames) gives the phases of devices without annotations.
     #[arg(long, value_name = "FILE", default_value = "default")]
     pub rules: String,
+    #[command(flatten)]
+    pub inline: InlineCategories,
 }
 
 impl PhasesArgs {
@@ -273,6 +289,7 @@ impl PhasesArgs {
             annotation: self.annotation.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
             rules: self.rules.clone(),
+            categories: self.inline.categories.clone(),
         }
     }
 }
@@ -311,6 +328,7 @@ impl PeakArgs {
             format: self.output.format.into(),
             top: self.top,
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             at: self.at.into(),
             window: self.within.window.clone(),
             metrics: self.metrics.clone(),
@@ -324,6 +342,7 @@ impl ProfileArgs {
             snapshots: self.snapshots.clone(),
             format: self.output.format.into(),
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             group_by: self.group_by.into(),
             html: self.html.clone(),
             print_rules: self.print_rules,
@@ -364,6 +383,7 @@ impl DiffArgs {
             new: self.new.clone(),
             format: self.output.format.into(),
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             top: self.top,
             window: self.window.clone(),
             html: self.html.clone(),
@@ -400,6 +420,7 @@ impl SummarizeArgs {
             snapshots: self.inputs.snapshots.clone(),
             output: self.output.clone(),
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             top: self.top,
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
@@ -452,6 +473,8 @@ pub struct CheckArgs {
     /// `memgate peak --window` (replaces the targets' `window`).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    #[command(flatten)]
+    pub inline: InlineCategories,
 }
 
 /// Runs `memgate ARGV[1:]` as the binary does: output on stdout, each
@@ -574,6 +597,7 @@ impl CheckArgs {
                 annotate: env("GITHUB_ACTIONS").as_deref() == Some("true"),
             },
             window: self.window.clone(),
+            categories: self.inline.categories.clone(),
         }
     }
 }

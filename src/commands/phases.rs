@@ -26,6 +26,9 @@ pub struct PhasesOptions {
     /// `default`, `mosaic` or a rules file; its `[phases]` table gives the
     /// phases of devices without annotations.
     pub rules: String,
+    /// `--categories`: custom rules (JSON object or TOML inline table)
+    /// tried before `rules`.
+    pub categories: Option<String>,
 }
 
 pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
@@ -33,7 +36,7 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Error::from).collect()),
     };
-    let rules = match rules(&opts.rules) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
         Ok(r) => r,
         Err(o) => return o,
     };

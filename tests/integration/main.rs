@@ -19,6 +19,7 @@ mod document_renderers;
 mod examples;
 mod group_by;
 mod hostile;
+mod inline_categories;
 mod input_kind;
 mod loader;
 mod log_injection;

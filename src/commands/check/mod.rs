@@ -16,7 +16,7 @@ mod publish;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::Window;
+use crate::analysis::{InlineRules, Window};
 use crate::compare::{TargetVerdict, Verdict};
 use crate::error::{DestinationError, Error, UsageError};
 
@@ -59,6 +59,9 @@ pub struct CheckOptions {
     /// Judge every target inside this window (replaces the targets'
     /// `window`).
     pub window: Option<Window>,
+    /// `--categories`: custom rules tried before the budget's
+    /// `[categories]`.
+    pub categories: Option<String>,
 }
 
 pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
@@ -67,8 +70,16 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .clone()
         .unwrap_or_else(|| PathBuf::from("memgate.toml"));
     let reports = outputs::reports(opts);
+    let inline = match opts.categories.as_deref().map(InlineRules::parse) {
+        None => None,
+        Some(Ok(i)) => Some(i),
+        Some(Err(e)) => {
+            let errors = vec![UsageError::Categories(e).into()];
+            return could_not_judge(opts, &reports, errors, &[config.as_path()], out);
+        }
+    };
     let (budget, rules, windows) =
-        match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
+        match analysis_adapter::load_budget(&config, opts.snapshots.is_empty(), inline.as_ref()) {
             Ok(b) => b,
             Err(unusable) => {
                 let errors = unusable.errors.into_iter().map(Error::from).collect();
