@@ -137,9 +137,10 @@ pub enum Command {
     /// peaks and each one's own peak.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Profile(ProfileArgs),
-    /// When memory grew: every annotation event (record_function START/END)
-    /// with Mosaic's key and the dynamic usage at it, the phase spans, the
-    /// iterations, the steady-state peak and the leak per iteration.
+    /// When memory grew: a summary per annotation name, then the annotation
+    /// events (record_function START/END) with Mosaic's key and the dynamic
+    /// usage at each, the phase spans, the iterations (each list cut at 20
+    /// unless --all), the steady-state peak and the leak per iteration.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Phases(PhasesArgs),
     /// Figure, category and allocation-site deltas between two snapshots.
@@ -279,6 +280,10 @@ pub struct PhasesArgs {
     pub rules: String,
     #[command(flatten)]
     pub inline: InlineCategories,
+    /// List every name, event, span and iteration (each list is cut at 20
+    /// otherwise, with the count of the rest).
+    #[arg(long)]
+    pub all: bool,
 }
 
 impl PhasesArgs {
@@ -290,6 +295,7 @@ impl PhasesArgs {
             iteration_boundary: self.iteration_boundary.clone(),
             rules: self.rules.clone(),
             categories: self.inline.categories.clone(),
+            all: self.all,
         }
     }
 }

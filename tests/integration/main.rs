@@ -28,6 +28,7 @@ mod mutations;
 mod one_replay;
 mod peak_metrics;
 mod peak_moment;
+mod phases_summary;
 mod real_figures;
 mod renderings;
 mod rule_phases;
