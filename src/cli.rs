@@ -481,6 +481,11 @@ pub struct CheckArgs {
     pub window: Option<Window>,
     #[command(flatten)]
     pub inline: InlineCategories,
+    /// The budget as a JSON document of the budget file's structure, in
+    /// place of the file (the Python API's mappings): read by the same
+    /// reader and validation. Hidden: an interface of the Python package.
+    #[arg(long, value_name = "JSON", hide = true, conflicts_with = "config")]
+    pub budget_json: Option<String>,
 }
 
 /// Runs `memgate ARGV[1:]` as the binary does: output on stdout, each
@@ -583,7 +588,11 @@ impl CheckArgs {
     /// (report timestamps), `NO_COLOR`, and GitHub Actions' files.
     pub fn options(&self, out_is_terminal: bool) -> CheckOptions {
         CheckOptions {
-            config: self.config.clone(),
+            config: if self.budget_json.is_some() {
+                Some(PathBuf::from("budget"))
+            } else {
+                self.config.clone()
+            },
             snapshots: self.snapshots.clone(),
             validate: self.validate,
             baseline: self.baseline.clone(),
@@ -604,6 +613,7 @@ impl CheckArgs {
             },
             window: self.window.clone(),
             categories: self.inline.categories.clone(),
+            budget_json: self.budget_json.clone(),
         }
     }
 }

@@ -38,7 +38,7 @@ use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
-pub use data::{figure_ids, parse_size, toml_text, validate_data};
+pub use data::{budget_from_data, budget_from_json, figure_ids, parse_size, validate_data};
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
 pub use validate::{validate_file, ConfigError, Validated};

@@ -35,6 +35,25 @@ pub(crate) fn load_budget(
     with_rules(validated, inline).map_err(|errors| Unusable { errors, rules_file })
 }
 
+/// [`load_budget`] of a budget given as a JSON document (`check
+/// --budget-json`, the Python API's mappings): the same reader and
+/// validation; `name` names it in messages, relative paths are relative
+/// to the current directory.
+pub(crate) fn load_budget_data(
+    json: &str,
+    name: &str,
+    check_globs: bool,
+    inline: Option<&InlineRules>,
+) -> Result<(Budget, RuleSet, Windows), Unusable> {
+    let validated = budget::budget_from_json(json, name, Path::new(""), check_globs);
+    let rules_file = validated
+        .budget
+        .as_ref()
+        .and_then(rules_file)
+        .map(Path::to_path_buf);
+    with_rules(validated, inline).map_err(|errors| Unusable { errors, rules_file })
+}
+
 /// The `[defaults] rules` file, when the budget names one.
 pub(crate) fn rules_file(budget: &Budget) -> Option<&Path> {
     match &budget.rules {

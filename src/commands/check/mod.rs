@@ -62,6 +62,9 @@ pub struct CheckOptions {
     /// `--categories`: custom rules tried before the budget's
     /// `[categories]`.
     pub categories: Option<String>,
+    /// The budget as a JSON document (the structure of the budget file)
+    /// instead of the file; `config` then only names it in messages.
+    pub budget_json: Option<String>,
 }
 
 pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
@@ -78,17 +81,29 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             return could_not_judge(opts, &reports, errors, &[config.as_path()], out);
         }
     };
-    let (budget, rules, windows) =
-        match analysis_adapter::load_budget(&config, opts.snapshots.is_empty(), inline.as_ref()) {
-            Ok(b) => b,
-            Err(unusable) => {
-                let errors = unusable.errors.into_iter().map(Error::from).collect();
-                let read: Vec<&Path> = std::iter::once(config.as_path())
-                    .chain(unusable.rules_file.as_deref())
-                    .collect();
-                return could_not_judge(opts, &reports, errors, &read, out);
-            }
-        };
+    let check_globs = opts.snapshots.is_empty();
+    // A budget given as data has no file that a report could replace.
+    let config_file = opts.budget_json.is_none().then_some(config.as_path());
+    let loaded = match &opts.budget_json {
+        Some(json) => analysis_adapter::load_budget_data(
+            json,
+            &config.display().to_string(),
+            check_globs,
+            inline.as_ref(),
+        ),
+        None => analysis_adapter::load_budget(&config, check_globs, inline.as_ref()),
+    };
+    let (budget, rules, windows) = match loaded {
+        Ok(b) => b,
+        Err(unusable) => {
+            let errors = unusable.errors.into_iter().map(Error::from).collect();
+            let read: Vec<&Path> = config_file
+                .into_iter()
+                .chain(unusable.rules_file.as_deref())
+                .collect();
+            return could_not_judge(opts, &reports, errors, &read, out);
+        }
+    };
     if opts.validate {
         let _ = writeln!(
             out,
@@ -100,7 +115,8 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     }
     let unusable = usage(outputs::check(&reports));
     let (plans, not_planned) = plan::plan(&budget, &windows, opts);
-    let read: Vec<&Path> = std::iter::once(config.as_path())
+    let read: Vec<&Path> = config_file
+        .into_iter()
         .chain(analysis_adapter::rules_file(&budget))
         .collect();
     let inputs = plans.inputs(&read);
