@@ -205,11 +205,15 @@ def phases(
     annotation: Union[str, Sequence[str]] = (),
     iteration_boundary: Optional[str] = None,
     rules: PathLike = "default",
+    all: bool = False,
 ) -> PhasesReport:
-    """``memgate phases --format json``: annotation events, phase spans,
-    iterations, steady-state peak and leak per iteration. ``annotation``
-    is one annotation name (a ``str``) or several."""
+    """``memgate phases --format json``: the summary per name, annotation
+    events, phase spans, iterations, steady-state peak and leak per
+    iteration; each list cut at 20 with the count of the rest unless
+    ``all``. ``annotation`` is one annotation name (a ``str``) or several."""
     args = ["phases", "--format=json", f"--rules={_path(rules, 'rules')}"]
+    if _flag(all, "all"):
+        args.append("--all")
     names = [annotation] if isinstance(annotation, str) else annotation
     try:
         names = list(names)
