@@ -90,6 +90,29 @@ fn profile_peak_and_diff_equal_the_rules_file_in_text_and_json() {
     assert!(at_peak["fwd"].as_u64().unwrap() > 0, "{at_peak}");
     assert!(at_peak["init"].as_u64().unwrap() > 0, "{at_peak}");
     assert_eq!(at_peak["never"], 0);
+    // The custom categories in rule order (the maps are sorted by name).
+    let custom = &doc["snapshots"][0]["devices"][0]["categories"]["custom"];
+    assert_eq!(custom, &serde_json::json!(["fwd", "init", "never"]));
+    // Over a rules file's own custom rules, --categories go first.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.toml");
+    std::fs::write(&file, "[categories]\nzz = \"train_step\"\nfwd = \"x\"\n").unwrap();
+    let both: Value = serde_json::from_slice(&run(&[
+        "profile",
+        snap,
+        "--format=json",
+        "--rules",
+        file.to_str().unwrap(),
+        "--categories",
+        JSON,
+    ]))
+    .unwrap();
+    let c = &both["snapshots"][0]["devices"][0]["categories"];
+    assert_eq!(
+        c["custom"],
+        serde_json::json!(["fwd", "init", "never", "zz"])
+    );
+    assert!(c["at-allocated-peak"]["zz"].as_u64().unwrap() > 0, "{c}");
 }
 
 #[test]
