@@ -137,9 +137,10 @@ pub enum Command {
     /// peaks and each one's own peak.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Profile(ProfileArgs),
-    /// When memory grew: every annotation event (record_function START/END)
-    /// with Mosaic's key and the dynamic usage at it, the phase spans, the
-    /// iterations, the steady-state peak and the leak per iteration.
+    /// When memory grew: a summary per annotation name, then the annotation
+    /// events (record_function START/END) with Mosaic's key and the dynamic
+    /// usage at each, the phase spans, the iterations (each list cut at 20
+    /// unless --all), the steady-state peak and the leak per iteration.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Phases(PhasesArgs),
     /// Figure, category and allocation-site deltas between two snapshots.
@@ -182,12 +183,26 @@ pub struct Format {
     pub format: FormatArg,
 }
 
-/// `--rules`: the category rule set.
+/// `--rules`: the category rule set, and `--categories` on top of it.
 #[derive(Debug, Args)]
 pub struct CategoryRules {
     /// Category rules: `default`, `mosaic`, or a TOML file with [categories].
     #[arg(long, default_value = "default")]
     pub rules: String,
+    #[command(flatten)]
+    pub inline: InlineCategories,
+}
+
+/// `--categories`: custom category rules on the command line.
+#[derive(Debug, Args)]
+pub struct InlineCategories {
+    /// Custom categories, tried first in the order written: a JSON object
+    /// ('{"hccl": "hccl", "moe": "expert"}', Mosaic's --custom-profile) or
+    /// a TOML inline table ('{hccl = "hccl"}') of name -> regex, matched
+    /// case-sensitively on every frame's function and file name; the same
+    /// as a rules file's [categories]. Custom categories are always listed.
+    #[arg(long, value_name = "JSON")]
+    pub categories: Option<String>,
 }
 
 /// `--window FROM..TO` of the analysis commands.
@@ -263,6 +278,12 @@ pub struct PhasesArgs {
     /// allocations' frames) gives the phases of devices without annotations.
     #[arg(long, value_name = "FILE", default_value = "default")]
     pub rules: String,
+    #[command(flatten)]
+    pub inline: InlineCategories,
+    /// List every name, event, span and iteration (each list is cut at 20
+    /// otherwise, with the count of the rest).
+    #[arg(long)]
+    pub all: bool,
 }
 
 impl PhasesArgs {
@@ -273,6 +294,8 @@ impl PhasesArgs {
             annotation: self.annotation.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
             rules: self.rules.clone(),
+            categories: self.inline.categories.clone(),
+            all: self.all,
         }
     }
 }
@@ -311,6 +334,7 @@ impl PeakArgs {
             format: self.output.format.into(),
             top: self.top,
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             at: self.at.into(),
             window: self.within.window.clone(),
             metrics: self.metrics.clone(),
@@ -324,6 +348,7 @@ impl ProfileArgs {
             snapshots: self.snapshots.clone(),
             format: self.output.format.into(),
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             group_by: self.group_by.into(),
             html: self.html.clone(),
             print_rules: self.print_rules,
@@ -364,6 +389,7 @@ impl DiffArgs {
             new: self.new.clone(),
             format: self.output.format.into(),
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             top: self.top,
             window: self.window.clone(),
             html: self.html.clone(),
@@ -400,6 +426,7 @@ impl SummarizeArgs {
             snapshots: self.inputs.snapshots.clone(),
             output: self.output.clone(),
             rules: self.categories.rules.clone(),
+            categories: self.categories.inline.categories.clone(),
             top: self.top,
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
@@ -452,6 +479,13 @@ pub struct CheckArgs {
     /// `memgate peak --window` (replaces the targets' `window`).
     #[arg(long, value_name = "FROM..TO")]
     pub window: Option<Window>,
+    #[command(flatten)]
+    pub inline: InlineCategories,
+    /// The budget as a JSON document of the budget file's structure, in
+    /// place of the file (the Python API's mappings): read by the same
+    /// reader and validation. Hidden: an interface of the Python package.
+    #[arg(long, value_name = "JSON", hide = true, conflicts_with = "config")]
+    pub budget_json: Option<String>,
 }
 
 /// Runs `memgate ARGV[1:]` as the binary does: output on stdout, each
@@ -554,7 +588,11 @@ impl CheckArgs {
     /// (report timestamps), `NO_COLOR`, and GitHub Actions' files.
     pub fn options(&self, out_is_terminal: bool) -> CheckOptions {
         CheckOptions {
-            config: self.config.clone(),
+            config: if self.budget_json.is_some() {
+                Some(PathBuf::from("budget"))
+            } else {
+                self.config.clone()
+            },
             snapshots: self.snapshots.clone(),
             validate: self.validate,
             baseline: self.baseline.clone(),
@@ -574,6 +612,8 @@ impl CheckArgs {
                 annotate: env("GITHUB_ACTIONS").as_deref() == Some("true"),
             },
             window: self.window.clone(),
+            categories: self.inline.categories.clone(),
+            budget_json: self.budget_json.clone(),
         }
     }
 }

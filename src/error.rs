@@ -85,6 +85,8 @@ impl Error {
 pub enum UsageError {
     #[error("--rules: {0}")]
     Rules(RulesError),
+    #[error("--categories: {0}")]
+    Categories(RulesError),
     #[error("no snapshot given (memgate profile SNAPSHOT…, or --print-rules)")]
     NoSnapshot,
     #[error(

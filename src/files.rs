@@ -25,6 +25,8 @@ pub enum FileError {
     Directory,
     #[error("is a {0}, not a regular file")]
     NotRegular(&'static str),
+    #[error("is a pipe that gave no bytes (nothing writes it, or wrote nothing)")]
+    EmptyPipe,
     #[error("is larger than the {} MiB a {what} may be", cap >> 20)]
     TooLarge { what: &'static str, cap: u64 },
     #[error("cannot be read: {0}")]
@@ -93,6 +95,99 @@ pub fn read_capped(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>,
         return Err(FileError::TooLarge { what, cap });
     }
     Ok(buf)
+}
+
+/// How long [`read_capped_or_pipe`] waits for a pipe's writer to finish.
+pub const PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// [`read_capped`], and also a pipe (`--rules <(printf …)`, a named FIFO):
+/// read until its writer closes it, at most `cap` bytes and
+/// [`PIPE_WAIT`] in all, so a pipe nobody finishes writing is an error,
+/// never a hang. A device or socket is refused as by [`open_regular`].
+pub fn read_capped_or_pipe(
+    path: &Path,
+    what: &'static str,
+    cap: u64,
+) -> Result<Vec<u8>, FileError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(open_error)?;
+    let t = file.metadata().map_err(FileError::Read)?.file_type();
+    if !t.is_fifo() {
+        drop(file);
+        return read_capped(path, what, cap);
+    }
+    read_pipe(file, what, cap, PIPE_WAIT)
+}
+
+/// The bytes of a non-blocking pipe until end of file, waiting with
+/// `poll` so the deadline holds. A pipe with no writer reads as at its
+/// end at once (a FIFO nobody opened for writing never blocks): one that
+/// gave no byte at all is an error.
+fn read_pipe(
+    mut file: File,
+    what: &'static str,
+    cap: u64,
+    wait: std::time::Duration,
+) -> Result<Vec<u8>, FileError> {
+    let deadline = std::time::Instant::now() + wait;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) if buf.is_empty() => return Err(FileError::EmptyPipe),
+            Ok(0) => return Ok(buf),
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if buf.len() as u64 > cap {
+                    return Err(FileError::TooLarge { what, cap });
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                poll_in(&file, deadline, wait)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(FileError::Read(e)),
+        }
+    }
+}
+
+/// Waits until the pipe has bytes or its writer hung up, or fails at the
+/// deadline.
+#[allow(unsafe_code)]
+fn poll_in(
+    file: &File,
+    deadline: std::time::Instant,
+    wait: std::time::Duration,
+) -> Result<(), FileError> {
+    use std::os::fd::AsRawFd;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    if left.is_zero() {
+        return Err(FileError::Read(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "the pipe's writer did not finish within {} s",
+                wait.as_secs_f64()
+            ),
+        )));
+    }
+    let mut fd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: one valid pollfd, alive for the duration of the call.
+    let r = unsafe { libc::poll(&raw mut fd, 1, ms.max(1)) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(FileError::Read(e));
+        }
+    }
+    Ok(())
 }
 
 /// A path's identity: device and inode when it exists (whatever symlinks
@@ -194,6 +289,86 @@ fn sync_dir(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mkfifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    }
+
+    /// A write end of the FIFO (opened read-write, so the open never
+    /// blocks) holding `bytes`.
+    fn writer(fifo: &Path, bytes: &[u8]) -> File {
+        let mut w = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(fifo)
+            .unwrap();
+        w.write_all(bytes).unwrap();
+        w
+    }
+
+    #[test]
+    fn a_pipe_is_read_to_its_end_under_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("rules");
+        mkfifo(&fifo);
+        let text = b"[categories]\nhccl = \"hccl\"\n";
+        let w = writer(&fifo, text);
+        // The writer finishes after the reader has waited for it.
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(w);
+        });
+        let got = read_capped_or_pipe(&fifo, "rules file", TEXT_CAP).unwrap();
+        closer.join().unwrap();
+        assert_eq!(got, text);
+
+        let _w = writer(&fifo, &[b'x'; 100]);
+        let err = read_capped_or_pipe(&fifo, "rules file", 10);
+        assert!(
+            matches!(err, Err(FileError::TooLarge { cap: 10, .. })),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_fifo_nobody_writes_is_an_error_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("nobody");
+        mkfifo(&fifo);
+        let started = std::time::Instant::now();
+        let err = read_capped_or_pipe(&fifo, "rules file", TEXT_CAP);
+        assert!(matches!(err, Err(FileError::EmptyPipe)), "{err:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_pipe_whose_writer_never_finishes_times_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("stuck");
+        mkfifo(&fifo);
+        // Held open for writing, never written: the reader must give up.
+        let holder = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&fifo)
+            .unwrap();
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        let err = read_pipe(
+            f,
+            "rules file",
+            TEXT_CAP,
+            std::time::Duration::from_millis(50),
+        );
+        drop(holder);
+        assert!(
+            matches!(err, Err(FileError::Read(ref e)) if e.kind() == std::io::ErrorKind::TimedOut)
+        );
+    }
 
     #[test]
     fn a_fifo_is_refused_at_once_instead_of_blocking_the_open() {

@@ -25,6 +25,6 @@ pub(crate) mod vocab;
 pub(crate) mod walk;
 
 /// A budget (or a rules file) given as data, the Python API's way in.
-pub use budget::{figure_ids, parse_size, toml_text, validate_data, ConfigError};
+pub use budget::{budget_from_data, figure_ids, parse_size, validate_data, ConfigError};
 /// The device ordinal every document and report carries.
 pub use vocab::Device;

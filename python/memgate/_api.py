@@ -12,12 +12,10 @@ import json
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
 from typing import (
     Any,
     Dict,
     Iterable,
-    Iterator,
     List,
     Literal,
     Mapping,
@@ -31,7 +29,7 @@ from typing import (
 )
 
 from . import _native
-from ._budget import BudgetError, validated_toml
+from ._budget import BudgetError, validated_document
 from ._documents import (
     DiffReport,
     InspectReport,
@@ -157,23 +155,16 @@ def _document(cls: Type[D], data: Any, **extra: Any) -> D:
         raise MemgateError(2, [f"memgate printed an unexpected {cls.__name__} document: {e}"]) from None
 
 
-@contextmanager
-def _rules(rules: Any) -> Iterator[str]:
-    """``--rules``'s value: a name or path as given, or a mapping written
-    as a rules file (memgate's serializer, in the mapping's order) for
-    the duration of the call."""
+def _rules(rules: Any) -> List[str]:
+    """The rule arguments: ``--rules`` with a name or path as given, or for
+    a mapping ``--categories`` with its JSON (the mapping's order kept), so
+    the rule set is named by its rules, never by a temporary file."""
     if not isinstance(rules, Mapping):
-        yield _path(rules, "rules")
-        return
+        return [f"--rules={_path(rules, 'rules')}"]
     for k, v in rules.items():
         _text(k, "rules key")
         _text(v, f"rules[{k!r}]")
-    text = _native.toml(json.dumps({"categories": dict(rules)}))
-    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
-        path = os.path.join(scratch, "rules.toml")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        yield path
+    return [f"--categories={json.dumps(dict(rules), ensure_ascii=False)}"]
 
 
 def _json_command(args: Sequence[str]) -> Any:
@@ -189,9 +180,8 @@ def _json_command(args: Sequence[str]) -> Any:
 def peak(paths: Paths, *, top: int = 10, rules: Rules = "default") -> PeakReport:
     """``memgate peak --format json PATHS``: the figures of every device of
     every snapshot (files or glob patterns, expanded by memgate)."""
-    with _rules(rules) as rules_arg:
-        args = ["peak", "--format=json", f"--top={_count(top, 'top')}", f"--rules={rules_arg}", "--"]
-        return _document(PeakReport, _json_command(args + _paths(paths)))
+    args = ["peak", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules), "--"]
+    return _document(PeakReport, _json_command(args + _paths(paths)))
 
 
 def profile(
@@ -204,10 +194,9 @@ def profile(
     """``memgate profile --format json``; ``group_by`` is ``category``,
     ``annotation`` or ``compile-context``; ``rules`` a rule set, a rules
     file or a mapping category -> regex (Mosaic's custom profile)."""
-    with _rules(rules) as rules_arg:
-        args = ["profile", "--format=json", f"--top={_count(top, 'top')}", f"--rules={rules_arg}"]
-        args += [f"--group-by={_text(group_by, 'group_by')}", "--"]
-        return _document(ProfileReport, _json_command(args + _paths(paths)))
+    args = ["profile", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules)]
+    args += [f"--group-by={_text(group_by, 'group_by')}", "--"]
+    return _document(ProfileReport, _json_command(args + _paths(paths)))
 
 
 def phases(
@@ -216,11 +205,15 @@ def phases(
     annotation: Union[str, Sequence[str]] = (),
     iteration_boundary: Optional[str] = None,
     rules: PathLike = "default",
+    all: bool = False,
 ) -> PhasesReport:
-    """``memgate phases --format json``: annotation events, phase spans,
-    iterations, steady-state peak and leak per iteration. ``annotation``
-    is one annotation name (a ``str``) or several."""
+    """``memgate phases --format json``: the summary per name, annotation
+    events, phase spans, iterations, steady-state peak and leak per
+    iteration; each list cut at 20 with the count of the rest unless
+    ``all``. ``annotation`` is one annotation name (a ``str``) or several."""
     args = ["phases", "--format=json", f"--rules={_path(rules, 'rules')}"]
+    if _flag(all, "all"):
+        args.append("--all")
     names = [annotation] if isinstance(annotation, str) else annotation
     try:
         names = list(names)
@@ -240,9 +233,8 @@ def inspect(paths: Paths) -> InspectReport:
 
 def diff(base: PathLike, new: PathLike, *, top: int = 20, rules: Rules = "default") -> DiffReport:
     """``memgate diff --format json BASE NEW`` (snapshots or summaries)."""
-    with _rules(rules) as rules_arg:
-        args = ["diff", "--format=json", f"--top={_count(top, 'top')}", f"--rules={rules_arg}", "--"]
-        return _document(DiffReport, _json_command(args + [_path(base, "base"), _path(new, "new")]))
+    args = ["diff", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules), "--"]
+    return _document(DiffReport, _json_command(args + [_path(base, "base"), _path(new, "new")]))
 
 
 def _json_files(directory: str) -> Dict[str, Tuple[int, int, int]]:
@@ -271,10 +263,10 @@ def summarize(
     """``memgate summarize -o OUTPUT PATHS``: one summary per snapshot,
     written to ``OUTPUT/<stem>.json`` (the golden baseline files) and
     returned. Without ``output`` nothing is kept on disk."""
-    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch, _rules(rules) as rules_arg:
+    with tempfile.TemporaryDirectory(prefix="memgate-") as scratch:
         target = _path(output, "output") if output is not None else scratch
         args = ["summarize", f"--output={target}", f"--top={_count(top, 'top')}"]
-        args += [f"--rules={rules_arg}", "--"]
+        args += [*_rules(rules), "--"]
         args += _paths(paths)
         # The files memgate wrote are the ones it (re)placed: its summaries
         # are written whole and renamed into place, so each is a new file.
@@ -323,6 +315,7 @@ def check(
     github: bool = False,
     budget: Optional[Mapping[str, Any]] = None,
     name: str = "budget",
+    budget_dir: Optional[PathLike] = None,
 ) -> Verdict:
     """``memgate check``: judge the snapshots against ``config``'s budgets
     and baselines (``memgate.toml`` in the current directory by default).
@@ -344,7 +337,9 @@ def check(
     {"allocated_peak": "1 GiB"}}}``), validated by memgate (every problem
     raised at once, in those keyword names), judging ``snapshots``; only
     the figures it names are judged. ``name`` is its target's name.
-    Relative paths in it are relative to the current directory.
+    Relative paths in it are relative to ``budget_dir`` (default: the
+    current directory). The mapping reaches memgate as data, read by the
+    budget file's own reader: no file is written.
     """
     target_name = _text(name, "name")
     flags = {
@@ -378,13 +373,12 @@ def check(
                 raise _refuse("check(): a budget mapping needs the snapshots it judges")
             if not isinstance(budget, Mapping):
                 raise _refuse(f"budget: {budget!r} is not a mapping")
+            here = os.getcwd() if budget_dir is None else _path(budget_dir, "budget_dir")
             try:
-                text = validated_toml(budget, name=target_name, snapshots=_paths(snapshots), here=os.getcwd())
+                document = validated_document(budget, name=target_name, snapshots=_paths(snapshots), here=here)
             except BudgetError as e:
                 raise MemgateError(2, e.problems) from None
-            config = os.path.join(scratch, "memgate.toml")
-            with open(config, "w", encoding="utf-8") as f:
-                f.write(text)
+            args.append(f"--budget-json={document}")
         if config is not None:
             args.append(f"--config={_path(config, 'config')}")
         if baseline is not None:

@@ -1,10 +1,11 @@
 """Budgets as Python values: the pytest marker's keywords and ``check(budget=…)``.
 
 The keywords become the document ``memgate.toml`` holds (``defaults``,
-``target``, ``categories``), which the Rust core validates with the budget
-file's own parser and validation (``_native.budget``): any phase or
-category name works, and every problem is reported in the keyword names
-the user wrote (``allocated_peak``, ``phase['Optimizer.step']['dynamic_peak']``).
+``target``, ``categories``), passed as JSON to the Rust core, which reads it
+with the budget file's own reader and validation (``_native.budget``; no
+TOML text is written) and judges with it (``check --budget-json``): any
+phase or category name works, and every problem is reported in the keyword
+names the user wrote (``allocated_peak``, ``phase['Optimizer.step']['dynamic_peak']``).
 
 Only the figures named are judged (with their baseline comparison when a
 baseline is set); without any figure, category or phase keyword the
@@ -21,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-__all__ = ["BudgetError", "budget_document", "keyword_names", "parse_size", "validated_toml"]
+__all__ = ["BudgetError", "budget_document", "keyword_names", "parse_size", "validated_document"]
 
 # keyword -> budget file key, by the table it goes to.
 _DEFAULTS = {"tolerance": "tolerance", "noise_floor": "noise-floor"}
@@ -229,22 +230,24 @@ def _keyword_of(key: str, origin: Mapping[str, str]) -> str:
     return key
 
 
-def validated_toml(
+def validated_document(
     keywords: Mapping[str, Any],
     *,
     name: str,
     snapshots: Sequence[str],
     here: Union[str, "os.PathLike[str]"],
 ) -> str:
-    """The budget file of ``keywords``, validated by memgate; raises
+    """The budget document of ``keywords`` as JSON text (what ``check
+    --budget-json`` takes), validated by memgate; raises
     :class:`BudgetError` listing every problem in keyword names."""
     document, origin, problems = budget_document(keywords, name=name, snapshots=snapshots, here=here)
     if problems:
         raise BudgetError(problems)
     try:
-        text, errors = _native.budget(json.dumps(document), "budget", os.fspath(here))
-    except ValueError as e:  # a value JSON cannot carry (NaN, a non-str key)
+        text = json.dumps(document, allow_nan=False)
+        errors = _native.budget(text, "budget", os.fspath(here))
+    except (TypeError, ValueError) as e:  # a value JSON cannot carry (NaN, an object)
         raise BudgetError([f"not a budget value: {e}"]) from None
-    if text is None:
+    if errors:
         raise BudgetError([f"{_keyword_of(k, origin)}: {m}" if k else m for k, m in errors])
-    return str(text)
+    return text

@@ -2,11 +2,13 @@
 
 Each class is a frozen dataclass built from one JSON object: keys are
 kebab-case in JSON and snake_case here (``allocated-peak`` ->
-``allocated_peak``); a key the document lacks is ``None``. Maps keyed by
-figure, category or site ids keep memgate's ids as keys and take the
-snake_case spelling too (``device.figures["allocated_peak"]`` is
-``device.figures["allocated-peak"]``). The closed sets are ``Literal``
-types (:data:`Status`).
+``allocated_peak``); a key the document lacks is ``None``. Every other JSON
+object, at any depth, is a :class:`Record`: a ``dict`` with memgate's keys
+(kebab-case ids, category and phase names as written) whose keys are also
+reachable by their snake_case spelling, as an attribute or an item
+(``device.figures.allocated_peak``, ``device.categories.at_allocated_peak``,
+``device.figures["allocated_peak"]`` are ``…["allocated-peak"]``). The
+closed sets are ``Literal`` types (:data:`Status`).
 ``to_dict()`` returns the JSON object the instance was built from, every key
 included, even those this version of the classes does not name.
 """
@@ -21,6 +23,8 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Tuple
 __all__ = [
     "Failure",
     "Figures",
+    "Iterations",
+    "Record",
     "Status",
     "AnalysedDevice",
     "AnalysedSnapshot",
@@ -48,15 +52,26 @@ __all__ = [
 Status = Literal["pass", "skipped", "warn", "fail", "error"]
 
 
-class Figures(Dict[str, int]):
-    """A map keyed by memgate's kebab-case ids that also takes their
-    snake_case spelling: ``figures["allocated_peak"]``."""
+class Record(Dict[str, Any]):
+    """A JSON object as memgate wrote it (a ``dict``, kebab-case keys),
+    each key also reachable by its snake_case spelling: as an attribute
+    (``r.at_allocated_peak``) or an item (``r["at_allocated_peak"]``). A
+    ``dict`` method's name is the method (``r.items()``); its key is
+    ``r["items"]``. Nested objects are Records too."""
 
-    def __missing__(self, key: str) -> int:
+    def __missing__(self, key: str) -> Any:
         kebab = key.replace("_", "-")
         if kebab != key and dict.__contains__(self, kebab):
             return dict.__getitem__(self, kebab)
         raise KeyError(key)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no key {name!r} (nor {name.replace('_', '-')!r}) in this record") from None
 
     def get(self, key: str, default: Any = None) -> Any:
         try:
@@ -68,6 +83,25 @@ class Figures(Dict[str, int]):
         return dict.__contains__(self, key) or (
             isinstance(key, str) and dict.__contains__(self, key.replace("_", "-"))
         )
+
+
+def _records(value: Any) -> Any:
+    """Every JSON object in ``value`` as a :class:`Record`."""
+    if isinstance(value, dict):
+        return Record((k, _records(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [_records(v) for v in value]
+    return value
+
+
+class Figures(Record):
+    """A device's figures, keyed by memgate's kebab-case ids, which take
+    their snake_case spelling too: ``figures.allocated_peak``,
+    ``figures["allocated_peak"]``."""
+
+
+def _figures(value: Any) -> Figures:
+    return Figures(value)
 
 
 def _list_of(cls: Any) -> Callable[[Any], Any]:
@@ -133,19 +167,19 @@ class AnalysedDevice(_Document):
     the stacks and sites live at the peak."""
 
     device: int = _of()
-    figures: Figures = _of(Figures)
-    categories: Optional[Dict[str, Any]] = _of()
-    peak_entry: Optional[Dict[str, int]] = _of()
-    peak_time_us: Optional[Dict[str, int]] = _of()
+    figures: Figures = _of(_figures)
+    categories: Optional[Record] = _of(_records)
+    peak_entry: Optional[Record] = _of(_records)
+    peak_time_us: Optional[Record] = _of(_records)
     trace_complete: Optional[bool] = _of()
-    stacks_at_peak: Optional[List[Dict[str, Any]]] = _of()
-    sites_at_peak: Optional[List[Dict[str, Any]]] = _of()
-    time: Optional[Dict[str, Any]] = _of()
-    peak_phase: Optional[Dict[str, Any]] = _of()
-    oom: Optional[List[Dict[str, Any]]] = _of()
-    window: Optional[Dict[str, Any]] = _of()
+    stacks_at_peak: Optional[List[Record]] = _of(_records)
+    sites_at_peak: Optional[List[Record]] = _of(_records)
+    time: Optional[Record] = _of(_records)
+    peak_phase: Optional[Record] = _of(_records)
+    oom: Optional[List[Record]] = _of(_records)
+    window: Optional[Record] = _of(_records)
     # The stacks live at the peak ``peak(at=…)`` names.
-    stacks_at_moment: Optional[Dict[str, Any]] = _of()
+    stacks_at_moment: Optional[Record] = _of(_records)
     # Inconsistencies found while analysing (the figures are still given).
     warnings: Optional[List[str]] = _of()
 
@@ -155,7 +189,7 @@ class AnalysedSnapshot(_Document):
     path: str = _of()
     devices: List[AnalysedDevice] = _of(_list_of(AnalysedDevice))
     # The devices a --window places nothing on: {device, window, problem}.
-    window_not_placed: Optional[List[Dict[str, Any]]] = _of()
+    window_not_placed: Optional[List[Record]] = _of(_records)
 
 
 @dataclass(frozen=True)
@@ -180,7 +214,7 @@ class Summary(_Document):
 
     schema_version: int = _of(key="schema_version")
     kind: str = _of()
-    provenance: Dict[str, Any] = _of()
+    provenance: Record = _of(_records)
     devices: List[AnalysedDevice] = _of(_list_of(AnalysedDevice))
 
 
@@ -192,18 +226,39 @@ class InspectReport(_Document):
     """``memgate inspect --format json``; each snapshot stays a dict."""
 
     schema_version: int = _of(key="schema_version")
-    snapshots: List[Dict[str, Any]] = _of()
+    snapshots: List[Record] = _of(_records)
 
 
 # --- phases -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
+class Iterations(_Document):
+    """A device's iterations: what starts one, each one (``items``, cut at
+    20 unless ``phases(all=True)``), the steady-state peak and the leak."""
+
+    boundary: str = _of()
+    items: List[Record] = _of(_records)
+    steady_state_peak: Optional[int] = _of()
+    leak: Optional[Record] = _of(_records)
+
+
+@dataclass(frozen=True)
 class PhasesDevice(_Document):
+    """One device of ``memgate phases``: the summary per name, then each
+    list cut at 20 (``phases(all=True)``: every item) with the count of
+    the rest (``*_left_out``)."""
+
     device: int = _of()
-    annotations: List[Dict[str, Any]] = _of()
-    phases: List[Dict[str, Any]] = _of()
-    iterations: Optional[Dict[str, Any]] = _of()
+    summary: List[Record] = _of(_records)
+    summary_left_out: int = _of()
+    annotations: List[Record] = _of(_records)
+    annotations_left_out: int = _of()
+    phases: List[Record] = _of(_records)
+    phases_left_out: int = _of()
+    iterations: Optional[Iterations] = _of(Iterations.from_dict)
+    iterations_left_out: int = _of()
+    warnings: Optional[List[str]] = _of()
 
 
 @dataclass(frozen=True)
@@ -249,7 +304,7 @@ class DeviceDiff(_Document):
     in_base: bool = _of()
     in_new: bool = _of()
     # The allocated and dynamic peaks that moved, both sides explained.
-    peak_moved: Optional[List[Dict[str, Any]]] = _of()
+    peak_moved: Optional[List[Record]] = _of(_records)
     figures: List[Delta] = _of(_list_of(Delta))
     categories: List[Delta] = _of(_list_of(Delta))
     sites: List[SiteDelta] = _of(_list_of(SiteDelta))
@@ -279,8 +334,8 @@ class Check(_Document):
     baseline: Optional[float] = _of()
     budget: Optional[float] = _of()
     tolerance: Optional[float] = _of()
-    findings: List[Dict[str, Any]] = _of()
-    config_line: Optional[Dict[str, Any]] = _of()
+    findings: List[Record] = _of(_records)
+    config_line: Optional[Record] = _of(_records)
 
 
 @dataclass(frozen=True)
@@ -288,14 +343,14 @@ class CheckedDevice(_Document):
     device: int = _of()
     trace_complete: Optional[bool] = _of()
     checks: List[Check] = _of(_list_of(Check))
-    categories: Optional[Any] = _of()
-    sites: Optional[List[Dict[str, Any]]] = _of()
-    peak_phase: Optional[Dict[str, Any]] = _of()
-    oom: Optional[List[Dict[str, Any]]] = _of()
-    window: Optional[Dict[str, Any]] = _of()
+    categories: Optional[Any] = _of(_records)
+    sites: Optional[List[Record]] = _of(_records)
+    peak_phase: Optional[Record] = _of(_records)
+    oom: Optional[List[Record]] = _of(_records)
+    window: Optional[Record] = _of(_records)
     warnings: Optional[List[str]] = _of()
 
-    def growing_sites(self, top: int = 5) -> List[Dict[str, Any]]:
+    def growing_sites(self, top: int = 5) -> List[Record]:
         """The sites that grew most over the baseline, largest first."""
         grown = []
         for site in self.sites or []:
@@ -350,7 +405,7 @@ class Verdict(_Document):
     config: Optional[str] = _of()
     tolerance: Optional[float] = _of()
     noise_floor: Optional[int] = _of()
-    counts: Dict[str, int] = _of()
+    counts: Record = _of(_records)
     targets: List[TargetVerdict] = _of(_list_of(TargetVerdict))
     exit_code: int = field(default=0, metadata={"key": None, "skip": True})
     text: str = field(default="", metadata={"key": None, "skip": True})

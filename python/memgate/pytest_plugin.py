@@ -52,7 +52,7 @@ from typing import Any, Dict, Generator, List, Optional, Tuple
 import pytest
 
 from ._api import MemgateError, check, summarize
-from ._budget import BudgetError, validated_toml
+from ._budget import BudgetError, validated_document
 from ._documents import Check, Verdict
 from ._record import accelerator, environment_path, record
 
@@ -139,7 +139,7 @@ def _marker_problems(item: pytest.Item) -> List[str]:
         return [f"takes keywords only (e.g. allocated_peak='2 GiB'), not the positional {marker.args!r}"]
     here = Path(str(item.path)).parent
     try:
-        validated_toml(marker.kwargs, name=node_name(item.nodeid), snapshots=["rank*.pickle"], here=here)
+        validated_document(marker.kwargs, name=node_name(item.nodeid), snapshots=["rank*.pickle"], here=here)
     except BudgetError as e:
         return e.problems
     return []
@@ -285,14 +285,18 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         scratch = Path(scratch_dir)
         with record(scratch / "snapshots") as recording:
             result = yield
-        budget = scratch / "memgate.toml"
         try:
-            text = validated_toml(keywords, name=name, snapshots=[str(recording.path)], here=here)
+            validated_document(keywords, name=name, snapshots=[str(recording.path)], here=here)
         except BudgetError as e:
             pytest.fail("memgate: " + "\n".join(e.problems), pytrace=False)
-        budget.write_text(text, encoding="utf-8")
         try:
-            verdict = check(config=budget, github=bool(config.getoption("memgate_github")))
+            verdict = check(
+                snapshots=[str(recording.path)],
+                budget=keywords,
+                name=name,
+                budget_dir=here,
+                github=bool(config.getoption("memgate_github")),
+            )
         except MemgateError as e:
             pytest.fail(f"memgate could not judge (exit {e.exit_code}):\n{e.message}", pytrace=False)
         config.stash[_results].append((item.nodeid, verdict))

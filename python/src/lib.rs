@@ -4,8 +4,9 @@
 //! captures a command's output, and its `memgate` console script on
 //! [`main`], which behaves like the binary. Both are the library's own
 //! entry points (`memgate::cli`), so the arguments, documents and exit
-//! codes are the binary's. [`budget`] and [`toml`] take the API's and the
-//! pytest marker's mappings (as JSON) to the budget file's validation.
+//! codes are the binary's. [`budget`] takes the API's and the pytest
+//! marker's mappings (as JSON) to the budget file's own reader and
+//! validation; `check --budget-json` judges with them.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -34,33 +35,24 @@ fn json(document: &str) -> PyResult<serde_json::Value> {
     serde_json::from_str(document).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// A budget's TOML text when valid, else every (dotted key, message).
-type Checked = (Option<String>, Vec<(String, String)>);
+/// Every problem of a budget: (dotted key, message); empty when valid.
+type Problems = Vec<(String, String)>;
 
 /// Validates a budget document given as JSON (the structure of
-/// `memgate.toml`), relative paths relative to `dir`, `file` naming it in
-/// messages. Returns `(toml_text, [])` when valid, else `(None,
-/// [(dotted key, message), …])`: every problem, the key it is about
-/// (`target.budget.allocated-peak`; empty when about no one key).
+/// `memgate.toml`) with the budget file's own reader and validation,
+/// relative paths relative to `dir`, `file` naming it in messages. Returns
+/// every problem, each with the dotted key it is about
+/// (`target.budget.allocated-peak`; empty when about no one key): none
+/// when valid. `check --budget-json DOCUMENT` then judges with it.
 #[pyfunction]
-fn budget(py: Python<'_>, document: &str, file: &str, dir: &str) -> PyResult<Checked> {
+fn budget(py: Python<'_>, document: &str, file: &str, dir: &str) -> PyResult<Problems> {
     let value = json(document)?;
     Ok(py.detach(
         || match memgate::validate_data(&value, file, std::path::Path::new(dir)) {
-            Ok(text) => (Some(text), Vec::new()),
-            Err(errors) => (
-                None,
-                errors.into_iter().map(|e| (e.key, e.message)).collect(),
-            ),
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.into_iter().map(|e| (e.key, e.message)).collect(),
         },
     ))
-}
-
-/// A JSON document (a mapping) as TOML text, every key quoted as needed
-/// (a rules file's `[categories]`, in the mapping's order).
-#[pyfunction]
-fn toml(document: &str) -> PyResult<String> {
-    memgate::toml_text(&json(document)?).map_err(PyValueError::new_err)
 }
 
 /// The ids of every figure, and of those a phase budget takes.
@@ -81,7 +73,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(budget, m)?)?;
-    m.add_function(wrap_pyfunction!(toml, m)?)?;
     m.add_function(wrap_pyfunction!(figure_ids, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

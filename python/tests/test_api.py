@@ -155,12 +155,16 @@ def test_profile_rules_as_a_mapping_equal_the_cli_with_the_same_rules_file(examp
     rules_file.write_text('[categories]\nzeta = "model"\nattn = "attention"\nalpha = "."\n')
     expected = cli_json(memgate_bin, "profile", "--format", "json", "--rules", str(rules_file), snap)
     got = memgate.profile(snap, rules=rules).to_dict()
-    # The one difference: the rules file each read (the mapping's is a
-    # temporary file written for the call).
+    # The mapping goes as --categories: the same document as the CLI's...
+    inline = cli_json(memgate_bin, "profile", "--format", "json", "--categories", json.dumps(rules), snap)
+    assert got == inline
+    # ...whose rule set is named by its rules (never a temporary file), the
+    # one difference from the rules file's.
+    for device in got["snapshots"][0]["devices"]:
+        assert device["categories"]["rules"] == "default + " + json.dumps(rules, separators=(",", ":"))
     for doc in (got, expected):
         for device in doc["snapshots"][0]["devices"]:
-            assert device["categories"]["rules"].endswith("rules.toml")
-            device["categories"]["rules"] = "rules.toml"
+            device["categories"]["rules"] = "RULES"
     assert got == expected
     # The order is the mapping's: first match wins, so another order differs.
     reordered = memgate.profile(snap, rules={"alpha": ".", "zeta": "model", "attn": "attention"}).to_dict()
@@ -247,6 +251,13 @@ def test_every_key_of_the_documents_is_a_field(examples, tmp_path):
     pairs += [(diff, memgate.DiffReport)] + [(d, memgate.DeviceDiff) for d in diff.devices]
     verdict = memgate.check(snapshots=[str(regressed)], baseline=examples / "golden", budget={"allocated_peak": "1 GiB"})
     pairs += [(verdict, memgate.Verdict)]
+    for everything in (False, True):
+        phases = memgate.phases(snap, all=everything)
+        pairs += [(phases, memgate.PhasesReport)] + [(s, memgate.PhasesSnapshot) for s in phases.snapshots]
+        for d in phases.snapshots[0].devices:
+            pairs.append((d, memgate.PhasesDevice))
+            if d.iterations is not None:
+                pairs.append((d.iterations, memgate.Iterations))
     for t in verdict.targets:
         pairs.append((t, memgate.TargetVerdict))
         for s in t.snapshots:
@@ -287,3 +298,24 @@ def test_ranks_mistakes_are_reported_in_keyword_names(root):
     with pytest.raises(memgate.MemgateError) as e:
         memgate.check(snapshots=snaps, budget={"ranks": {"stage_imbalance": 5}})
     assert any(m.startswith("ranks['stage_imbalance']") for m in e.value.messages), e.value.messages
+def test_every_json_object_is_a_record_reachable_by_snake_case(examples):
+    snap = examples / "snapshots" / "rank0.pickle"
+    device = memgate.peak(snap).snapshots[0].devices[0]
+    assert isinstance(device.categories, memgate.Record)
+    cats = device.categories
+    assert cats.at_allocated_peak == cats["at-allocated-peak"] == device.to_dict()["categories"]["at-allocated-peak"]
+    assert cats.at_allocated_peak.optimizer_state == cats["at-allocated-peak"]["optimizer-state"]
+    assert device.figures.allocated_peak == device.figures["allocated-peak"]
+    assert device.peak_phase.allocated_peak.entry == device.to_dict()["peak-phase"]["allocated-peak"]["entry"]
+    assert device.stacks_at_peak[0].frames == device.to_dict()["stacks-at-peak"][0]["frames"]
+    with pytest.raises(AttributeError, match="no key 'no_such'"):
+        cats.no_such
+    phases = memgate.phases(snap, all=True).snapshots[0].devices[0]
+    raw = phases.to_dict()
+    assert phases.iterations is not None
+    assert phases.iterations.items[1].allocated_peak == raw["iterations"]["items"][1]["allocated-peak"]
+    assert phases.summary[0].largest_allocated_peak == raw["summary"][0]["largest-allocated-peak"]
+    assert phases.phases[0].from_entry == raw["phases"][0]["from-entry"]
+    cut = memgate.phases(snap).snapshots[0].devices[0]
+    assert len(cut.annotations) == min(20, len(phases.annotations))
+    assert len(cut.annotations) + cut.annotations_left_out == len(phases.annotations)

@@ -18,6 +18,7 @@ use crate::snapshot::{Action, Device, Snapshot};
 use super::allocator::Origin;
 use super::phases::attribute;
 use super::replay::DeviceReplay;
+use super::rules::RuleSet;
 use super::stacks::StackInfo;
 use super::types::Categories;
 
@@ -146,7 +147,8 @@ impl Groups {
     /// The `categories` object of the replay `r`: the rule categories all
     /// listed; annotation and compile-context groups where they exist (see
     /// the module comment).
-    pub(crate) fn categories(&self, r: &DeviceReplay, rules_source: &str) -> Categories {
+    pub(crate) fn categories(&self, r: &DeviceReplay, set: &RuleSet) -> Categories {
+        let rules_source = set.source();
         let rules = match self.how {
             How::Rules => rules_source.to_string(),
             How::Annotation(_) => GroupBy::Annotation.id().to_string(),
@@ -181,6 +183,11 @@ impl Groups {
             at_allocated_peak: named(&r.cats_at_allocated, at(alloc_upto), true),
             at_dynamic_peak: named(&r.cats_at_dynamic, at(dyn_upto), false),
             peaks: named(&r.cat_peaks, at(end), true),
+            custom: if all {
+                set.custom_names().to_vec()
+            } else {
+                Vec::new()
+            },
         }
     }
 }

@@ -6,6 +6,7 @@ mod default_rules;
 pub mod diff;
 mod figures;
 mod groups;
+mod inline_rules;
 mod moment;
 mod observe;
 pub(crate) mod phases;
@@ -28,6 +29,7 @@ use crate::units::counted;
 
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
+pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
@@ -243,7 +245,7 @@ fn device_analysis(
         .take()
         .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
     let time = structure.as_ref().map(time_figures);
-    let categories = groups.categories(&r, info.rules_source());
+    let categories = groups.categories(&r, info.rules());
     // torch writes time_us as a non-negative clock; a negative one keeps its
     // two's-complement bits, as it always has.
     let time_at = |i: Option<u64>| {

@@ -44,6 +44,12 @@ struct CompiledRow {
 #[error("{0}")]
 pub struct RulesError(String);
 
+impl RulesError {
+    pub(crate) fn new(message: String) -> RulesError {
+        RulesError(message)
+    }
+}
+
 /// A set of category rules; classify a call stack with [`RuleSet::classify`].
 #[derive(Debug, Clone)]
 pub struct RuleSet {
@@ -53,6 +59,8 @@ pub struct RuleSet {
     categories: Vec<String>,
     /// Custom rules (category index, regex), tried first.
     custom: Vec<(usize, Regex)>,
+    /// The custom rules' category names, in rule order, each once.
+    custom_names: Vec<String>,
     base: Base,
     /// `[phases]` rules (name, regex), file order: see
     /// [`RuleSet::phase_of`].
@@ -106,6 +114,7 @@ impl RuleSet {
             source: "default".into(),
             categories,
             custom: Vec::new(),
+            custom_names: Vec::new(),
             base: Base::Default(rows),
             phases: Vec::new(),
             iteration_stack: None,
@@ -118,6 +127,7 @@ impl RuleSet {
             source: "mosaic".into(),
             categories: MOSAIC_CATEGORIES.iter().map(|c| c.to_string()).collect(),
             custom: Vec::new(),
+            custom_names: Vec::new(),
             base: Base::Mosaic,
             phases: Vec::new(),
             iteration_stack: None,
@@ -129,7 +139,11 @@ impl RuleSet {
     pub fn with_custom(custom: Vec<(String, Regex)>, base: RuleSet) -> RuleSet {
         let mut categories: Vec<String> = Vec::new();
         let mut compiled = Vec::new();
+        let mut custom_names: Vec<String> = Vec::new();
         for (name, rx) in custom {
+            if !custom_names.contains(&name) {
+                custom_names.push(name.clone());
+            }
             let idx = match categories.iter().position(|c| *c == name) {
                 Some(i) => i,
                 None => {
@@ -163,10 +177,16 @@ impl RuleSet {
         };
         let mut custom_all = compiled;
         custom_all.extend(base.custom.into_iter().map(|(c, rx)| (remap[c], rx)));
+        for name in base.custom_names {
+            if !custom_names.contains(&name) {
+                custom_names.push(name);
+            }
+        }
         RuleSet {
             source: base.source,
             categories,
             custom: custom_all,
+            custom_names,
             base: base_rules,
             phases: base.phases,
             iteration_stack: base.iteration_stack,
@@ -193,9 +213,9 @@ impl RuleSet {
 
     fn from_file(path: &Path) -> Result<RuleSet, RulesError> {
         let spec = path.display().to_string();
-        // Capped and refused unless a regular file: a FIFO or a device
-        // named as the rules would block or never end.
-        let bytes = files::read_capped(path, "rules file", files::TEXT_CAP).map_err(|e| {
+        // Capped; a pipe (`--rules <(printf …)`) is read until its writer
+        // closes, under the same cap and a time limit; a device is refused.
+        let bytes = files::read_capped_or_pipe(path, "rules file", files::TEXT_CAP).map_err(|e| {
             RulesError(format!(
                 "{spec}: cannot read the rules file: {e}; --rules takes default, mosaic or a TOML file"
             ))
@@ -248,6 +268,17 @@ impl RuleSet {
     /// Category names, in report order.
     pub fn categories(&self) -> &[String] {
         &self.categories
+    }
+
+    /// The custom rules' category names, in rule order (those tried first
+    /// before those of a set they were put on), each once.
+    pub fn custom_names(&self) -> &[String] {
+        &self.custom_names
+    }
+
+    /// Renames the set (the source reports show).
+    pub(crate) fn set_source(&mut self, source: String) {
+        self.source = source;
     }
 
     /// Phase names of the `[phases]` rules, in file order.

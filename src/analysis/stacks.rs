@@ -56,10 +56,6 @@ impl<'a> StackInfo<'a> {
         self.rules.categories()
     }
 
-    pub(crate) fn rules_source(&self) -> &str {
-        self.rules.source()
-    }
-
     /// Category index (into `rules.categories()`) of a stack.
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
         let slot = &mut self.category[stack.index()];

@@ -37,6 +37,10 @@ pub struct Categories {
     pub at_dynamic_peak: BTreeMap<String, u64>,
     /// Each category's own peak over the trace.
     pub peaks: BTreeMap<String, u64>,
+    /// The custom rules' categories, in rule order (reports list them
+    /// first, 0 B included); absent without custom rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub custom: Vec<String>,
 }
 
 /// Live bytes at the peak attributed to one allocation site (docs/figures.md#stacks-and-sites).

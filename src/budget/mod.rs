@@ -40,7 +40,7 @@ use crate::vocab::Figure;
 
 pub use crate::vocab::Rules;
 
-pub use data::{figure_ids, parse_size, toml_text, validate_data};
+pub use data::{budget_from_data, budget_from_json, figure_ids, parse_size, validate_data};
 pub use ranks::RankBudget;
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::super::{parse, validate_data, Level};
+use super::super::{budget_from_data, parse, validate_data, Level};
 use super::*;
 use crate::units::Percent;
 
@@ -109,15 +109,16 @@ fn stage_imbalance_without_stages_is_refused() {
 }
 
 /// The Python API's and the pytest marker's mappings go through
-/// `validate_data`: `ranks` is read there as in the file.
+/// `budget_from_data`: `ranks` is read there as in the file.
 #[test]
 fn a_ranks_mapping_given_as_data_is_read_as_the_file_would_be() {
     let doc = json!({"target": [{"name": "job", "snapshots": "s/*.json", "ranks": {
         "imbalance": "15%",
         "stages": {"last": ["rank6", "rank7"], "first": "^rank[0-3]$"},
     }}]});
-    let text = validate_data(&doc, "marker", Path::new("/d")).unwrap();
-    let b = parse(&text, "marker", Path::new("/d"), false).unwrap();
+    let v = budget_from_data(&doc, "marker", Path::new("/d"), false);
+    assert!(v.errors.is_empty(), "{:?}", v.errors);
+    let b = v.budget.unwrap();
     let r = b.targets[0].ranks.as_ref().unwrap();
     assert_eq!(r.imbalance.as_ref().unwrap().pct, Percent(15.0));
     assert_eq!(r.stages.len(), 2);

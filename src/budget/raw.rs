@@ -181,18 +181,26 @@ pub struct Read {
 /// Parse the text once and read it into the raw structs.
 pub fn read(text: &str) -> Result<Read, TomlError> {
     let doc = ImDocument::parse(text.to_owned())?;
-    let mut r = Reader::default();
-    let config = r.config(doc.as_table());
-    r.unknown_keys.sort_by_key(|m| m.span.start);
-    r.wrong_types.sort_by_key(|m| m.span.start);
+    let read = read_table(doc.as_table());
     // Freeing a large document's millions of small nodes takes as long as
     // parsing it (glibc consolidating chunks): it runs on another core.
     std::thread::spawn(move || drop(doc));
-    Ok(Read {
+    Ok(read)
+}
+
+/// Read a document's root table into the raw structs: a parsed file's, or
+/// one built in memory from data ([`super::data`]), so both are read by
+/// this one reader and its key tables.
+pub fn read_table(root: &dyn TableLike) -> Read {
+    let mut r = Reader::default();
+    let config = r.config(root);
+    r.unknown_keys.sort_by_key(|m| m.span.start);
+    r.wrong_types.sort_by_key(|m| m.span.start);
+    Read {
         config,
         unknown_keys: r.unknown_keys,
         wrong_types: r.wrong_types,
-    })
+    }
 }
 
 #[derive(Default)]

@@ -127,39 +127,61 @@ fn not_utf8(file: &str, bytes: &[u8], e: std::str::Utf8Error) -> ConfigError {
 
 /// [`parse`], keeping what was valid beside the errors.
 pub fn validate(text: &str, file: &str, dir: &Path, check_globs: bool) -> Validated {
-    let mut v = Validator {
-        text,
-        lines: LineStarts::of(text),
-        regexes: HashMap::new(),
-        category_keys: Vec::new(),
-        file,
-        dir,
-        errors: Vec::new(),
-    };
-    let read = match raw::read(text) {
-        Ok(r) => r,
+    let mut v = Validator::new(text, false, file, dir);
+    match raw::read(text) {
+        Ok(read) => v.validate_read(read, check_globs),
         Err(e) => {
             v.toml_error(&e);
-            return Validated::failed(v.errors);
+            Validated::failed(v.errors)
         }
-    };
-    for m in read
-        .unknown_keys
-        .into_iter()
-        .chain(read.wrong_types.iter().cloned())
-    {
-        v.err(m.span, "", m.message);
     }
-    if !read.wrong_types.is_empty() {
-        // The raw structs miss what was of the wrong type: validating them
-        // would report that as missing too.
-        return Validated::failed(v.errors);
+}
+
+/// The raw structs of a budget given as data (no text: every problem is
+/// placed by its dotted key only), validated as a file's are.
+pub(crate) fn validate_data_read(
+    read: raw::Read,
+    file: &str,
+    dir: &Path,
+    check_globs: bool,
+) -> Validated {
+    Validator::new("", true, file, dir).validate_read(read, check_globs)
+}
+
+impl<'a> Validator<'a> {
+    fn new(text: &'a str, data: bool, file: &'a str, dir: &'a Path) -> Validator<'a> {
+        Validator {
+            text,
+            data,
+            lines: LineStarts::of(text),
+            regexes: HashMap::new(),
+            category_keys: Vec::new(),
+            file,
+            dir,
+            errors: Vec::new(),
+        }
     }
-    let budget = v.budget(read.config, check_globs);
-    v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
-    Validated {
-        budget: Some(budget),
-        errors: v.errors,
+
+    fn validate_read(mut self, read: raw::Read, check_globs: bool) -> Validated {
+        let v = &mut self;
+        for m in read
+            .unknown_keys
+            .into_iter()
+            .chain(read.wrong_types.iter().cloned())
+        {
+            v.err(m.span, "", m.message);
+        }
+        if !read.wrong_types.is_empty() {
+            // The raw structs miss what was of the wrong type: validating
+            // them would report that as missing too.
+            return Validated::failed(std::mem::take(&mut v.errors));
+        }
+        let budget = v.budget(read.config, check_globs);
+        v.errors.sort_by_key(|e| (e.loc.line, e.loc.col));
+        Validated {
+            budget: Some(budget),
+            errors: std::mem::take(&mut v.errors),
+        }
     }
 }
 
@@ -185,6 +207,8 @@ impl LineStarts {
 
 pub(super) struct Validator<'a> {
     pub(super) text: &'a str,
+    /// A budget given as data: no text, so no line and column.
+    data: bool,
     lines: LineStarts,
     /// `target.key` regexes by pattern.
     pub(super) regexes: HashMap<String, Regex>,
@@ -196,7 +220,11 @@ pub(super) struct Validator<'a> {
 
 impl Validator<'_> {
     pub(super) fn loc(&self, span: Range<usize>) -> Loc {
-        let (line, col) = self.lines.line_col(self.text, span.start);
+        let (line, col) = if self.data {
+            (0, 0)
+        } else {
+            self.lines.line_col(self.text, span.start)
+        };
         Loc {
             file: self.file.to_string(),
             line,

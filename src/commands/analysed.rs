@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{
-    analyze_placing, analyze_request, DeviceReport, Placed, Request, RuleSet, Timeline, Window,
-    WindowError,
+    analyze_placing, analyze_request, DeviceReport, InlineRules, Placed, Request, RuleSet,
+    Timeline, Window, WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -83,9 +83,16 @@ pub(crate) fn refuse_over_inputs(
     }
 }
 
-/// Parse `--rules`, naming the flag on error.
-pub(crate) fn rules(spec: &str) -> Result<RuleSet, Outcome> {
-    RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))
+/// Parse `--rules` and `--categories` (tried first), naming the flag on
+/// error.
+pub(crate) fn rules(spec: &str, categories: Option<&str>) -> Result<RuleSet, Outcome> {
+    let base = RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))?;
+    match categories {
+        None => Ok(base),
+        Some(text) => InlineRules::parse(text)
+            .map(|inline| RuleSet::with_inline(&inline, base))
+            .map_err(|e| Outcome::error(UsageError::Categories(e))),
+    }
 }
 
 /// Load and analyse one file; what `req` asks for comes from the same

@@ -20,6 +20,9 @@ pub struct DiffOptions {
     pub new: String,
     pub format: OutputFormat,
     pub rules: String,
+    /// `--categories`: custom rules (JSON object or TOML inline table)
+    /// tried before `rules`.
+    pub categories: Option<String>,
     pub top: usize,
     /// Compare the figures inside this window (docs/figures.md#windows).
     pub window: Option<Window>,
@@ -62,7 +65,7 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
             return o;
         }
     }
-    let rules = match rules(&opts.rules) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
         Ok(r) => r,
         Err(o) => return o,
     };

@@ -21,6 +21,9 @@ pub struct PeakOptions {
     pub format: OutputFormat,
     pub top: usize,
     pub rules: String,
+    /// `--categories`: custom rules (JSON object or TOML inline table)
+    /// tried before `rules`.
+    pub categories: Option<String>,
     /// Whose live stacks to list.
     pub at: PeakAt,
     /// Figures inside this window only (docs/figures.md#windows).
@@ -36,7 +39,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
             return o;
         }
     }
-    let rules = match rules(&opts.rules) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
         Ok(r) => r,
         Err(o) => return o,
     };

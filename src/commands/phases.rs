@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use crate::analysis::{phases_with_rules, Boundary};
-use crate::document::{PhasedSnapshot, PhasesDocument};
+use crate::document::{PhasedSnapshot, PhasesDocument, LIST_LIMIT};
 use crate::error::Error;
 use crate::report::{document_json, phases as render};
 use crate::{input, snapshot};
@@ -26,6 +26,12 @@ pub struct PhasesOptions {
     /// `default`, `mosaic` or a rules file; its `[phases]` table gives the
     /// phases of devices without annotations.
     pub rules: String,
+    /// `--categories`: custom rules (JSON object or TOML inline table)
+    /// tried before `rules`.
+    pub categories: Option<String>,
+    /// Every item of every list (else each is cut at
+    /// [`LIST_LIMIT`](crate::document::LIST_LIMIT)).
+    pub all: bool,
 }
 
 pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
@@ -33,7 +39,7 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Error::from).collect()),
     };
-    let rules = match rules(&opts.rules) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
         Ok(r) => r,
         Err(o) => return o,
     };
@@ -46,7 +52,8 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
     let results = input::par_map(&paths, |p| {
         snapshot::load(p).map(|snap| {
             let devices = phases_with_rules(&snap, &boundary, &opts.annotation, &rules);
-            PhasedSnapshot::new(p, devices, snap.warnings)
+            let limit = (!opts.all).then_some(LIST_LIMIT);
+            PhasedSnapshot::new(p, devices, snap.warnings, limit)
         })
     });
     for r in results {

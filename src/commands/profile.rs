@@ -20,6 +20,9 @@ pub struct ProfileOptions {
     pub snapshots: Vec<String>,
     pub format: OutputFormat,
     pub rules: String,
+    /// `--categories`: custom rules (JSON object or TOML inline table)
+    /// tried before `rules`.
+    pub categories: Option<String>,
     /// What `categories` group the bytes by (the rules apply to `Category`).
     pub group_by: GroupBy,
     /// Figures inside this window only (docs/figures.md#windows).
@@ -44,7 +47,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
             return o;
         }
     }
-    let rules = match rules(&opts.rules) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
         Ok(r) => r,
         Err(o) => return o,
     };

@@ -22,6 +22,9 @@ pub struct SummarizeOptions {
     pub snapshots: Vec<String>,
     pub output: PathBuf,
     pub rules: String,
+    /// `--categories`: custom rules (JSON object or TOML inline table)
+    /// tried before `rules`.
+    pub categories: Option<String>,
     pub top: usize,
     /// Summarize the figures inside this window (docs/figures.md#windows).
     pub window: Option<Window>,
@@ -101,7 +104,7 @@ fn one(
 }
 
 pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
-    let rules = match rules(&opts.rules) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
         Ok(r) => r,
         Err(o) => return o,
     };

@@ -15,4 +15,4 @@ pub(crate) mod phases;
 pub use analysed::{AnalysedSnapshot, PeakDocument, ProfileDocument};
 pub use diff::{DiffDevice, DiffDocument};
 pub use inspect::{DeviceInventory, FileFormat, InspectDocument, SnapshotInventory};
-pub use phases::{PhasedSnapshot, PhasesDocument};
+pub use phases::{NameSummary, PhasedSnapshot, PhasesDevice, PhasesDocument, LIST_LIMIT};

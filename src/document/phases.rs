@@ -1,32 +1,136 @@
 //! The document of `memgate phases` (docs/figures.md#time-structure): per snapshot and device,
-//! the annotation events with the memory at each, the phase spans, and the
-//! iterations with their leak fit.
+//! a summary per annotation name, then the annotation events with the
+//! memory at each, the phase spans, and the iterations with their leak
+//! fit. Each list is cut at [`LIST_LIMIT`] unless every item is asked for,
+//! and says how many it left out.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::analysis::DevicePhases;
+use crate::analysis::{AnnotationEvent, DevicePhases, Iterations, PhaseSpan};
+
+/// How many items each list holds by default (`phases --all`: every one).
+pub const LIST_LIMIT: usize = 20;
+
+/// The spans of one annotation (or stack-rule phase) name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct NameSummary {
+    pub name: String,
+    /// How many spans it has.
+    pub spans: u64,
+    /// The trace entries inside them, summed (a nested span counts in its
+    /// own name and in the enclosing one's).
+    pub entries: u64,
+    /// The highest `allocated-peak` of its spans.
+    pub largest_allocated_peak: u64,
+}
+
+/// One device's time structure as listed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PhasesDevice {
+    pub device: crate::vocab::Device,
+    /// Per name, most entries first.
+    pub summary: Vec<NameSummary>,
+    pub summary_left_out: u64,
+    pub annotations: Vec<AnnotationEvent>,
+    pub annotations_left_out: u64,
+    pub phases: Vec<PhaseSpan>,
+    pub phases_left_out: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<Iterations>,
+    pub iterations_left_out: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The first `limit` items (all with `None`) and how many are left out.
+fn cut<T>(mut items: Vec<T>, limit: Option<usize>) -> (Vec<T>, u64) {
+    let keep = limit.unwrap_or(items.len()).min(items.len());
+    let left = (items.len() - keep) as u64;
+    items.truncate(keep);
+    (items, left)
+}
+
+/// The per-name summary of `spans`: the names with the most trace entries
+/// inside their spans first, then by name.
+pub fn summarize_spans(spans: &[PhaseSpan]) -> Vec<NameSummary> {
+    let mut out: Vec<NameSummary> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for s in spans {
+        let i = *at.entry(&s.name).or_insert_with(|| {
+            out.push(NameSummary {
+                name: s.name.clone(),
+                spans: 0,
+                entries: 0,
+                largest_allocated_peak: 0,
+            });
+            out.len() - 1
+        });
+        let n = &mut out[i];
+        n.spans += 1;
+        n.entries += s.to_entry.map_or(0, |t| t + 1 - s.from_entry);
+        n.largest_allocated_peak = n.largest_allocated_peak.max(s.allocated_peak);
+    }
+    out.sort_by(|a, b| b.entries.cmp(&a.entries).then_with(|| a.name.cmp(&b.name)));
+    out
+}
+
+impl PhasesDevice {
+    /// `d` with its summary, each list cut at `limit` (`None`: all).
+    pub fn new(d: DevicePhases, limit: Option<usize>) -> PhasesDevice {
+        let (summary, summary_left_out) = cut(summarize_spans(&d.phases), limit);
+        let (annotations, annotations_left_out) = cut(d.annotations, limit);
+        let (phases, phases_left_out) = cut(d.phases, limit);
+        let mut iterations_left_out = 0;
+        let iterations = d.iterations.map(|mut it| {
+            let (items, left) = cut(std::mem::take(&mut it.items), limit);
+            it.items = items;
+            iterations_left_out = left;
+            it
+        });
+        PhasesDevice {
+            device: d.device,
+            summary,
+            summary_left_out,
+            annotations,
+            annotations_left_out,
+            phases,
+            phases_left_out,
+            iterations,
+            iterations_left_out,
+            warnings: d.warnings,
+        }
+    }
+}
 
 /// One snapshot's time structure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PhasedSnapshot {
     pub path: String,
-    pub devices: Vec<DevicePhases>,
+    pub devices: Vec<PhasesDevice>,
     /// The loader's warnings: printed in text, not part of the JSON.
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
 
 impl PhasedSnapshot {
+    /// The snapshot's devices, each list cut at `limit` (`None`: all).
     pub(crate) fn new(
         path: &Path,
         devices: Vec<DevicePhases>,
         warnings: Vec<String>,
+        limit: Option<usize>,
     ) -> PhasedSnapshot {
         PhasedSnapshot {
             path: path.display().to_string(),
-            devices,
+            devices: devices
+                .into_iter()
+                .map(|d| PhasesDevice::new(d, limit))
+                .collect(),
             warnings,
         }
     }
@@ -40,12 +144,65 @@ pub struct PhasesDocument {
 }
 
 impl PhasesDocument {
-    pub const SCHEMA_VERSION: u32 = 1;
+    /// 2: the per-name `summary` and the cut lists (`*-left-out`).
+    pub const SCHEMA_VERSION: u32 = 2;
 
     pub fn new(snapshots: Vec<PhasedSnapshot>) -> PhasesDocument {
         PhasesDocument {
             schema_version: Self::SCHEMA_VERSION,
             snapshots,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(name: &str, from: u64, to: Option<u64>, peak: u64) -> PhaseSpan {
+        PhaseSpan {
+            name: name.into(),
+            occurrence: 0,
+            from_entry: from,
+            to_entry: to,
+            closed: true,
+            allocated_peak: peak,
+            dynamic_peak: peak,
+            live_at_start: 0,
+            live_at_end: 0,
+            allocated_during: 0,
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_spans_entries_and_the_largest_peak_per_name() {
+        let spans = [
+            span("b", 0, Some(9), 5),
+            span("a", 2, Some(2), 7),
+            span("b", 10, None, 9),
+            span("b", 11, Some(12), 1),
+        ];
+        let s = summarize_spans(&spans);
+        let got: Vec<(&str, u64, u64, u64)> = s
+            .iter()
+            .map(|n| {
+                (
+                    n.name.as_str(),
+                    n.spans,
+                    n.entries,
+                    n.largest_allocated_peak,
+                )
+            })
+            .collect();
+        assert_eq!(got, [("b", 3, 12, 9), ("a", 1, 1, 7)]);
+        let tie = summarize_spans(&[span("z", 0, Some(0), 1), span("y", 0, Some(0), 1)]);
+        assert_eq!(tie[0].name, "y");
+    }
+
+    #[test]
+    fn each_list_is_cut_and_says_how_many_it_left_out() {
+        assert_eq!(cut(vec![1, 2, 3], Some(2)), (vec![1, 2], 1));
+        assert_eq!(cut(vec![1, 2, 3], None), (vec![1, 2, 3], 0));
+        assert_eq!(cut(vec![1], Some(20)), (vec![1], 0));
     }
 }

@@ -1,11 +1,12 @@
-//! `memgate phases` as text: per device the annotation events with the
-//! memory at each, the phase spans, the iterations and the leak fit.
+//! `memgate phases` as text: per device a summary per name, then the
+//! annotation events with the memory at each, the phase spans, the
+//! iterations and the leak fit, each list as cut (with the count of the
+//! rest).
 
 use std::io::{self, Write};
 
 use super::escape::terminal;
-use crate::analysis::DevicePhases;
-use crate::document::PhasesDocument;
+use crate::document::{PhasesDevice, PhasesDocument};
 use crate::units::{counted, Bytes};
 
 pub fn text(out: &mut dyn Write, doc: &PhasesDocument) -> io::Result<()> {
@@ -34,11 +35,43 @@ fn entries(from: u64, to: Option<u64>) -> String {
     }
 }
 
-fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
+/// `… and N more (--all lists every one)` after a cut list.
+fn left_out(out: &mut dyn Write, n: u64, what: &str) -> io::Result<()> {
+    if n > 0 {
+        writeln!(out, "      … and {n} more {what} (--all lists every one)")?;
+    }
+    Ok(())
+}
+
+fn summary(out: &mut dyn Write, d: &PhasesDevice) -> io::Result<()> {
+    if d.summary.is_empty() {
+        return Ok(());
+    }
+    let names = d.summary.len() as u64 + d.summary_left_out;
+    writeln!(
+        out,
+        "    {} (spans, trace entries inside them, largest allocated peak):",
+        counted(names, "name", "names")
+    )?;
+    for n in &d.summary {
+        writeln!(
+            out,
+            "      {:>7} {:>10} {:>12}  {}",
+            n.spans,
+            n.entries,
+            Bytes(n.largest_allocated_peak).to_string(),
+            terminal(&n.name)
+        )?;
+    }
+    left_out(out, d.summary_left_out, "names")
+}
+
+fn device(out: &mut dyn Write, d: &PhasesDevice) -> io::Result<()> {
     writeln!(out, "  dev{}", d.device)?;
     for w in &d.warnings {
         writeln!(out, "    warning: {}", terminal(w))?;
     }
+    summary(out, d)?;
     if d.annotations.is_empty() && d.phases.is_empty() {
         writeln!(
             out,
@@ -52,7 +85,7 @@ fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
             out,
             "    {}:",
             counted(
-                d.annotations.len() as u64,
+                d.annotations.len() as u64 + d.annotations_left_out,
                 "annotation event",
                 "annotation events"
             )
@@ -69,11 +102,12 @@ fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
             Bytes(a.allocated)
         )?;
     }
+    left_out(out, d.annotations_left_out, "annotation events")?;
     if !d.phases.is_empty() {
         writeln!(
             out,
             "    {}:",
-            counted(d.phases.len() as u64, "phase", "phases")
+            counted(d.phases.len() as u64 + d.phases_left_out, "phase", "phases")
         )?;
     }
     for p in &d.phases {
@@ -90,13 +124,18 @@ fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
             Bytes(p.allocated_during)
         )?;
     }
+    left_out(out, d.phases_left_out, "phases")?;
     let Some(it) = &d.iterations else {
         return Ok(());
     };
     writeln!(
         out,
         "    {} (each starts at {}):",
-        counted(it.items.len() as u64, "iteration", "iterations"),
+        counted(
+            it.items.len() as u64 + d.iterations_left_out,
+            "iteration",
+            "iterations"
+        ),
         terminal(&it.boundary)
     )?;
     for i in &it.items {
@@ -109,6 +148,7 @@ fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
             Bytes(i.live_at_start)
         )?;
     }
+    left_out(out, d.iterations_left_out, "iterations")?;
     if let Some(p) = it.steady_state_peak {
         writeln!(out, "    steady-state peak (after the first): {}", Bytes(p))?;
     }

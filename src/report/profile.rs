@@ -48,11 +48,21 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
         .into_iter()
         .collect();
     let at_allocated = |n: &String| c.at_allocated_peak.get(n).copied().unwrap_or(0);
-    // Largest at the allocated peak first; empty categories last.
-    names.sort_by(|a, b| at_allocated(b).cmp(&at_allocated(a)).then(a.cmp(b)));
+    // The custom categories first, in rule order, listed at 0 B too (a rule
+    // that matched nothing says so); then the others, largest at the
+    // allocated peak first, empty ones left out.
+    let custom = |n: &String| c.custom.iter().position(|x| x == n);
+    names.sort_by(|a, b| match (custom(a), custom(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => at_allocated(b).cmp(&at_allocated(a)).then(a.cmp(b)),
+    });
     for name in names {
         let get = |m: &BTreeMap<String, u64>| m.get(name).copied().unwrap_or(0);
-        if get(&c.peaks) == 0 && get(&c.at_allocated_peak) == 0 && get(&c.at_dynamic_peak) == 0 {
+        let empty =
+            get(&c.peaks) == 0 && get(&c.at_allocated_peak) == 0 && get(&c.at_dynamic_peak) == 0;
+        if empty && custom(name).is_none() {
             continue;
         }
         // The group outside every annotation is named "": show the quotes.

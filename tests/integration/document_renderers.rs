@@ -59,6 +59,7 @@ fn device_report() -> DeviceReport {
                 ("activation", 40 * MIB),
                 ("gradient", 0),
             ]),
+            custom: Vec::new(),
         },
         peak_entry: PeakEntry {
             dynamic_peak: Some(1800),

@@ -1071,8 +1071,8 @@ fn annotations_nested_twenty_thousand_deep_cost_what_flat_ones_do() {
         }
     })
     .write(dir.path(), "flat.pickle");
-    let control = run_on(&flat, &["phases", "--format", "json"]);
-    let run = run_on(&nested, &["phases", "--format", "json"]);
+    let control = run_on(&flat, &["phases", "--all", "--format", "json"]);
+    let run = run_on(&nested, &["phases", "--all", "--format", "json"]);
     for r in [&control, &run] {
         assert_eq!(r.code, Some(0), "{}", r.stderr);
     }

@@ -6,6 +6,7 @@
 mod common;
 
 mod architecture;
+mod budget_data;
 mod category_rules;
 mod check_cannot_judge;
 mod check_gate;
@@ -20,6 +21,7 @@ mod examples;
 mod findings;
 mod group_by;
 mod hostile;
+mod inline_categories;
 mod input_kind;
 mod loader;
 mod log_injection;
@@ -28,6 +30,7 @@ mod mutations;
 mod one_replay;
 mod peak_metrics;
 mod peak_moment;
+mod phases_summary;
 mod ranks;
 mod real_figures;
 mod renderings;

@@ -10,9 +10,10 @@ use serde_json::{json, Value};
 
 const MIB: u64 = 1 << 20;
 
+/// `memgate phases --all ARGS FILES` (every list whole).
 fn phases(args: &[&str], files: &[&Path]) -> (Option<i32>, Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_memgate"))
-        .arg("phases")
+        .args(["phases", "--all"])
         .args(args)
         .args(files)
         .output()
@@ -105,7 +106,7 @@ fn events_phases_iterations_and_the_leak_of_a_small_loop() {
     let path = write(dir.path(), "loop.json", &leaky_loop());
     let (code, doc, stderr) = phases(&["--format", "json"], &[&path]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     let d = &doc["snapshots"][0]["devices"][0];
 
     // Usage at an event: after every entry with time <= the event's.

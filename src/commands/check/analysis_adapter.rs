@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::budget::{self, Budget, ConfigError, Rules, Validated};
 
 pub use crate::analysis::RuleSet;
-use crate::analysis::Window;
+use crate::analysis::{InlineRules, Window};
 
 /// Each target's window, in target order (`None`: the whole trace).
 pub(crate) type Windows = Vec<Option<Window>>;
@@ -24,6 +24,7 @@ pub(crate) struct Unusable {
 pub(crate) fn load_budget(
     path: &Path,
     check_globs: bool,
+    inline: Option<&InlineRules>,
 ) -> Result<(Budget, RuleSet, Windows), Unusable> {
     let validated = budget::validate_file(path, check_globs);
     let rules_file = validated
@@ -31,7 +32,26 @@ pub(crate) fn load_budget(
         .as_ref()
         .and_then(rules_file)
         .map(Path::to_path_buf);
-    with_rules(validated).map_err(|errors| Unusable { errors, rules_file })
+    with_rules(validated, inline).map_err(|errors| Unusable { errors, rules_file })
+}
+
+/// [`load_budget`] of a budget given as a JSON document (`check
+/// --budget-json`, the Python API's mappings): the same reader and
+/// validation; `name` names it in messages, relative paths are relative
+/// to the current directory.
+pub(crate) fn load_budget_data(
+    json: &str,
+    name: &str,
+    check_globs: bool,
+    inline: Option<&InlineRules>,
+) -> Result<(Budget, RuleSet, Windows), Unusable> {
+    let validated = budget::budget_from_json(json, name, Path::new(""), check_globs);
+    let rules_file = validated
+        .budget
+        .as_ref()
+        .and_then(rules_file)
+        .map(Path::to_path_buf);
+    with_rules(validated, inline).map_err(|errors| Unusable { errors, rules_file })
 }
 
 /// The `[defaults] rules` file, when the budget names one.
@@ -44,12 +64,15 @@ pub(crate) fn rules_file(budget: &Budget) -> Option<&Path> {
 
 /// The budget's rule set and windows, and the category and window checks a
 /// budget cannot make.
-fn with_rules(validated: Validated) -> Result<(Budget, RuleSet, Windows), Vec<ConfigError>> {
+fn with_rules(
+    validated: Validated,
+    inline: Option<&InlineRules>,
+) -> Result<(Budget, RuleSet, Windows), Vec<ConfigError>> {
     let Validated { budget, mut errors } = validated;
     let Some(budget) = budget else {
         return Err(errors);
     };
-    let rules = rule_set(&budget, &mut errors);
+    let rules = rule_set(&budget, inline, &mut errors);
     let windows = windows(&budget, &mut errors);
     if errors.is_empty() {
         return Ok((budget, rules, windows));
@@ -58,10 +81,15 @@ fn with_rules(validated: Validated) -> Result<(Budget, RuleSet, Windows), Vec<Co
     Err(errors)
 }
 
-/// `[defaults] rules` with the `[categories]` custom rules tried first. A
-/// rules file that does not compile is an error at `defaults.rules`; the
-/// category names are then checked against the default set.
-fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
+/// `[defaults] rules` with the `[categories]` custom rules tried first,
+/// and `--categories` before those. A rules file that does not compile is
+/// an error at `defaults.rules`; the category names are then checked
+/// against the default set.
+fn rule_set(
+    budget: &Budget,
+    inline: Option<&InlineRules>,
+    errors: &mut Vec<ConfigError>,
+) -> RuleSet {
     let base = RuleSet::load(&budget.rules).unwrap_or_else(|m| {
         if let Some(loc) = &budget.rules_loc {
             errors.push(ConfigError {
@@ -75,6 +103,7 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
     // Listed as the budget file reads: the base set, then the custom rules.
     let mut known: Vec<String> = base.categories().to_vec();
     known.extend(budget.categories.iter().map(|(name, _)| name.clone()));
+    known.extend(inline.iter().flat_map(|i| i.names()).map(str::to_string));
     for k in &budget.category_keys {
         if !known.contains(&k.name) {
             errors.push(ConfigError {
@@ -84,10 +113,14 @@ fn rule_set(budget: &Budget, errors: &mut Vec<ConfigError>) -> RuleSet {
             });
         }
     }
-    if budget.categories.is_empty() {
+    let set = if budget.categories.is_empty() {
         base
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
+    };
+    match inline {
+        Some(i) => RuleSet::with_inline(i, set),
+        None => set,
     }
 }
 
@@ -122,7 +155,7 @@ mod tests {
         dir: &Path,
         check_globs: bool,
     ) -> Result<Budget, Vec<ConfigError>> {
-        with_rules(budget::validate(text, file, dir, check_globs)).map(|(b, _, _)| b)
+        with_rules(budget::validate(text, file, dir, check_globs), None).map(|(b, _, _)| b)
     }
 
     fn errors(text: &str) -> Vec<String> {
@@ -229,7 +262,7 @@ hccl = "1 MiB"
     fn the_compiled_rule_set_tries_the_custom_rules_first() {
         let text = "[categories]\nhccl = \"hccl\"\n[[target]]\nname = \"t\"\n";
         let (_, rules, _) =
-            with_rules(budget::validate(text, "m.toml", Path::new(""), false)).unwrap();
+            with_rules(budget::validate(text, "m.toml", Path::new(""), false), None).unwrap();
         assert_eq!(rules.category_of(&[("hccl_allreduce", "x.py")]), "hccl");
     }
 }

@@ -16,7 +16,7 @@ mod publish;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::Window;
+use crate::analysis::{InlineRules, Window};
 use crate::compare::{TargetVerdict, Verdict};
 use crate::error::{DestinationError, Error, UsageError};
 
@@ -59,6 +59,12 @@ pub struct CheckOptions {
     /// Judge every target inside this window (replaces the targets'
     /// `window`).
     pub window: Option<Window>,
+    /// `--categories`: custom rules tried before the budget's
+    /// `[categories]`.
+    pub categories: Option<String>,
+    /// The budget as a JSON document (the structure of the budget file)
+    /// instead of the file; `config` then only names it in messages.
+    pub budget_json: Option<String>,
 }
 
 pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
@@ -67,17 +73,37 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .clone()
         .unwrap_or_else(|| PathBuf::from("memgate.toml"));
     let reports = outputs::reports(opts);
-    let (budget, rules, windows) =
-        match analysis_adapter::load_budget(&config, opts.snapshots.is_empty()) {
-            Ok(b) => b,
-            Err(unusable) => {
-                let errors = unusable.errors.into_iter().map(Error::from).collect();
-                let read: Vec<&Path> = std::iter::once(config.as_path())
-                    .chain(unusable.rules_file.as_deref())
-                    .collect();
-                return could_not_judge(opts, &reports, errors, &read, out);
-            }
-        };
+    let inline = match opts.categories.as_deref().map(InlineRules::parse) {
+        None => None,
+        Some(Ok(i)) => Some(i),
+        Some(Err(e)) => {
+            let errors = vec![UsageError::Categories(e).into()];
+            return could_not_judge(opts, &reports, errors, &[config.as_path()], out);
+        }
+    };
+    let check_globs = opts.snapshots.is_empty();
+    // A budget given as data has no file that a report could replace.
+    let config_file = opts.budget_json.is_none().then_some(config.as_path());
+    let loaded = match &opts.budget_json {
+        Some(json) => analysis_adapter::load_budget_data(
+            json,
+            &config.display().to_string(),
+            check_globs,
+            inline.as_ref(),
+        ),
+        None => analysis_adapter::load_budget(&config, check_globs, inline.as_ref()),
+    };
+    let (budget, rules, windows) = match loaded {
+        Ok(b) => b,
+        Err(unusable) => {
+            let errors = unusable.errors.into_iter().map(Error::from).collect();
+            let read: Vec<&Path> = config_file
+                .into_iter()
+                .chain(unusable.rules_file.as_deref())
+                .collect();
+            return could_not_judge(opts, &reports, errors, &read, out);
+        }
+    };
     if opts.validate {
         let _ = writeln!(
             out,
@@ -89,7 +115,8 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     }
     let unusable = usage(outputs::check(&reports));
     let (plans, not_planned) = plan::plan(&budget, &windows, opts);
-    let read: Vec<&Path> = std::iter::once(config.as_path())
+    let read: Vec<&Path> = config_file
+        .into_iter()
         .chain(analysis_adapter::rules_file(&budget))
         .collect();
     let inputs = plans.inputs(&read);
