@@ -31,6 +31,20 @@ pub(crate) fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
     format!("{} dev{}", s.name, d.device)
 }
 
+/// How many checks had each outcome, as the terminal and the Markdown
+/// verdict lines say it; `skipped` only when a device was not judged.
+pub(crate) fn counts_phrase(c: &crate::compare::Counts) -> String {
+    let skipped = if c.skipped > 0 {
+        format!(", {} skipped", c.skipped)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} failed, {} warned, {} passed, {} reported{skipped}, {} could not be judged",
+        c.fail, c.warn, c.pass, c.reported, c.error
+    )
+}
+
 /// The sites that grew most, one line each, for failure bodies; a site name
 /// is escaped as on a terminal, so it stays on its line.
 pub(crate) fn top_growth(d: &DeviceVerdict, n: usize) -> Vec<String> {

@@ -12,7 +12,7 @@ fn paint(text: &str, status: Status, color: bool) -> String {
     }
     let code = match status {
         Status::Pass => "32",
-        Status::Skipped => "2",
+        Status::Reported | Status::Skipped => "2",
         Status::Warn => "33",
         Status::Fail | Status::Error => "31",
     };
@@ -21,6 +21,7 @@ fn paint(text: &str, status: Status, color: bool) -> String {
 
 fn label(s: Status) -> &'static str {
     match s {
+        Status::Reported => "REPORTED",
         Status::Pass => "PASS",
         Status::Skipped => "SKIP",
         Status::Warn => "WARN",
@@ -65,12 +66,8 @@ pub fn render(v: &Verdict, color: bool) -> String {
     if more > 0 {
         out.push_str(&format!("… and {more} more (see the reports)\n"));
     }
-    let c = &v.counts;
     let verdict = paint(&format!("memgate: {}", v.verdict.id()), v.verdict, color);
-    out.push_str(&format!(
-        "{verdict}: {} failed, {} warned, {} passed, {} skipped, {} could not be judged\n",
-        c.fail, c.warn, c.pass, c.skipped, c.error
-    ));
+    out.push_str(&format!("{verdict}: {}\n", super::counts_phrase(&v.counts)));
     out
 }
 

@@ -97,12 +97,13 @@ fn a_warn_level_budget_is_reported_without_failing_the_gate() {
 }
 
 #[test]
-fn a_snapshot_without_baseline_is_skipped_with_a_warning_unless_a_baseline_is_required() {
+fn a_snapshot_without_baseline_is_reported_with_a_warning_unless_a_baseline_is_required() {
     let w = Workdir::new(&CONFIG.replace("overall-peak = \"1 GiB\"\n", ""));
     w.rank("rank0", None, 100 * MIB);
     w.check().args(["--json", "verdict.json"]).assert().code(0);
     let v = verdict_json(&w);
-    assert_eq!(v["counts"]["skipped"], 4, "{v:#}");
+    assert_eq!(v["counts"]["reported"], 4, "{v:#}");
+    assert_eq!(v["counts"]["skipped"], 0, "{v:#}");
     assert_eq!(v["verdict"], "warn", "{v:#}");
     w.check()
         .arg("--require-baseline")

@@ -97,9 +97,19 @@ fn junit_parses_strictly_and_every_failure_has_a_message_and_a_body() {
         .descendants()
         .filter(|n| n.has_tag_name("skipped"))
         .count();
+    assert_eq!(skipped, 0, "a figure without budget or baseline is no skip");
+    let reported = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("system-out"))
+        .filter(|n| {
+            n.text()
+                .unwrap_or("")
+                .starts_with("reported, not judged: rank2")
+        })
+        .count();
     assert_eq!(
-        skipped, 3,
-        "rank2 has no baseline: its baseline-only checks are skipped"
+        reported, 3,
+        "rank2 has no baseline: its baseline-only checks are reported"
     );
 }
 
@@ -124,7 +134,7 @@ fn every_report_and_github_file_is_written_when_the_gate_passes_fails_or_errs() 
         assert_eq!(v["verdict"], case);
         assert!(w
             .read("verdict.json")
-            .starts_with("{\n  \"schema_version\": 2,"));
+            .starts_with("{\n  \"schema_version\": 3,"));
     }
 }
 
@@ -211,7 +221,7 @@ fn the_terminal_summary_has_no_colour_when_not_a_tty() {
     assert!(!out.contains('\u{1b}'));
     assert!(
         out.ends_with(
-            "memgate: fail: 4 failed, 2 warned, 13 passed, 3 skipped, 0 could not be judged
+            "memgate: fail: 4 failed, 2 warned, 13 passed, 3 reported, 0 could not be judged
 "
         ),
         "{out}"

@@ -30,6 +30,7 @@ mod peak_moment;
 mod real_figures;
 mod renderings;
 mod rule_phases;
+mod status_words;
 mod synthetic_figures;
 mod time_budgets;
 mod time_structure;
