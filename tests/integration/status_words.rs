@@ -111,3 +111,41 @@ fn the_markdown_of_the_bundled_regressed_example_has_no_zero_byte_rows() {
         "{md}"
     );
 }
+
+#[test]
+fn two_snapshots_with_one_key_exit_2_naming_both_files() {
+    let w = Workdir::new(&BUDGET_ONLY.replace("snaps/*.json", "snaps/*/*.json"));
+    for dir in ["a", "b"] {
+        std::fs::create_dir(w.path(&format!("snaps/{dir}"))).unwrap();
+        let s = common::summary(
+            "rank0.pickle",
+            vec![common::device(0, MIB, &common::sites(MIB))],
+        );
+        w.write_summary(&format!("snaps/{dir}/rank0.json"), &s);
+    }
+    let out = w
+        .check()
+        .args(["--json", "v.json"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    let a = std::path::Path::new("snaps/a/rank0.json")
+        .display()
+        .to_string();
+    let b = std::path::Path::new("snaps/b/rank0.json")
+        .display()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "snapshots {a}, {b} all have the key \"rank0\" (the file stem)"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("rank0#2"), "{err}");
+    assert!(!w.path("v.json").exists() || !w.read("v.json").contains("rank0#2"));
+    // Told apart (the key is taken from the file name), both are judged.
+    std::fs::rename(w.path("snaps/b/rank0.json"), w.path("snaps/b/rank1.json")).unwrap();
+    w.check().assert().code(0);
+}
