@@ -118,6 +118,12 @@ pub enum UsageError {
         input.display()
     )]
     SummaryOverInput { target: PathBuf, input: PathBuf },
+    /// `init` found a budget file where it would write one.
+    #[error("{} exists; memgate init does not overwrite it (--force does)", path.display())]
+    ConfigExists { path: PathBuf },
+    /// `init --margin` that is no percentage to add.
+    #[error("--margin {0}: write a percentage of at least 0, e.g. 10%")]
+    Margin(f64),
     /// A report destination `check` refuses before reading anything.
     #[error(transparent)]
     Destination(#[from] DestinationError),

@@ -6,6 +6,7 @@
 pub(crate) mod analysed;
 pub mod check;
 pub mod diff;
+pub mod init;
 pub mod inspect;
 pub mod peak;
 pub mod phases;

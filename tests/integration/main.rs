@@ -19,6 +19,7 @@ mod document_renderers;
 mod examples;
 mod group_by;
 mod hostile;
+mod init;
 mod input_kind;
 mod loader;
 mod log_injection;
