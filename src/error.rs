@@ -118,6 +118,19 @@ pub enum UsageError {
         input.display()
     )]
     SummaryOverInput { target: PathBuf, input: PathBuf },
+    /// `diff` of two directories or globs: names found on one side only.
+    #[error(
+        "diff pairs files by name: {}{}",
+        if only_base.is_empty() { String::new() } else { format!("only in BASE: {}; ", only_base.join(", ")) },
+        if only_new.is_empty() { String::new() } else { format!("only in NEW: {}", only_new.join(", ")) }
+    )]
+    DiffUnpaired {
+        only_base: Vec<String>,
+        only_new: Vec<String>,
+    },
+    /// `diff --html` of more than one pair.
+    #[error("--html draws one pair of files; these name {pairs} pairs (diff them one by one)")]
+    DiffPairsHtml { pairs: usize },
     /// `init` found a budget file where it would write one.
     #[error("{} exists; memgate init does not overwrite it (--force does)", path.display())]
     ConfigExists { path: PathBuf },
@@ -146,7 +159,11 @@ pub enum DestinationError {
     },
     #[error("{flag} {}: is a directory", path.display())]
     Directory { flag: String, path: PathBuf },
-    #[error("{flag} {}: the directory {} does not exist", path.display(), parent.display())]
+    #[error(
+        "{flag} {}: its directory cannot be created: {} is not a directory",
+        path.display(),
+        parent.display()
+    )]
     NoDirectory {
         flag: String,
         path: PathBuf,

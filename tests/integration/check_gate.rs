@@ -219,6 +219,7 @@ fn a_key_pattern_matches_snapshots_to_baselines_by_capture() {
 fn output_paths_are_checked_before_any_snapshot_is_read() {
     let w = Workdir::new(CONFIG);
     w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    std::fs::write(w.path("missing"), "").unwrap();
     w.check()
         .args([
             "--junit",
@@ -232,7 +233,7 @@ fn output_paths_are_checked_before_any_snapshot_is_read() {
         .code(2)
         .stderr(contains("only one report can go to stdout"))
         .stderr(contains(
-            "--junit missing/junit.xml: the directory missing does not exist",
+            "--junit missing/junit.xml: its directory cannot be created: missing is not a directory",
         ));
 }
 

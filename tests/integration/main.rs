@@ -37,6 +37,7 @@ mod time_budgets;
 mod time_structure;
 mod time_windows;
 mod timeline_moments;
+mod traps;
 mod trust;
 mod trust_baseline;
 mod trust_budget;
