@@ -189,7 +189,22 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
         .in_window(opts.window.as_ref().map(ToString::to_string));
     let written = match opts.format {
         OutputFormat::Json => document_json::write(out, &doc),
-        OutputFormat::Text => diff::text(out, &doc),
+        OutputFormat::Text => diff::text(out, &doc).and_then(|()| {
+            // Either side's lower bounds make every delta of its device one.
+            let mut side = |name: &str, devices: &[DeviceReport]| -> std::io::Result<()> {
+                for d in devices.iter().filter(|d| !d.trace_complete) {
+                    writeln!(
+                        out,
+                        "note: {name} dev{}: {}",
+                        d.device,
+                        crate::report::LOWER_BOUNDS
+                    )?;
+                }
+                Ok(())
+            };
+            side("BASE", &base)?;
+            side("NEW", &new)
+        }),
     };
     let mut errors: Vec<Error> = written
         .err()

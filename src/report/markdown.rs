@@ -134,9 +134,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         for d in &s.devices {
             let label = cell(&case_label(s, d));
             if !d.trace_complete {
-                out.push_str(&format!(
-                    "\n_{label}: the trace started mid-run (ring buffer wrapped), so its figures are lower bounds._\n"
-                ));
+                out.push_str(&format!("\n_{label}: {}._\n", super::LOWER_BOUNDS));
             }
             for w in &d.warnings {
                 out.push_str(&format!("\n_{label}: warning: {}_\n", cell(w)));

@@ -31,6 +31,10 @@ pub(crate) fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
     format!("{} dev{}", s.name, d.device)
 }
 
+/// What every report says of a device whose trace started mid-run.
+pub(crate) const LOWER_BOUNDS: &str =
+    "the trace started mid-run (ring buffer wrapped), so its figures are lower bounds";
+
 /// How many checks had each outcome, as the terminal and the Markdown
 /// verdict lines say it; `skipped` only when a device was not judged.
 pub(crate) fn counts_phrase(c: &crate::compare::Counts) -> String {

@@ -61,6 +61,20 @@ pub fn render(v: &Verdict, color: bool) -> String {
             }
         }
     }
+    // A lower bound is said whatever the checks' status: a pass on one
+    // is no pass on the real figure.
+    for t in &v.targets {
+        for s in &t.snapshots {
+            for d in s.devices.iter().filter(|d| !d.trace_complete) {
+                lines.push(format!(
+                    "note: {} {}: {}\n",
+                    one_line(&t.name),
+                    one_line(&case_label(s, d)),
+                    super::LOWER_BOUNDS
+                ));
+            }
+        }
+    }
     let more = lines.len().saturating_sub(MAX_LINES);
     let mut out: String = lines.into_iter().take(MAX_LINES).collect();
     if more > 0 {
