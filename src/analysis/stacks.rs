@@ -60,6 +60,12 @@ impl<'a> StackInfo<'a> {
         self.rules.source()
     }
 
+    /// Category index of memory live since before recording began, when
+    /// the rules have one (see [`RuleSet::pre_trace`]).
+    pub(crate) fn pre_trace(&self) -> Option<usize> {
+        self.rules.pre_trace()
+    }
+
     /// Category index (into `rules.categories()`) of a stack.
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
         let slot = &mut self.category[stack as usize];
