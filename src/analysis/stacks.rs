@@ -66,6 +66,11 @@ impl<'a> StackInfo<'a> {
         self.rules.pre_trace()
     }
 
+    /// Whether a stack has no frame at all.
+    pub(crate) fn frameless(&self, stack: StackId) -> bool {
+        self.snap.stack(stack).is_empty()
+    }
+
     /// Category index (into `rules.categories()`) of a stack.
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
         let slot = &mut self.category[stack as usize];
