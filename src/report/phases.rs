@@ -36,6 +36,9 @@ fn entries(from: u64, to: Option<u64>) -> String {
 
 fn device(out: &mut dyn Write, d: &DevicePhases) -> io::Result<()> {
     writeln!(out, "  dev{}", d.device)?;
+    if !d.trace_complete {
+        writeln!(out, "    note: {}", super::LOWER_BOUNDS)?;
+    }
     for w in &d.warnings {
         writeln!(out, "    warning: {}", terminal(w))?;
     }

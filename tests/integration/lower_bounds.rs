@@ -269,7 +269,7 @@ fn every_command_and_report_says_the_figures_are_lower_bounds() {
     let dev = &v["targets"][0]["snapshots"][0]["devices"][0];
     assert_eq!(dev["trace-complete"], false, "the JSON carries it as data");
     let snap = w.path("snaps/rank0.json");
-    for args in [vec!["peak"], vec!["profile"], vec!["diff"]] {
+    for args in [vec!["peak"], vec!["profile"], vec!["phases"], vec!["diff"]] {
         let mut cmd = common::memgate();
         cmd.args(&args).arg(&snap);
         if args == ["diff"] {
