@@ -13,6 +13,7 @@ use crate::commands::check::{CheckOptions, GithubEnv};
 use crate::commands::{
     self,
     diff::DiffOptions,
+    init::InitOptions,
     inspect::InspectOptions,
     peak::{PeakAt, PeakOptions},
     phases::PhasesOptions,
@@ -59,6 +60,7 @@ impl Cli {
             Command::Diff(a) => commands::diff::run(&a.options(), out),
             Command::Summarize(a) => commands::summarize::run(&a.options(), out),
             Command::Check(a) => commands::check::run(&a.options(out_is_terminal), out),
+            Command::Init(a) => commands::init::run(&a.options(), out),
         }
     }
 }
@@ -163,6 +165,11 @@ pub enum Command {
     /// the budget-file lines.
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
+    /// Start a budget from the snapshots you have: writes their golden
+    /// summaries and a commented memgate.toml whose budgets are today's
+    /// figures plus a margin, then prints the next commands.
+    #[command(after_help = EXIT_CODES_NO_GATE)]
+    Init(InitArgs),
 }
 
 // The arguments several commands share, declared once (their help text is
@@ -430,6 +437,40 @@ impl SummarizeArgs {
             top: self.top,
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    #[command(flatten)]
+    pub inputs: Snapshots,
+    /// The budget file to write.
+    #[arg(long, value_name = "PATH", default_value = "memgate.toml")]
+    pub config: PathBuf,
+    /// Where the golden summaries go.
+    #[arg(long, value_name = "DIR", default_value = "golden")]
+    pub golden: PathBuf,
+    /// Added to today's figures before rounding up: e.g. 10% or 25%.
+    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = commands::init::parse_margin)]
+    pub margin: f64,
+    /// Overwrite an existing budget file.
+    #[arg(long)]
+    pub force: bool,
+    /// The target's name.
+    #[arg(long, default_value = "main")]
+    pub name: String,
+}
+
+impl InitArgs {
+    pub fn options(&self) -> InitOptions {
+        InitOptions {
+            snapshots: self.inputs.snapshots.clone(),
+            config: self.config.clone(),
+            golden: self.golden.clone(),
+            margin: self.margin,
+            force: self.force,
+            name: self.name.clone(),
         }
     }
 }

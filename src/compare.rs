@@ -382,10 +382,11 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             a,
         ));
     }
-    // A figure skipped for want of a baseline says which one was missing.
+    // A figure only reported for want of a baseline says which one was
+    // missing.
     if let Some(why) = missing {
         for c in checks.iter_mut().skip(1) {
-            if c.status == Status::Skipped {
+            if c.status == Status::Reported {
                 c.findings.push(why.clone());
             }
         }
@@ -671,7 +672,7 @@ fn judge_value(
         regression: None,
     };
     if limit.is_none() && baseline.is_none() {
-        check.status = Status::Skipped;
+        check.status = Status::Reported;
         check.findings.push(Finding::NothingToCompare { current });
         return check;
     }

@@ -46,6 +46,19 @@ pub enum Error {
          cannot pass"
     )]
     NothingToJudge,
+    /// `check`: snapshots with one key (`pattern`: the target's `key`, else
+    /// the file stem), which one baseline entry would judge under one name.
+    #[error(
+        "snapshots {} all have the key {key:?}{}: each needs its own name; narrow `snapshots` \
+         or make `key` tell them apart",
+        paths(.files),
+        pattern.as_ref().map(|p| format!(" (key = '{p}')")).unwrap_or_else(|| " (the file stem)".into())
+    )]
+    SharedKey {
+        key: String,
+        files: Vec<PathBuf>,
+        pattern: Option<String>,
+    },
     /// `check`: a snapshot the verdict records as not judged, and why.
     #[error("{0}")]
     NotJudged(SnapshotError),
@@ -66,6 +79,7 @@ impl Error {
             | Error::Output(_)
             | Error::Baseline(_)
             | Error::NothingToJudge
+            | Error::SharedKey { .. }
             | Error::NotJudged(_) => COULD_NOT_JUDGE,
             Error::Target { error, .. } => error.exit_code(),
         }
@@ -106,6 +120,25 @@ pub enum UsageError {
         input.display()
     )]
     SummaryOverInput { target: PathBuf, input: PathBuf },
+    /// `diff` of two directories or globs: names found on one side only.
+    #[error(
+        "diff pairs files by name: {}{}",
+        if only_base.is_empty() { String::new() } else { format!("only in BASE: {}; ", only_base.join(", ")) },
+        if only_new.is_empty() { String::new() } else { format!("only in NEW: {}", only_new.join(", ")) }
+    )]
+    DiffUnpaired {
+        only_base: Vec<String>,
+        only_new: Vec<String>,
+    },
+    /// `diff --html` of more than one pair.
+    #[error("--html draws one pair of files; these name {pairs} pairs (diff them one by one)")]
+    DiffPairsHtml { pairs: usize },
+    /// `init` found a budget file where it would write one.
+    #[error("{} exists; memgate init does not overwrite it (--force does)", path.display())]
+    ConfigExists { path: PathBuf },
+    /// `init --margin` that is no percentage to add.
+    #[error("--margin {0}: write a percentage of at least 0, e.g. 10%")]
+    Margin(f64),
     /// A report destination `check` refuses before reading anything.
     #[error(transparent)]
     Destination(#[from] DestinationError),
@@ -128,7 +161,11 @@ pub enum DestinationError {
     },
     #[error("{flag} {}: is a directory", path.display())]
     Directory { flag: String, path: PathBuf },
-    #[error("{flag} {}: the directory {} does not exist", path.display(), parent.display())]
+    #[error(
+        "{flag} {}: its directory cannot be created: {} is not a directory",
+        path.display(),
+        parent.display()
+    )]
     NoDirectory {
         flag: String,
         path: PathBuf,
@@ -188,6 +225,12 @@ pub enum BaselineError {
     /// Files that name one baseline, one line each.
     #[error("{}", .0.join("\n"))]
     SharedName(Vec<String>),
+}
+
+/// `a.pickle, b.pickle`.
+fn paths(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    names.join(", ")
 }
 
 fn join(errors: &[InputError], sep: &str) -> String {

@@ -232,6 +232,23 @@ pub(crate) fn expand(
             Some(b) if !Path::new(p).is_absolute() => b.join(p),
             _ => PathBuf::from(p),
         };
+        if !is_pattern(p) && full.is_dir() {
+            // A directory stands for the files in it (not hidden ones, not
+            // below it), as `baseline = "golden/"` does; one with no file
+            // stands for itself, which its reader refuses by name.
+            let text = full.join("*").to_string_lossy().to_string();
+            match expand_pattern(&text) {
+                Ok(matched) => {
+                    let files: Vec<PathBuf> = matched.into_iter().filter(|f| f.is_file()).collect();
+                    if files.is_empty() {
+                        out.push(full);
+                    }
+                    out.extend(files);
+                }
+                Err(e) => errors.extend(e.into_iter().map(InputError::from)),
+            }
+            continue;
+        }
         if !is_pattern(p) {
             out.push(full);
             continue;

@@ -49,7 +49,7 @@ __all__ = [
 
 
 #: A check's, a snapshot's, a target's and the run's status.
-Status = Literal["pass", "skipped", "warn", "fail", "error"]
+Status = Literal["reported", "pass", "skipped", "warn", "fail", "error"]
 
 
 class Record(Dict[str, Any]):
@@ -325,7 +325,8 @@ class DiffReport(_Document):
 
 @dataclass(frozen=True)
 class Check(_Document):
-    """One judged figure: ``status`` is pass, warn, fail, skipped or error."""
+    """One judged figure: ``status`` is pass, warn, fail, error, reported (no budget
+    and no baseline: given, not judged) or skipped (a device not judged)."""
 
     id: str = _of()
     status: Status = _of()

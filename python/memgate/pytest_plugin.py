@@ -236,7 +236,7 @@ def _judged(verdict: Verdict) -> List[Tuple[str, Check]]:
         for snapshot in target.snapshots:
             for device in snapshot.devices:
                 for c in device.checks:
-                    if c.status != "skipped":
+                    if c.status not in ("skipped", "reported"):
                         out.append((f"{_shown(snapshot.name)} dev{device.device}", c))
     return out
 

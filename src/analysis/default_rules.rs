@@ -10,8 +10,10 @@
 /// Category name of rows that mark frames which must never decide.
 pub(crate) const SKIP: &str = "skip";
 
-/// Default categories, in report order.
-pub(crate) const DEFAULT_CATEGORIES: [&str; 7] = [
+/// Default categories, in report order. `pre-trace` is decided by no row:
+/// it is the memory live since before recording began, whatever its stack
+/// (docs/figures.md#pre-trace).
+pub(crate) const DEFAULT_CATEGORIES: [&str; 8] = [
     "parameter",
     "optimizer-state",
     "gradient",
@@ -19,6 +21,7 @@ pub(crate) const DEFAULT_CATEGORIES: [&str; 7] = [
     "communication",
     "other",
     "unknown",
+    "pre-trace",
 ];
 
 /// One row: both given patterns must match the same frame

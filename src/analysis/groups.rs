@@ -126,6 +126,10 @@ impl Groups {
     /// the group exists from there on.
     pub(crate) fn classify(&mut self, origin: Origin<'_>, info: &mut StackInfo<'_>) -> usize {
         let g = match (&self.how, origin) {
+            // Memory from before recording whose stack says nothing.
+            (How::Rules, Origin::BeforeTrace(s)) if info.frameless(s) => {
+                info.pre_trace().unwrap_or_else(|| info.category(s))
+            }
             (How::Rules, o) => info.category(o.stack()),
             (_, Origin::BeforeTrace(_)) => 0,
             (How::Annotation(owner), Origin::Alloc(i, _)) => {

@@ -737,9 +737,12 @@ fn time_structure(
                     window: None,
                 },
             );
+            let complete = r.complete;
             let curves = r.curves.unwrap_or_default();
             let attribution = phases::attribute(snap, d);
-            device_time(snap, d, &curves, &attribution, boundary, substrings, rules)
+            let mut p = device_time(snap, d, &curves, &attribution, boundary, substrings, rules);
+            p.trace_complete = complete;
+            p
         })
         .collect()
 }

@@ -122,6 +122,22 @@ pub struct DevicePhases {
     pub iterations: Option<Iterations>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// False when the trace started mid-run: the memory at each event is
+    /// then a lower bound (written only when false).
+    #[serde(default = "complete", skip_serializing_if = "is_complete")]
+    pub trace_complete: bool,
+}
+
+fn complete() -> bool {
+    true
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if signature"
+)]
+fn is_complete(c: &bool) -> bool {
+    *c
 }
 
 /// Which annotation each entry belongs to, by index into `names` (0 is
@@ -356,6 +372,7 @@ pub(crate) fn device_phases(
         iterations: iterations(snap, &anns, at, att, curves, boundary),
         phases,
         warnings,
+        trace_complete: true,
     }
 }
 

@@ -312,6 +312,16 @@ impl RuleSet {
             .position(|(_, rx)| frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)))
     }
 
+    /// The category of memory live since before recording began: the
+    /// default rules' `pre-trace`; none for Mosaic's, which never counts
+    /// that memory in its categories (it is classified by its stack there).
+    pub(crate) fn pre_trace(&self) -> Option<usize> {
+        match &self.base {
+            Base::Default(_) => self.categories.iter().position(|c| c == "pre-trace"),
+            Base::Mosaic => None,
+        }
+    }
+
     /// The category of frames that match nothing (`other` / `UNKNOWN`).
     fn fallback(&self, has_frames: bool) -> usize {
         match (&self.base, has_frames) {

@@ -56,6 +56,21 @@ impl<'a> StackInfo<'a> {
         self.rules.categories()
     }
 
+    pub(crate) fn rules_source(&self) -> &str {
+        self.rules.source()
+    }
+
+    /// Category index of memory live since before recording began, when
+    /// the rules have one (see [`RuleSet::pre_trace`]).
+    pub(crate) fn pre_trace(&self) -> Option<usize> {
+        self.rules.pre_trace()
+    }
+
+    /// Whether a stack has no frame at all.
+    pub(crate) fn frameless(&self, stack: StackId) -> bool {
+        self.snap.stack(stack).is_empty()
+    }
+
     /// Category index (into `rules.categories()`) of a stack.
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
         let slot = &mut self.category[stack.index()];

@@ -6,6 +6,7 @@
 pub(crate) mod analysed;
 pub mod check;
 pub mod diff;
+pub mod init;
 pub mod inspect;
 pub mod peak;
 pub mod phases;
@@ -73,6 +74,22 @@ impl Outcome {
 /// (`memgate peak … | head`) is not an error: the reader has what it wanted.
 pub(crate) fn write_error(e: std::io::Error) -> Option<Error> {
     (e.kind() != std::io::ErrorKind::BrokenPipe).then(|| OutputError::Stdout(e).into())
+}
+
+/// Write a report file of an analysis command (`--html`, `--output`): its
+/// directory created when missing, the file replaced whole, and its path
+/// named on stderr so a CI log says where it went.
+pub(crate) fn write_report(
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> Result<(), crate::files::FileError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
+    }
+    crate::files::write_atomic(path, bytes)?;
+    let shown = crate::report::escape::terminal(&path.display().to_string()).into_owned();
+    eprintln!("wrote {shown}");
+    Ok(())
 }
 
 /// Output format of the analysis commands.

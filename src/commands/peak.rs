@@ -65,7 +65,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
     };
     more.extend(written.err().and_then(super::write_error));
     if let Some((path, text)) = report.filter(|(p, _)| p.as_os_str() != "-") {
-        if let Err(error) = crate::files::write_atomic(path, text.as_bytes()) {
+        if let Err(error) = super::write_report(path, text.as_bytes()) {
             more.push(
                 OutputError::Report {
                     path: path.clone(),

@@ -73,9 +73,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         more.extend(super::write_error(e));
     }
     if let Some(path) = &opts.html {
-        if let Err(error) =
-            crate::files::write_atomic(path, html::render(&doc, &timelines).as_bytes())
-        {
+        if let Err(error) = super::write_report(path, html::render(&doc, &timelines).as_bytes()) {
             more.push(
                 OutputError::Html {
                     path: path.clone(),

@@ -33,7 +33,8 @@ pub struct SummarizeOptions {
     pub iteration_boundary: Option<String>,
 }
 
-fn stem(path: &Path) -> String {
+/// The name of a snapshot's summary: `DIR/<stem>.json`.
+pub(crate) fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "snapshot".into())

@@ -44,7 +44,7 @@ pub enum Finding {
         baseline: Option<u64>,
         tolerance: Option<f64>,
     },
-    /// Neither a budget nor a baseline to judge against: skipped.
+    /// Neither a budget nor a baseline to judge against: reported, not judged.
     NothingToCompare { current: u64 },
     /// More OOM events than `allowed`; `first`: the first ones in detail
     /// (as many as the analysis kept, none from a summary).

@@ -125,10 +125,47 @@ fn the_device_key_restricts_the_judged_devices_and_baselines_match_by_device() {
 }
 
 #[test]
-fn without_budget_or_baseline_a_figure_is_skipped_but_oom_events_are_still_judged() {
+fn without_budget_or_baseline_a_figure_is_reported_but_oom_events_are_still_judged() {
     let s = statuses(&budget(BASE), &[dev(0, MIB)], None);
-    assert_eq!(status_of_check(&s, "dev0.dynamic-peak"), Status::Skipped);
+    assert_eq!(status_of_check(&s, "dev0.dynamic-peak"), Status::Reported);
     assert_eq!(status_of_check(&s, "dev0.oom-events"), Status::Pass);
+}
+
+#[test]
+fn a_budget_only_target_whose_checks_pass_is_pass_and_its_unbudgeted_figures_reported() {
+    let b = budget(&format!(
+        "{BASE}[target.budget]\nallocated-peak = \"2 MiB\"\n"
+    ));
+    let against = Against {
+        budget: &b,
+        target: &b.targets[0],
+        baseline: None,
+        lookup: None,
+        require_baseline: false,
+    };
+    let s = judge(
+        "rank0".into(),
+        "rank0.json".into(),
+        &[dev(0, MIB)],
+        &against,
+    );
+    let of = |id: &str| {
+        s.devices[0]
+            .checks
+            .iter()
+            .find(|c| c.id.to_string() == id)
+            .unwrap()
+            .status
+    };
+    assert_eq!(of("allocated-peak"), Status::Pass);
+    assert_eq!(of("dynamic-peak"), Status::Reported);
+    assert_eq!(s.status, Status::Pass);
+    let t = TargetVerdict::new("t".into(), vec![s]);
+    assert_eq!(t.status, Status::Pass);
+    let v = Verdict::new(&b, 0, vec![t]);
+    assert_eq!(v.verdict, Status::Pass);
+    assert_eq!((v.counts.pass, v.counts.skipped), (2, 0), "{:?}", v.counts);
+    assert!(v.counts.reported > 0);
 }
 
 fn findings_of(
@@ -295,6 +332,7 @@ fn check_ids_status_ids_and_peak_ids_are_written_as_their_json_values() {
         assert_eq!(serde_json::to_value(&id).unwrap(), want);
     }
     for s in [
+        Status::Reported,
         Status::Pass,
         Status::Skipped,
         Status::Warn,

@@ -15,15 +15,22 @@ use crate::budget::{Budget, Loc};
 use crate::vocab::{Figure, Unit};
 
 /// Bumped only on an incompatible change of the verdict JSON. 2: each
-/// check's English `message` became typed `findings`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// check's English `message` became typed `findings`. 3: a figure with
+/// neither budget nor baseline is `reported` (was `skipped`), counted in
+/// `counts.reported`.
+pub const SCHEMA_VERSION: u32 = 3;
 
-/// The outcome of one check, and of the whole gate.
+/// The outcome of one check, and of the whole gate. Ordered from the
+/// least to the most serious: a target's status is its worst check's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Status {
+    /// A figure with neither budget nor baseline: given, not judged. Below
+    /// `pass`, so a target whose judged checks pass is `pass`.
+    Reported,
     Pass,
+    /// Not judged at all (a device its window places nothing on).
     Skipped,
     Warn,
     Fail,
@@ -252,6 +259,8 @@ pub struct Counts {
     pub pass: usize,
     pub warn: usize,
     pub fail: usize,
+    /// Figures given without a budget or baseline to judge them by.
+    pub reported: usize,
     pub skipped: usize,
     pub error: usize,
     /// Failing findings: failed checks that moved together count once.
@@ -264,6 +273,7 @@ impl Counts {
             Status::Pass => self.pass += 1,
             Status::Warn => self.warn += 1,
             Status::Fail => self.fail += 1,
+            Status::Reported => self.reported += 1,
             Status::Skipped => self.skipped += 1,
             Status::Error => self.error += 1,
         }
@@ -318,17 +328,14 @@ impl Verdict {
             // Each failing rank check is a finding of its own.
             counts.regressions += usize::from(c.status == Status::Fail);
         }
+        // Reported figures and skipped devices judge nothing: the gate's
+        // verdict is that of the checks judged.
         let verdict = targets
             .iter()
             .map(|t| t.status)
+            .filter(|s| *s > Status::Skipped)
             .max()
-            .unwrap_or(Status::Pass)
-            .max(Status::Pass);
-        let verdict = if verdict == Status::Skipped {
-            Status::Pass
-        } else {
-            verdict
-        };
+            .unwrap_or(Status::Pass);
         Verdict {
             schema_version: SCHEMA_VERSION,
             kind: "memgate-verdict",

@@ -114,6 +114,16 @@ fn device(out: &mut dyn Write, dd: &DiffDevice) -> io::Result<()> {
         let bytes = Figure::from_id(&f.id).is_some_and(|f| f.is_bytes());
         delta_row(out, f, bytes)?;
     }
+    if d.figures
+        .iter()
+        .any(|f| f.delta == 0 || percent(f).is_empty())
+    {
+        writeln!(
+            out,
+            "    (% blank: no change, or a base too small for a meaningful percentage: \
+             under 1 MiB, under 1% of the allocated peak, or 0)"
+        )?;
+    }
     let changed: Vec<&Delta> = d.categories.iter().filter(|c| c.delta != 0).collect();
     writeln!(
         out,

@@ -6,7 +6,8 @@
 //! [`PYTHON_INNER`], one `… N Python frames` line and the outermost
 //! [`PYTHON_OUTER`] (the script's entry point); its C++ frames fold into one
 //! `… N C++ frames` line (`--format json` lists every frame). A stack of C++ frames only shows its innermost
-//! [`CPP_SHOWN`], then `… N C++ frames`. Every line is cut at [`MAX_LINE`]
+//! [`CPP_SHOWN`] that are not the profiler's own ([`is_profiler`]), then `… N C++
+//! frames` and `… N profiler frames skipped`. Every line is cut at [`MAX_LINE`]
 //! characters, ending in `…`.
 
 use super::escape::terminal;
@@ -33,6 +34,18 @@ pub(crate) fn is_python(label: &str) -> bool {
     file.ends_with(".py")
 }
 
+/// Whether a frame label is the recorder's own (the unwinder, the
+/// traceback gatherer, the caching allocator), which says nothing of
+/// what the memory is for: a listing skips it, counting it.
+pub(crate) fn is_profiler(label: &str) -> bool {
+    let name = label.rfind(" (").map_or(label, |open| &label[..open]);
+    name.starts_with("torch::unwind::")
+        || name.starts_with("torch_npu::unwind::")
+        || name.contains("CapturedTraceback")
+        || name.contains("gather_with_cpp")
+        || name.contains("CachingAllocator")
+}
+
 /// `s` escaped for a terminal and cut at [`MAX_LINE`] characters.
 pub(crate) fn line(s: &str) -> String {
     cut(&terminal(s))
@@ -56,12 +69,20 @@ pub(crate) fn folded<S: AsRef<str>>(frames: &[S]) -> Vec<String> {
     let cpp = frames.len() - python.len();
     let mut out = Vec::new();
     if python.is_empty() {
-        out.extend(frames.iter().take(CPP_SHOWN).map(|f| line(f)));
-        let rest = frames.len().saturating_sub(CPP_SHOWN);
+        let meaningful: Vec<&str> = frames.iter().copied().filter(|f| !is_profiler(f)).collect();
+        let skipped = frames.len() - meaningful.len();
+        out.extend(meaningful.iter().take(CPP_SHOWN).map(|f| line(f)));
+        let rest = meaningful.len().saturating_sub(CPP_SHOWN);
         if rest > 0 {
             out.push(format!(
                 "… {}",
                 counted(rest as u64, "C++ frame", "C++ frames")
+            ));
+        }
+        if skipped > 0 {
+            out.push(format!(
+                "… {} skipped (torch::unwind, CapturedTraceback, the caching allocator)",
+                counted(skipped as u64, "profiler frame", "profiler frames")
             ));
         }
         return out;
@@ -90,13 +111,14 @@ pub(crate) fn folded<S: AsRef<str>>(frames: &[S]) -> Vec<String> {
     out
 }
 
-/// The innermost Python frame, else the innermost frame: where a stack
-/// is in the user's code, as far as one frame says it.
+/// The innermost Python frame, else the innermost frame that is not the
+/// profiler's own, else the innermost frame: where a stack is in the
+/// user's code, as far as one frame says it.
 pub(crate) fn innermost<S: AsRef<str>>(frames: &[S]) -> Option<&str> {
-    frames
-        .iter()
-        .map(AsRef::as_ref)
+    let all = || frames.iter().map(AsRef::as_ref);
+    all()
         .find(|f| is_python(f))
+        .or_else(|| all().find(|f| !is_profiler(f)))
         .or(frames.first().map(AsRef::as_ref))
 }
 
@@ -135,6 +157,29 @@ mod tests {
                 "… 2 C++ frames"
             ]
         );
+    }
+
+    #[test]
+    fn a_cpp_only_stack_skips_the_profilers_own_frames_and_counts_them() {
+        let f = labels(&[
+            "torch::unwind::unwind() (??:0)",
+            "torch::CapturedTraceback::gather(bool, bool, bool) (??:0)",
+            "gather_with_cpp (??:0)",
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc (??:0)",
+            "at::native::empty_cuda (Empty.cpp:1)",
+            "at::empty (Empty.cpp:2)",
+        ]);
+        assert_eq!(
+            folded(&f),
+            [
+                "at::native::empty_cuda (Empty.cpp:1)",
+                "at::empty (Empty.cpp:2)",
+                "… 4 profiler frames skipped (torch::unwind, CapturedTraceback, the caching allocator)"
+            ]
+        );
+        assert_eq!(innermost(&f), Some("at::native::empty_cuda (Empty.cpp:1)"));
+        let only = labels(&["torch::unwind::unwind() (??:0)"]);
+        assert_eq!(innermost(&only), Some("torch::unwind::unwind() (??:0)"));
     }
 
     #[test]

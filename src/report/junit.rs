@@ -95,6 +95,9 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
     let status = match c.status {
         Status::Fail => {
             let mut body = line.clone();
+            if !d.trace_complete {
+                body.push_str(&format!("\n\nnote: {}", super::LOWER_BOUNDS));
+            }
             let rows = regression::cause_lines(c, regression::CAUSE_ROWS, text);
             if let Some(heading) = regression::cause_heading(c) {
                 body.push_str(&format!("\n\n{heading}\n"));
@@ -117,14 +120,27 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
             status.set_message(line.as_str());
             status
         }
-        Status::Warn | Status::Pass => TestCaseStatus::success(),
+        Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(name, status);
-    if c.status == Status::Warn {
-        case.set_system_out(format!("warning: {line}"));
+    let said = if c.status == Status::Warn {
+        Some(format!("warning: {line}"))
+    } else if c.status == Status::Reported {
+        // Given, not judged: a passing case whose output says so, never a
+        // skip beside a green verdict.
+        Some(format!("reported, not judged: {line}"))
     } else if c.status == Status::Pass && c.findings.iter().any(is_leak_fit) {
         // The residual is read beside the figure, even where it passes.
-        case.set_system_out(line.clone());
+        Some(line.clone())
+    } else {
+        None
+    };
+    // A lower bound is said on every case of its device that passes.
+    let note = (!d.trace_complete && c.status <= Status::Warn)
+        .then(|| format!("note: {}", super::LOWER_BOUNDS));
+    let said: Vec<String> = said.into_iter().chain(note).collect();
+    if !said.is_empty() {
+        case.set_system_out(said.join("\n"));
     }
     if let Some(at) = &c.config_line {
         case.extra

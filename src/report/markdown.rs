@@ -20,6 +20,7 @@ const SITES_LISTED: usize = 20;
 
 fn badge(s: Status) -> &'static str {
     match s {
+        Status::Reported => "ℹ️ reported",
         Status::Pass => "✅ pass",
         Status::Skipped => "⏭️ skipped",
         Status::Warn => "⚠️ warn",
@@ -53,15 +54,10 @@ fn longest_backtick_run(text: &str) -> usize {
 
 /// The verdict line (also the first line of every rendering).
 pub fn verdict_line(v: &Verdict) -> String {
-    let c = &v.counts;
     format!(
-        "## memgate: {} — {} failed, {} warned, {} passed, {} skipped, {} could not be judged",
+        "## memgate: {} — {}",
         badge(v.verdict),
-        c.fail,
-        c.warn,
-        c.pass,
-        c.skipped,
-        c.error
+        super::counts_phrase(&v.counts)
     )
 }
 
@@ -95,7 +91,7 @@ fn table(t: &TargetVerdict, all: bool) -> String {
     let mut out = format!("### {} {}\n\n", badge(t.status), code(&t.name));
     out.push_str("| snapshot | check | baseline | current | Δ | Δ% | budget | status |\n");
     out.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
-    let mut hidden = 0;
+    let (mut hidden, mut zero, mut reported, mut no_pct) = (0, 0, 0, false);
     let mut echoes = 0;
     for s in &t.snapshots {
         if let Some(e) = &s.error {
@@ -108,10 +104,16 @@ fn table(t: &TargetVerdict, all: bool) -> String {
         }
         for d in &s.devices {
             for c in &d.checks {
+                let listed = c.status > Status::Skipped || c.always_listed();
                 if c.echo_of.is_some() {
                     // One row per finding: its name lists this check.
                     echoes += 1;
-                } else if all || c.status > Status::Skipped || c.always_listed() {
+                } else if !listed && c.status == Status::Reported {
+                    reported += 1;
+                } else if !listed && at_zero(c) {
+                    zero += 1;
+                } else if listed || all {
+                    no_pct |= c.delta_pct().is_none();
                     out.push_str(&row(s, d, c));
                 } else {
                     hidden += 1;
@@ -126,24 +128,40 @@ fn table(t: &TargetVerdict, all: bool) -> String {
             hidden += 1;
         }
     }
+    let mut notes = Vec::new();
     if echoes > 0 {
-        out.push_str(&format!(
-            "\n_{echoes} checks moved with a finding above by the same bytes at the same peak: \
-             each is listed in its finding's row._\n"
+        notes.push(format!(
+            "{echoes} checks moved with a finding above by the same bytes at the same peak: \
+             each is listed in its finding's row."
         ));
     }
+    if no_pct {
+        notes.push(
+            "Δ% is — where there is no baseline, or the baseline is zero (no percentage of zero)."
+                .to_string(),
+        );
+    }
     if hidden > 0 {
-        out.push_str(&format!(
-            "\n_{hidden} passing or skipped checks not listed._\n"
+        notes.push(format!("{hidden} passing checks not listed."));
+    }
+    if zero > 0 {
+        notes.push(format!(
+            "{zero} passing checks at zero (current and baseline 0) hidden."
         ));
+    }
+    if reported > 0 {
+        notes.push(format!(
+            "{reported} figures with neither budget nor baseline are reported, not judged, and not listed (the JSON and HTML reports have them)."
+        ));
+    }
+    for n in notes {
+        out.push_str(&format!("\n_{n}_\n"));
     }
     for s in &t.snapshots {
         for d in &s.devices {
             let label = cell(&case_label(s, d));
             if !d.trace_complete {
-                out.push_str(&format!(
-                    "\n_{label}: the trace started mid-run (ring buffer wrapped), so its figures are lower bounds._\n"
-                ));
+                out.push_str(&format!("\n_{label}: {}._\n", super::LOWER_BOUNDS));
             }
             for w in &d.warnings {
                 out.push_str(&format!("\n_{label}: warning: {}_\n", cell(w)));
@@ -153,6 +171,12 @@ fn table(t: &TargetVerdict, all: bool) -> String {
     out.push('\n');
     out.push_str(&super::ranks::markdown(t));
     out
+}
+
+/// A passing check that reads zero, as does its baseline: a row that says
+/// nothing (hidden, counted).
+fn at_zero(c: &Check) -> bool {
+    c.status == Status::Pass && c.current == 0 && c.baseline.unwrap_or(0) == 0
 }
 
 fn reasons(t: &TargetVerdict) -> String {
@@ -198,9 +222,14 @@ fn reasons(t: &TargetVerdict) -> String {
 
 fn categories(t: &TargetVerdict) -> String {
     let mut rows = String::new();
+    let mut zero = 0;
     for s in &t.snapshots {
         for d in &s.devices {
             for r in &d.categories {
+                if r.current == 0 && r.baseline.unwrap_or(0) == 0 {
+                    zero += 1;
+                    continue;
+                }
                 let delta = r
                     .baseline
                     .map(|b| ByteDelta(i128::from(r.current) - i128::from(b)));
@@ -219,9 +248,14 @@ fn categories(t: &TargetVerdict) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    let hidden = match zero {
+        0 => String::new(),
+        1 => "_1 zero-byte category row hidden._\n\n".to_string(),
+        n => format!("_{n} zero-byte category rows hidden._\n\n"),
+    };
     format!(
         "<details><summary>Categories at the allocated peak: {}</summary>\n\n\
-         | snapshot | category | baseline | current | Δ |\n|---|---|---:|---:|---:|\n{rows}\n</details>\n\n",
+         | snapshot | category | baseline | current | Δ |\n|---|---|---:|---:|---:|\n{rows}\n{hidden}</details>\n\n",
         cell(&t.name)
     )
 }

@@ -36,6 +36,32 @@ pub(crate) fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
 
 /// How a target's checks across ranks are named in every report.
 pub(crate) const RANKS_LABEL: &str = "ranks";
+/// What every report says of a device whose trace started mid-run.
+pub(crate) const LOWER_BOUNDS: &str =
+    "the trace started mid-run (ring buffer wrapped), so its figures are lower bounds";
+
+/// How many checks had each outcome, as the terminal and the Markdown
+/// verdict lines say it; `skipped` only when a device was not judged.
+pub(crate) fn counts_phrase(c: &crate::compare::Counts) -> String {
+    let skipped = if c.skipped > 0 {
+        format!(", {} skipped", c.skipped)
+    } else {
+        String::new()
+    };
+    // Checks that moved together are one regression.
+    let regressions = if c.regressions == c.fail {
+        String::new()
+    } else {
+        format!(
+            " ({})",
+            crate::units::counted(c.regressions as u64, "regression", "regressions")
+        )
+    };
+    format!(
+        "{} failed{regressions}, {} warned, {} passed, {} reported{skipped}, {} could not be judged",
+        c.fail, c.warn, c.pass, c.reported, c.error
+    )
+}
 
 /// The sites that grew most, one line each, for failure bodies; a site name
 /// is escaped as on a terminal, so it stays on its line.

@@ -68,6 +68,9 @@ fn summary(out: &mut dyn Write, d: &PhasesDevice) -> io::Result<()> {
 
 fn device(out: &mut dyn Write, d: &PhasesDevice) -> io::Result<()> {
     writeln!(out, "  dev{}", d.device)?;
+    if !d.trace_complete {
+        writeln!(out, "    note: {}", super::LOWER_BOUNDS)?;
+    }
     for w in &d.warnings {
         writeln!(out, "    warning: {}", terminal(w))?;
     }

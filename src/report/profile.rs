@@ -27,6 +27,9 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
         terminal(&c.rules),
         super::window_note(d)
     )?;
+    if !d.trace_complete {
+        writeln!(out, "    note: {}", super::LOWER_BOUNDS)?;
+    }
     // Grouped by annotation or compile context, `rules` names the grouping.
     let column = if c.rules == GroupBy::Annotation.id() {
         "annotation"

@@ -14,7 +14,7 @@ fn paint(text: &str, status: Status, color: bool) -> String {
     }
     let code = match status {
         Status::Pass => "32",
-        Status::Skipped => "2",
+        Status::Reported | Status::Skipped => "2",
         Status::Warn => "33",
         Status::Fail | Status::Error => "31",
     };
@@ -23,6 +23,7 @@ fn paint(text: &str, status: Status, color: bool) -> String {
 
 fn label(s: Status) -> &'static str {
     match s {
+        Status::Reported => "REPORTED",
         Status::Pass => "PASS",
         Status::Skipped => "SKIP",
         Status::Warn => "WARN",
@@ -88,27 +89,28 @@ pub fn render(v: &Verdict, color: bool) -> String {
             }
         }
     }
+    // A lower bound is said whatever the checks' status: a pass on one
+    // is no pass on the real figure.
+    for t in &v.targets {
+        for s in &t.snapshots {
+            for d in s.devices.iter().filter(|d| !d.trace_complete) {
+                lines.push(format!(
+                    "note: {} {}: {}\n",
+                    one_line(&t.name),
+                    one_line(&case_label(s, d)),
+                    super::LOWER_BOUNDS
+                ));
+            }
+        }
+    }
     lines.extend(passes);
     let more = lines.len().saturating_sub(MAX_LINES);
     let mut out: String = lines.into_iter().take(MAX_LINES).collect();
     if more > 0 {
         out.push_str(&format!("… and {more} more (see the reports)\n"));
     }
-    let c = &v.counts;
     let verdict = paint(&format!("memgate: {}", v.verdict.id()), v.verdict, color);
-    // Checks that moved together are one regression.
-    let regressions = if c.regressions == c.fail {
-        String::new()
-    } else {
-        format!(
-            " ({})",
-            crate::units::counted(c.regressions as u64, "regression", "regressions")
-        )
-    };
-    out.push_str(&format!(
-        "{verdict}: {} failed{regressions}, {} warned, {} passed, {} skipped, {} could not be judged\n",
-        c.fail, c.warn, c.pass, c.skipped, c.error
-    ));
+    out.push_str(&format!("{verdict}: {}\n", super::counts_phrase(&v.counts)));
     out
 }
 

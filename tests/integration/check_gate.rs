@@ -100,12 +100,13 @@ fn a_warn_level_budget_is_reported_without_failing_the_gate() {
 }
 
 #[test]
-fn a_snapshot_without_baseline_is_skipped_with_a_warning_unless_a_baseline_is_required() {
+fn a_snapshot_without_baseline_is_reported_with_a_warning_unless_a_baseline_is_required() {
     let w = Workdir::new(&CONFIG.replace("overall-peak = \"1 GiB\"\n", ""));
     w.rank("rank0", None, 100 * MIB);
     w.check().args(["--json", "verdict.json"]).assert().code(0);
     let v = verdict_json(&w);
-    assert_eq!(v["counts"]["skipped"], 4, "{v:#}");
+    assert_eq!(v["counts"]["reported"], 4, "{v:#}");
+    assert_eq!(v["counts"]["skipped"], 0, "{v:#}");
     assert_eq!(v["verdict"], "warn", "{v:#}");
     w.check()
         .arg("--require-baseline")
@@ -220,6 +221,7 @@ fn a_key_pattern_matches_snapshots_to_baselines_by_capture() {
 fn output_paths_are_checked_before_any_snapshot_is_read() {
     let w = Workdir::new(CONFIG);
     w.rank("rank0", Some(100 * MIB), 100 * MIB);
+    std::fs::write(w.path("missing"), "").unwrap();
     w.check()
         .args([
             "--junit",
@@ -233,7 +235,7 @@ fn output_paths_are_checked_before_any_snapshot_is_read() {
         .code(2)
         .stderr(contains("only one report can go to stdout"))
         .stderr(contains(
-            "--junit missing/junit.xml: the directory missing does not exist",
+            "--junit missing/junit.xml: its directory cannot be created: missing is not a directory",
         ));
 }
 

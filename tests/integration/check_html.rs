@@ -47,7 +47,7 @@ fn the_page_puts_failures_first_and_draws_each_snapshot_baseline_under_its_run()
     assert!(statuses.first() == Some(&"fail"), "{statuses:?}");
     let mut sorted = statuses.clone();
     sorted.sort_by_key(|s| {
-        ["error", "fail", "warn", "skipped", "pass"]
+        ["error", "fail", "warn", "skipped", "pass", "reported"]
             .iter()
             .position(|x| x == s)
     });

@@ -103,9 +103,22 @@ fn junit_parses_strictly_and_every_failure_has_a_message_and_a_body() {
         .filter(|n| n.has_tag_name("skipped"))
         .count();
     assert_eq!(
-        skipped, 5,
-        "rank2 has no baseline: its 3 baseline-only checks are skipped; rank0's dynamic- and \
-         allocated-peak are skipped as echoes of its overall-peak"
+        skipped, 2,
+        "a figure without budget or baseline is no skip: only rank0's dynamic- and \
+         allocated-peak are skipped, as echoes of its overall-peak"
+    );
+    let reported = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("system-out"))
+        .filter(|n| {
+            n.text()
+                .unwrap_or("")
+                .starts_with("reported, not judged: rank2")
+        })
+        .count();
+    assert_eq!(
+        reported, 3,
+        "rank2 has no baseline: its baseline-only checks are reported"
     );
 }
 
@@ -130,7 +143,7 @@ fn every_report_and_github_file_is_written_when_the_gate_passes_fails_or_errs() 
         assert_eq!(v["verdict"], case);
         assert!(w
             .read("verdict.json")
-            .starts_with("{\n  \"schema_version\": 2,"));
+            .starts_with("{\n  \"schema_version\": 3,"));
     }
 }
 
@@ -218,7 +231,7 @@ fn the_terminal_summary_has_no_colour_when_not_a_tty() {
     assert!(!out.contains('\u{1b}'));
     assert!(
         out.ends_with(
-            "memgate: fail: 4 failed (2 regressions), 2 warned, 13 passed, 3 skipped, 0 could not be judged
+            "memgate: fail: 4 failed (2 regressions), 2 warned, 13 passed, 3 reported, 0 could not be judged
 "
         ),
         "{out}"

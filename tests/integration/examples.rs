@@ -267,11 +267,11 @@ fn the_action_has_the_documented_inputs_and_outputs() {
             "action.yml lacks output `{want}`"
         );
     }
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let ci = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
     for name in inputs.iter().chain(&outputs) {
         assert!(
-            readme.contains(&format!("`{name}`")),
-            "README.md does not document the action's `{name}`"
+            ci.contains(&format!("`{name}`")),
+            "docs/ci.md does not document the action's `{name}`"
         );
     }
 }

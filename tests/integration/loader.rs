@@ -221,7 +221,10 @@ fn unreadable_inputs_exit_2_with_one_line_naming_the_file() {
     let zip = dir.path().join("model.pt");
     std::fs::write(&zip, b"PK\x03\x04rest of a torch.save archive").unwrap();
     assert_refused(&zip, "torch.save");
-    assert_refused(dir.path(), "directory");
+    // A directory stands for its files; one with none is refused by name.
+    let none = dir.path().join("no-files");
+    std::fs::create_dir(&none).unwrap();
+    assert_refused(&none, "directory");
     assert_refused(&dir.path().join("missing.pickle"), "no such file");
     let cut = dir.path().join("cut.pickle");
     let bytes = std::fs::read(synthetic().join("main_proto4.pickle")).unwrap();

@@ -344,3 +344,18 @@ fn format_edge_cases_give_the_reference_figures() {
         (1, 1, 0, 0)
     );
 }
+
+#[test]
+fn pre_trace_memory_of_a_file_without_history_is_every_allocated_byte() {
+    // select_n_dec166a recorded no history: every active block was allocated
+    // before recording. The README's `_memory_viz.py stats` allocated sum
+    // (Σ requested_size of active blocks) is 544460336.
+    let Some(dir) = real_dir() else { return };
+    let d = analyse(&dir, "select_n_dec166a.pickle", &RuleSet::builtin_default());
+    let c = &d[0].categories;
+    assert_eq!(c.at_allocated_peak.get("pre-trace"), Some(&544_460_336));
+    assert_eq!(c.at_allocated_peak.get("unknown"), Some(&0));
+    // Mosaic's rules keep their own categories (no pre-trace).
+    let m = analyse(&dir, "select_n_dec166a.pickle", &RuleSet::mosaic());
+    assert!(!m[0].categories.at_allocated_peak.contains_key("pre-trace"));
+}

@@ -20,9 +20,9 @@ pub(crate) const TOP_SITES: usize = 50;
 
 /// One snapshot to judge, with its unique name within the target.
 pub(crate) struct Planned {
+    /// The `key` capture or file stem: the JUnit class, and the name its
+    /// baseline is matched by.
     pub(crate) name: String,
-    /// The name baselines are matched by (`name` without a `#2` suffix).
-    pub(crate) key: String,
     pub(crate) path: PathBuf,
     pub(crate) baseline: Option<PathBuf>,
     /// Where the baseline was looked for in vain.
@@ -47,32 +47,50 @@ pub(crate) fn plan(
     let patterns = patterns(target, cli);
     let paths = crate::walk::expand(patterns, None)
         .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())?;
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    Ok(paths
+    let keyed: Vec<(String, PathBuf)> = paths
         .into_iter()
-        .map(|path| {
-            let key = key_of(&path, target.key.as_ref());
-            let n = seen.entry(key.clone()).or_default();
-            *n += 1;
-            // Two files with one name would make two JUnit cases with one name.
-            let name = if *n == 1 {
-                key.clone()
-            } else {
-                format!("{key}#{n}")
-            };
-            let (baseline, lookup) = match baselines.for_key(&key) {
+        .map(|path| (key_of(&path, target.key.as_ref()), path))
+        .collect();
+    shared_keys(&keyed, target)?;
+    Ok(keyed
+        .into_iter()
+        .map(|(name, path)| {
+            let (baseline, lookup) = match baselines.for_key(&name) {
                 Ok(b) => (b.map(Path::to_path_buf), None),
                 Err(lookup) => (None, Some(lookup)),
             };
             Planned {
                 name,
-                key,
                 path,
                 baseline,
                 lookup,
             }
         })
         .collect())
+}
+
+/// Two snapshots with one key would be judged against one baseline and
+/// reported under one name: an error naming the files, as for baselines.
+fn shared_keys(keyed: &[(String, PathBuf)], target: &Target) -> Result<(), Vec<Error>> {
+    let mut by_key: HashMap<&str, Vec<&Path>> = HashMap::new();
+    for (key, path) in keyed {
+        by_key.entry(key).or_default().push(path);
+    }
+    let mut errors: Vec<Error> = keyed
+        .iter()
+        .filter_map(|(key, _)| by_key.remove(key.as_str()).map(|files| (key, files)))
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(key, files)| Error::SharedKey {
+            key: key.clone(),
+            files: files.into_iter().map(Path::to_path_buf).collect(),
+            pattern: target.key.as_ref().map(|k| k.as_str().to_string()),
+        })
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.truncate(8);
+    Err(errors)
 }
 
 /// Every file a target names, as far as it can be found, for a target

@@ -14,6 +14,7 @@ use strum::IntoStaticStr;
 use super::CheckOptions;
 use crate::error::{DestinationError, OutputError};
 use crate::files::{self, same_file};
+use crate::report::escape::terminal;
 use crate::report::exporter::Exporter;
 use crate::report::{html, json, junit, markdown, metrics};
 
@@ -154,8 +155,7 @@ pub(crate) fn check(reports: &[Report]) -> Vec<DestinationError> {
         let (flag, path) = (r.kind.flag().to_string(), p.to_path_buf());
         if p.is_dir() {
             errors.push(DestinationError::Directory { flag, path });
-        } else if !parent.is_dir() {
-            let parent = parent.to_path_buf();
+        } else if let Some(parent) = in_the_way(parent) {
             errors.push(DestinationError::NoDirectory { flag, path, parent });
         } else if p.exists()
             && std::fs::metadata(p)
@@ -166,6 +166,17 @@ pub(crate) fn check(reports: &[Report]) -> Vec<DestinationError> {
         }
     }
     errors
+}
+
+/// What keeps `dir` from being created: its nearest existing ancestor,
+/// when that is not a directory. A missing report directory is created
+/// when the report is written ([`write`]).
+fn in_the_way(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| a.exists())
+        .filter(|a| !a.is_dir())
+        .map(Path::to_path_buf)
 }
 
 /// Whether what is written to stdout goes nowhere. Rust's runtime reopens
@@ -233,10 +244,19 @@ pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), Outp
             .write_all(text.as_bytes())
             .map_err(OutputError::ReportToStdout),
         Dest::File(p) => {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|error| OutputError::Directory {
+                    path: dir.to_path_buf(),
+                    error,
+                })?;
+            }
             files::write_atomic(p, text.as_bytes()).map_err(|error| OutputError::Report {
                 path: p.clone(),
                 error,
-            })
+            })?;
+            // Every report written is named, so a CI log says where it went.
+            eprintln!("wrote {}", terminal(&p.display().to_string()));
+            Ok(())
         }
     }
 }

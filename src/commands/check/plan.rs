@@ -117,7 +117,7 @@ fn plan_target(
 ) -> Result<(Vec<Planned>, Vec<Entry>), Vec<Error>> {
     let baselines = Baselines::resolve(spec, t.key.as_ref()).map_err(|e| vec![e.into()])?;
     let planned = inputs::plan(t, cli, &baselines)?;
-    let claimed: Vec<&str> = planned.iter().map(|p| p.key.as_str()).collect();
+    let claimed: Vec<&str> = planned.iter().map(|p| p.name.as_str()).collect();
     let unclaimed = baselines
         .unclaimed(&claimed)
         .into_iter()

@@ -32,6 +32,13 @@ fn device_status(d: &DeviceVerdict) -> Status {
 }
 
 fn checks_table(out: &mut String, d: &DeviceVerdict) {
+    if !d.trace_complete {
+        let _ = writeln!(
+            out,
+            "<p class=\"warning\">note: {}</p>",
+            crate::report::LOWER_BOUNDS
+        );
+    }
     out.push_str(
         "<table class=\"checks\"><caption>Checks</caption><tr><th>check</th><th>verdict</th>\
          <th>current</th><th>baseline</th><th>budget</th><th>why</th></tr>\n",
