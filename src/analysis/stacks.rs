@@ -56,10 +56,6 @@ impl<'a> StackInfo<'a> {
         self.rules.categories()
     }
 
-    pub(crate) fn rules_source(&self) -> &str {
-        self.rules.source()
-    }
-
     /// Category index of memory live since before recording began, when
     /// the rules have one (see [`RuleSet::pre_trace`]).
     pub(crate) fn pre_trace(&self) -> Option<usize> {

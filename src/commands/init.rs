@@ -222,6 +222,7 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Outcome {
             rules: "default".into(),
             top: TOP,
             window: None,
+            categories: None,
             iteration_boundary: None,
         },
         out,

@@ -45,6 +45,14 @@ pub struct PhasesDevice {
     pub iterations_left_out: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// False when the trace started mid-run: the memory at each event is
+    /// then a lower bound (written only when false).
+    #[serde(skip_serializing_if = "is_complete")]
+    pub trace_complete: bool,
+}
+
+fn is_complete(complete: &bool) -> bool {
+    *complete
 }
 
 /// The first `limit` items (all with `None`) and how many are left out.
@@ -103,6 +111,7 @@ impl PhasesDevice {
             iterations,
             iterations_left_out,
             warnings: d.warnings,
+            trace_complete: d.trace_complete,
         }
     }
 }
