@@ -24,8 +24,8 @@ use crate::budget::{Budget, Level, Limit, Target, Tolerance};
 use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
-pub use ranks::{judge_ranks, saturating_u64, RankCheckId, RankInput, RanksVerdict};
 pub use group::{figure_names, Regression};
+pub use ranks::{judge_ranks, saturating_u64, RankCheckId, RankInput, RanksVerdict};
 pub use reading::{Cause, CauseRow};
 pub use verdict::*;
 

@@ -315,8 +315,7 @@ impl Verdict {
             }
             for c in s.devices.iter().flat_map(|d| &d.checks) {
                 counts.add(c.status);
-                counts.regressions +=
-                    usize::from(c.status == Status::Fail && c.echo_of.is_none());
+                counts.regressions += usize::from(c.status == Status::Fail && c.echo_of.is_none());
             }
         }
         for c in targets

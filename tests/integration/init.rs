@@ -127,7 +127,7 @@ fn init_then_check_is_green_on_those_snapshots_and_red_on_the_regressed_twin() {
     let text = String::from_utf8_lossy(&red.stdout);
     assert_eq!(red.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("FAIL main rank0 dev0 allocated-peak: grew +12 MiB"),
+        text.contains("FAIL main rank0 dev0 allocated-, dynamic-, overall-peak +12 MiB: 212.10 MiB of 230 MiB"),
         "{text}"
     );
 
