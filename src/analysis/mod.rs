@@ -5,6 +5,7 @@ mod allocator;
 mod default_rules;
 pub mod diff;
 mod figures;
+mod fragmentation;
 mod groups;
 mod moment;
 mod observe;
@@ -27,6 +28,7 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 
 pub use figures::{Figures, PeakEntry, StackGroup};
+pub use fragmentation::OomCause;
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
@@ -273,7 +275,7 @@ fn device_analysis(
         (!trace.is_empty()).then(|| moment::Clock::new(trace, attribution, structure.as_ref()));
     let oom = clock
         .as_ref()
-        .map_or_else(Vec::new, |c| c.ooms(snap, &r.ooms));
+        .map_or_else(Vec::new, |c| c.ooms(snap, &segments, &r.ooms));
     let peak_phase = clock.as_ref().map(|c| c.peaks(&r.peak_entry));
     let stacks_at_moment = stacks_at.map(|at| {
         let stacks = match at {

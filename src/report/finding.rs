@@ -67,6 +67,20 @@ fn device_list(devices: &[u32]) -> String {
     names.join(", ")
 }
 
+/// `; cause: fragmentation (4 GiB cached free, largest free block 1 GiB)`
+/// (docs/figures.md#oom-cause), or nothing for a summary written before
+/// causes were kept.
+pub(crate) fn oom_cause(o: &OomDetail) -> String {
+    o.cause.map_or_else(String::new, |c| {
+        format!(
+            "; cause: {} ({} cached free, largest free block {})",
+            c.id(),
+            Bytes(o.cached_free),
+            Bytes(o.largest_free_block)
+        )
+    })
+}
+
 /// `; the first: requested … at entry …, in f (m.py:3); 2 more (…)`,
 /// or nothing when no detail was kept.
 fn first_oom(total: u64, first: &[OomDetail]) -> String {
@@ -90,6 +104,7 @@ fn first_oom(total: u64, first: &[OomDetail]) -> String {
     if let Some(f) = frames::innermost(&o.frames) {
         s.push_str(&format!(", in {}", frames::cut(f)));
     }
+    s.push_str(&oom_cause(o));
     if total > 1 {
         s.push_str(&format!(
             "; {} more (`memgate peak` details the first {})",
@@ -297,6 +312,7 @@ fn clause(unit: Unit, f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::OomCause;
     use crate::compare::Status;
 
     const MIB: u64 = 1 << 20;
@@ -430,6 +446,9 @@ mod tests {
             device_free: 91 * MIB,
             allocated: 7168 * MIB,
             reserved: 8192 * MIB,
+            cached_free: 1024 * MIB,
+            largest_free_block: 512 * MIB,
+            cause: Some(OomCause::Capacity),
             phase: "forward".into(),
             iteration: Some(0),
             frames: vec!["at::empty (a.cpp:1)".into(), "forward (model.py:39)".into()].into(),
@@ -444,8 +463,9 @@ mod tests {
             sentence(&check(Unit::Count, 3, None, vec![over])),
             "3 OOM events, more than the 0 allowed by the default budget; the first: requested \
              4 GiB with 91 MiB free on the device (allocated 7 GiB, reserved 8 GiB) at entry 590, \
-             +3.200 s, phase: forward, iteration 0, in forward (model.py:39); 2 more (`memgate \
-             peak` details the first 20)"
+             +3.200 s, phase: forward, iteration 0, in forward (model.py:39); cause: capacity \
+             (1 GiB cached free, largest free block 512 MiB); 2 more (`memgate peak` details the \
+             first 20)"
         );
     }
 

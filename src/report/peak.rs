@@ -177,6 +177,10 @@ fn ooms(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             bytes(o.reserved),
             terminal(&place(&p))
         )?;
+        let cause = super::finding::oom_cause(o);
+        if !cause.is_empty() {
+            writeln!(out, "      {}", cause.trim_start_matches("; "))?;
+        }
         for l in frames::folded(&o.frames) {
             writeln!(out, "        {l}")?;
         }
