@@ -132,6 +132,18 @@ impl Figure {
         matches!(self, Figure::SteadyStatePeak | Figure::LeakPerIteration)
     }
 
+    /// Whether the figure describes the cache's fragmentation
+    /// (docs/figures.md#fragmentation).
+    pub fn is_fragmentation(self) -> bool {
+        matches!(
+            self,
+            Figure::CachedFreeAtReservedPeak
+                | Figure::SegmentAllocs
+                | Figure::SegmentFrees
+                | Figure::SegmentAllocsWithFreeCache
+        )
+    }
+
     /// The figures a phase budget (`[target.budget.phase."NAME"]`) may
     /// name: those measured per phase span.
     pub const PER_PHASE: [Figure; 2] = [Figure::AllocatedPeak, Figure::DynamicPeak];

@@ -53,6 +53,16 @@ pub struct Figures {
     pub segment_allocs_with_free_cache: u64,
 }
 
+impl Figures {
+    /// `cached-free-at-reserved-peak` over `reserved-peak`
+    /// (docs/figures.md#cached-free-at-reserved-peak); `None` with nothing
+    /// reserved.
+    pub fn cached_free_ratio(&self) -> Option<f64> {
+        (self.reserved_peak > 0)
+            .then(|| self.cached_free_at_reserved_peak as f64 / self.reserved_peak as f64)
+    }
+}
+
 /// Trace entry index (0-based, list order) where each peak is first reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

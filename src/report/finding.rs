@@ -2,7 +2,7 @@
 //! in their unit. Every renderer that writes a sentence takes it from here.
 
 use super::frames;
-use super::peak::{peak_name, place};
+use super::peak::{oom_cause, peak_name, place};
 use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
 use crate::units::{ByteDelta, Bytes};
@@ -65,20 +65,6 @@ fn device_list(devices: &[u32]) -> String {
     }
     let names: Vec<String> = devices.iter().map(|d| format!("dev{d}")).collect();
     names.join(", ")
-}
-
-/// `; cause: fragmentation (4 GiB cached free, largest free block 1 GiB)`
-/// (docs/figures.md#oom-cause), or nothing for a summary written before
-/// causes were kept.
-pub(crate) fn oom_cause(o: &OomDetail) -> String {
-    o.cause.map_or_else(String::new, |c| {
-        format!(
-            "; cause: {} ({} cached free, largest free block {})",
-            c.id(),
-            Bytes(o.cached_free),
-            Bytes(o.largest_free_block)
-        )
-    })
 }
 
 /// `; the first: requested … at entry …, in f (m.py:3); 2 more (…)`,

@@ -40,6 +40,7 @@ fn device_report() -> DeviceReport {
             oom_events: 0,
             alloc_events: 1200,
             trace_entries: 2400,
+            ..Figures::default()
         },
         categories: Categories {
             rules: "default".into(),

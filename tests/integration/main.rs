@@ -17,6 +17,7 @@ mod cli_analysis;
 mod docs_toml;
 mod document_renderers;
 mod examples;
+mod fragmentation;
 mod group_by;
 mod hostile;
 mod input_kind;
