@@ -268,6 +268,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             Some(t.loc.clone()),
         ));
     }
+    if let Some(c) = environment_check(cur, base, t) {
+        checks.push(c);
+    }
     // An empty trace (history recording off, or cleared): the figures are
     // the state at dump time, not peaks over a run.
     let no_trace = cur.figures.trace_entries == 0;
@@ -411,6 +414,32 @@ fn leak_fit(check: &mut Check, cur: &DeviceReport) {
     } else {
         check.findings.push(Finding::LeakFit { residual });
     }
+}
+
+/// A check saying how the baseline's environment differs from the run's,
+/// when both are known and differ: a warning, or a failure when the
+/// target sets `same-environment = true`.
+fn environment_check(cur: &DeviceReport, base: Option<&DeviceReport>, t: &Target) -> Option<Check> {
+    let (b, c) = (base?.environment.as_ref()?, cur.environment.as_ref()?);
+    let differences = crate::analysis::environment::Fingerprint::differences(b, c);
+    if differences.is_empty() {
+        return None;
+    }
+    let status = if t.same_environment {
+        Status::Fail
+    } else {
+        Status::Warn
+    };
+    let mut check = baseline_check(
+        status,
+        Finding::EnvironmentDiffers {
+            differences,
+            required: t.same_environment,
+        },
+        Some(t.loc.clone()),
+    );
+    check.id = CheckId::Environment;
+    Some(check)
 }
 
 /// The baseline's and the run's iteration boundaries, when both have

@@ -33,6 +33,7 @@ _TARGET = {
     "iteration_boundary": "iteration-boundary",
     "require_trace": "require-trace",
     "accept_lower_bounds": "accept-lower-bounds",
+    "same_environment": "same-environment",
 }
 # `rules` is a rule set name, a rules file, or a mapping category -> regex.
 _RULES = "rules"

@@ -4,6 +4,7 @@ mod addr;
 mod allocator;
 mod default_rules;
 pub mod diff;
+pub mod environment;
 mod figures;
 mod fragmentation;
 mod groups;
@@ -318,6 +319,10 @@ fn device_analysis(
                 allocated_at_to: edges.allocated_at_to,
             }
         }),
+        environment: Some(environment::Fingerprint::of_snapshot(
+            &snap.generation,
+            snap.allocator_settings.as_ref(),
+        )),
     };
     let timeline = r.timeline.take().map(|points| {
         let bands = structure

@@ -141,6 +141,10 @@ pub struct Target {
     /// trace started mid-run) is judged as it is (true), or a pass on it
     /// is not judged (false, the default).
     pub accept_lower_bounds: bool,
+    /// `same-environment`: a baseline recorded in another environment
+    /// (docs/figures.md#environment) fails (true) or warns (false, the
+    /// default).
+    pub same_environment: bool,
     /// `window`: judge the figures inside `FROM..TO` only, and where it is
     /// written. The spec is parsed where budget and analysis meet
     /// (`check`), like category names.

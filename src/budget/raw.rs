@@ -24,6 +24,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "accept-lower-bounds",
     "window",
     "iteration-boundary",
+    "same-environment",
     "budget",
     "tolerance",
 ];
@@ -122,6 +123,7 @@ pub struct RawTarget {
     pub accept_lower_bounds: Option<Leaf>,
     pub window: Option<Leaf>,
     pub iteration_boundary: Option<Leaf>,
+    pub same_environment: Option<Leaf>,
     pub budget: Option<RawBudget>,
     /// `[target.tolerance]`: per figure id, and per phase in its `phase`.
     pub tolerance: Option<RawBudget>,
@@ -259,6 +261,7 @@ impl Reader {
                 "accept-lower-bounds" => t.accept_lower_bounds = leaf(),
                 "window" => t.window = leaf(),
                 "iteration-boundary" => t.iteration_boundary = leaf(),
+                "same-environment" => t.same_environment = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
                 "tolerance" => {
                     let keys = tolerance_table_keys();

@@ -62,6 +62,14 @@ impl Validator<'_> {
                 None
             }
         });
+        let same_environment = t.same_environment.as_ref().and_then(|r| match r.get_ref() {
+            Value::Boolean(b) => Some(*b),
+            other => {
+                let msg = format!("must be true or false, not {}", other.type_str());
+                self.err(r.span(), "target.same-environment", msg);
+                None
+            }
+        });
         let accept_lower_bounds = t
             .accept_lower_bounds
             .as_ref()
@@ -151,6 +159,7 @@ impl Validator<'_> {
             require_trace: require_trace.as_ref().is_none_or(|(b, _)| *b),
             require_trace_loc: require_trace.map(|(_, loc)| loc),
             accept_lower_bounds: accept_lower_bounds.unwrap_or(false),
+            same_environment: same_environment.unwrap_or(false),
             window,
             budget,
             category_budget,

@@ -107,6 +107,13 @@ pub enum Finding {
     /// The baseline's iterations start at another boundary than the run's:
     /// per-iteration figures cannot be compared.
     BoundaryDiffers { baseline: String, current: String },
+    /// The baseline was recorded in another environment
+    /// (docs/figures.md#environment): each part that differs.
+    EnvironmentDiffers {
+        differences: Vec<crate::analysis::environment::Difference>,
+        /// Whether the target requires the same environment.
+        required: bool,
+    },
     /// Where the judged peak (`peak`) was reached; `baseline` is where the
     /// baseline's was, when that lies in another phase or iteration.
     /// Added to a failing or warning peak check: the gate says *when*.

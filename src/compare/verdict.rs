@@ -49,6 +49,8 @@ pub enum CheckId {
     Baseline,
     /// A device the window places nothing on.
     Window,
+    /// Whether the baseline was recorded in the run's environment.
+    Environment,
 }
 
 impl fmt::Display for CheckId {
@@ -59,6 +61,7 @@ impl fmt::Display for CheckId {
             CheckId::Phase { phase, figure } => write!(f, "phase.{phase}.{}", figure.id()),
             CheckId::Baseline => f.write_str("baseline"),
             CheckId::Window => f.write_str("window"),
+            CheckId::Environment => f.write_str("environment"),
         }
     }
 }
@@ -71,6 +74,7 @@ impl From<&str> for CheckId {
         match id {
             "baseline" => CheckId::Baseline,
             "window" => CheckId::Window,
+            "environment" => CheckId::Environment,
             _ if id.starts_with("category.") => CheckId::Category(id["category.".len()..].into()),
             _ if id.starts_with("phase.") => {
                 let (phase, f) = id["phase.".len()..].rsplit_once('.').unwrap();

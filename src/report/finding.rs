@@ -167,6 +167,27 @@ fn clause(unit: Unit, f: &Finding) -> String {
              per-iteration figures are not compared (summarize the baseline with \
              the target's `iteration-boundary`)"
         ),
+        Finding::EnvironmentDiffers {
+            differences,
+            required,
+        } => {
+            let each: Vec<String> = differences
+                .iter()
+                .map(|d| {
+                    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+                    format!("{} {} → {}", d.key, v(&d.baseline), v(&d.current))
+                })
+                .collect();
+            let then = if *required {
+                "the target requires the same environment (`same-environment = true`)"
+            } else {
+                "figures may differ for that reason alone"
+            };
+            format!(
+                "the baseline was recorded in another environment: {}; {then}",
+                each.join(", ")
+            )
+        }
         Finding::WindowNotPlaced { window, problem } => format!(
             "not judged: the window {window} places nothing on this device ({problem}); \
              the other devices are judged in it"

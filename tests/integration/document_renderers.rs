@@ -111,6 +111,7 @@ fn device_report() -> DeviceReport {
         oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
         window: None,
+        environment: None,
     }
 }
 

@@ -16,6 +16,7 @@ mod check_snapshots;
 mod cli_analysis;
 mod docs_toml;
 mod document_renderers;
+mod environment;
 mod examples;
 mod fragmentation;
 mod group_by;

@@ -60,6 +60,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         oom: Vec::new(),
         warnings: Vec::new(),
         window: None,
+        environment: None,
     }
 }
 
