@@ -258,3 +258,22 @@ fn a_budget_file_that_is_a_device_or_too_large_is_refused_unread() {
         e[0]
     );
 }
+
+#[test]
+fn same_environment_is_a_boolean_that_defaults_to_false_in_the_file_and_in_data() {
+    let read = |text: &str| parse(text, "m.toml", Path::new(""), false).unwrap();
+    let b = read("[[target]]\nname = \"t\"\n");
+    assert!(!b.targets[0].same_environment);
+    let on = "[[target]]\nname = \"t\"\nsame-environment = true\n";
+    assert!(read(on).targets[0].same_environment);
+    let e = errors("[[target]]\nname = \"t\"\nsame-environment = 1\n");
+    assert_eq!(
+        e,
+        ["memgate.toml:3:20: `target.same-environment`: must be true or false, not integer"]
+    );
+    // The budget given as data (the Python marker, `check(budget=…)`)
+    // reads it too.
+    let data = serde_json::json!({"target": [{"name": "t", "same-environment": true}]});
+    let text = validate_data(&data, "marker", Path::new("")).unwrap();
+    assert!(read(&text).targets[0].same_environment);
+}
