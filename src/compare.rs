@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod accounting_tests;
+mod capacity;
 mod finding;
 #[cfg(test)]
 mod level_and_trace_tests;
@@ -274,6 +275,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     // An empty trace (history recording off, or cleared): the figures are
     // the state at dump time, not peaks over a run.
     let no_trace = cur.figures.trace_entries == 0;
+    let capacity = capacity::Capacity::of(cur, t, a.budget);
     for f in Figure::ALL {
         if !t.judges(f, a.budget) {
             continue;
@@ -282,6 +284,14 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             checks.push(not_measured(f, cur, t));
             continue;
         };
+        let limit = match t.budget.get(&f).map(|l| capacity::resolve(l, capacity)) {
+            Some(Err(why)) => {
+                checks.push(no_capacity(f, current, why, t));
+                continue;
+            }
+            Some(Ok(l)) => Some(l),
+            None => None,
+        };
         let baseline = base.and_then(|b| f.value(b));
         let bounds = if f.is_trace_based() {
             Bounds::of(cur, base, t)
@@ -289,7 +299,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             Bounds::default()
         };
         let mut check = if f == Figure::OomEvents {
-            oom_check(current, baseline, t.budget.get(&f), t, &cur.oom, bounds)
+            oom_check(current, baseline, limit.as_deref(), t, &cur.oom, bounds)
         } else {
             let floor = if f.is_bytes() {
                 a.budget.noise_floor.0
@@ -302,7 +312,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
                 f.unit(),
                 current,
                 baseline,
-                t.budget.get(&f),
+                limit.as_deref(),
                 &tol,
                 floor,
                 t,
@@ -314,6 +324,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         if f == Figure::LeakPerIteration {
             leak_fit(&mut check, cur);
+        }
+        if let Some(c) = capacity.filter(|_| capacity::is_peak(f)) {
+            check.findings.push(c.headroom(current));
         }
         if f.needs_iterations() {
             if let Some(differ) = boundary_differs(cur, base) {
@@ -485,6 +498,22 @@ fn explain_when(c: &mut Check, cur: &DeviceReport, base: Option<&DeviceReport>) 
 
 /// A time-structure figure the device lacks: the target asked for it, so
 /// the gate cannot judge (never green on nothing).
+/// A budget written as a share of the device, on a device whose memory
+/// nothing states: not judged (docs/figures.md#device-capacity), never passed.
+fn no_capacity(f: Figure, current: u64, why: Finding, t: &Target) -> Check {
+    Check {
+        id: CheckId::Figure(f),
+        status: Status::Error,
+        unit: f.unit(),
+        current,
+        baseline: None,
+        budget: None,
+        tolerance: None,
+        findings: vec![why],
+        config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
+    }
+}
+
 fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
     let iterations = cur.time.as_ref().map_or(0, |x| x.iterations);
     // A steady state needs a second iteration; a leak fit three after the first.

@@ -97,7 +97,12 @@ impl Amount {
 /// A ceiling: bytes for size figures and categories, a count otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
+    /// With `share_of_device`, a placeholder until the device's capacity
+    /// turns the share into bytes (`compare`).
     pub value: Amount,
+    /// `"92% of device"`: the percentage, when the limit is a share of the
+    /// device's memory (docs/figures.md#device-capacity).
+    pub share_of_device: Option<f64>,
     pub level: Level,
     pub loc: Loc,
 }
@@ -145,6 +150,10 @@ pub struct Target {
     /// (docs/figures.md#environment) fails (true) or warns (false, the
     /// default).
     pub same_environment: bool,
+    /// `device-memory` and `outside-allocator` (docs/figures.md#device-capacity),
+    /// in bytes.
+    pub device_memory: Option<u64>,
+    pub outside_allocator: Option<u64>,
     /// `window`: judge the figures inside `FROM..TO` only, and where it is
     /// written. The spec is parsed where budget and analysis meet
     /// (`check`), like category names.
@@ -187,6 +196,9 @@ pub struct Budget {
     pub file: String,
     pub tolerance: Tolerance,
     pub noise_floor: Bytes,
+    /// `[defaults]` `device-memory` and `outside-allocator`, in bytes.
+    pub device_memory: Option<u64>,
+    pub outside_allocator: Option<u64>,
     /// `defaults.rules`, a file's path resolved; compiled by `check`.
     pub rules: Rules,
     /// Where `defaults.rules` is written; `None` for the default.

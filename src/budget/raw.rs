@@ -13,7 +13,14 @@ use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
 pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories"];
-pub(crate) const DEFAULTS_KEYS: &[&str] = &["tolerance", "noise-floor", "rules", "figures"];
+pub(crate) const DEFAULTS_KEYS: &[&str] = &[
+    "tolerance",
+    "noise-floor",
+    "rules",
+    "figures",
+    "device-memory",
+    "outside-allocator",
+];
 pub(crate) const TARGET_KEYS: &[&str] = &[
     "name",
     "snapshots",
@@ -25,6 +32,8 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "window",
     "iteration-boundary",
     "same-environment",
+    "device-memory",
+    "outside-allocator",
     "budget",
     "tolerance",
 ];
@@ -100,6 +109,8 @@ pub struct RawDefaults {
     pub noise_floor: Option<Leaf>,
     pub rules: Option<Leaf>,
     pub figures: Option<List>,
+    pub device_memory: Option<Leaf>,
+    pub outside_allocator: Option<Leaf>,
 }
 
 /// A value that should be an array, with each element placed on its own
@@ -124,6 +135,8 @@ pub struct RawTarget {
     pub window: Option<Leaf>,
     pub iteration_boundary: Option<Leaf>,
     pub same_environment: Option<Leaf>,
+    pub device_memory: Option<Leaf>,
+    pub outside_allocator: Option<Leaf>,
     pub budget: Option<RawBudget>,
     /// `[target.tolerance]`: per figure id, and per phase in its `phase`.
     pub tolerance: Option<RawBudget>,
@@ -205,6 +218,8 @@ impl Reader {
                 "noise-floor" => d.noise_floor = leaf,
                 "rules" => d.rules = leaf,
                 "figures" => d.figures = Some(self.list(item, &at)),
+                "device-memory" => d.device_memory = leaf,
+                "outside-allocator" => d.outside_allocator = leaf,
                 _ => {}
             }
         }
@@ -262,6 +277,8 @@ impl Reader {
                 "window" => t.window = leaf(),
                 "iteration-boundary" => t.iteration_boundary = leaf(),
                 "same-environment" => t.same_environment = leaf(),
+                "device-memory" => t.device_memory = leaf(),
+                "outside-allocator" => t.outside_allocator = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
                 "tolerance" => {
                     let keys = tolerance_table_keys();

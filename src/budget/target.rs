@@ -70,6 +70,14 @@ impl Validator<'_> {
                 None
             }
         });
+        let device_memory = t
+            .device_memory
+            .as_ref()
+            .and_then(|l| self.size(l, "target.device-memory"));
+        let outside_allocator = t
+            .outside_allocator
+            .as_ref()
+            .and_then(|l| self.size(l, "target.outside-allocator"));
         let accept_lower_bounds = t
             .accept_lower_bounds
             .as_ref()
@@ -95,7 +103,7 @@ impl Validator<'_> {
                     continue;
                 };
                 let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.limit(leaf, &key, f.unit()) {
+                if let Some(l) = self.figure_limit(leaf, &key, f.unit()) {
                     budget.insert(f, l);
                 }
             }
@@ -160,6 +168,8 @@ impl Validator<'_> {
             require_trace_loc: require_trace.map(|(_, loc)| loc),
             accept_lower_bounds: accept_lower_bounds.unwrap_or(false),
             same_environment: same_environment.unwrap_or(false),
+            device_memory,
+            outside_allocator,
             window,
             budget,
             category_budget,

@@ -188,6 +188,33 @@ fn clause(unit: Unit, f: &Finding) -> String {
                 each.join(", ")
             )
         }
+        Finding::DeviceHeadroom {
+            peak,
+            outside,
+            device,
+        } => {
+            let used = peak.saturating_add(*outside);
+            let pct = if *device == 0 {
+                0.0
+            } else {
+                used as f64 * 100.0 / *device as f64
+            };
+            let outside = if *outside > 0 {
+                format!(" + {} outside the allocator", Bytes(*outside))
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{outside} of {} device memory ({pct:.0}%)",
+                Bytes(*peak),
+                Bytes(*device)
+            )
+        }
+        Finding::NoDeviceMemory { share } => format!(
+            "not judged: the budget is {share}% of the device and no device memory is known \
+             (set `device-memory` on the target or in [defaults], or record with memgate's \
+             record(), which writes it beside the snapshot)"
+        ),
         Finding::WindowNotPlaced { window, problem } => format!(
             "not judged: the window {window} places nothing on this device ({problem}); \
              the other devices are judged in it"

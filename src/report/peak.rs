@@ -122,6 +122,16 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
         f.segment_allocs_with_free_cache,
         counted(f.segment_frees, "freed", "freed"),
     )?;
+    if let Some(device) = d.environment.as_ref().and_then(|e| e.device_memory) {
+        let share = |v: u64| format!("{:.0}%", v as f64 * 100.0 / device.max(1) as f64);
+        writeln!(
+            out,
+            "    device memory (recorded): {}; allocated peak {}, reserved peak {} of it",
+            bytes(device),
+            share(f.allocated_peak),
+            share(f.reserved_peak)
+        )?;
+    }
     writeln!(
         out,
         "    trace: {}, {}, {}{}",

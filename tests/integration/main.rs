@@ -6,6 +6,7 @@
 mod common;
 
 mod architecture;
+mod capacity;
 mod category_rules;
 mod check_cannot_judge;
 mod check_gate;
