@@ -285,7 +285,8 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             continue;
         };
         let limit = match t.budget.get(&f).map(|l| capacity::resolve(l, capacity)) {
-            Some(Err(why)) => {
+            Some(Err(share)) => {
+                let why = Finding::NoDeviceMemory { share };
                 checks.push(no_capacity(f, current, why, t));
                 continue;
             }

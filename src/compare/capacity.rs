@@ -29,8 +29,13 @@ impl Capacity {
 
     /// The bytes a share of `pct` percent of the device leaves the
     /// allocator: that share of the device, less the outside allowance.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a share in (0, 100] of a u64 is a non-negative float at most the device's \
+                  size; `as` saturates, and is exact below 2^53 bytes (8 PiB)"
+    )]
     fn share(self, pct: f64) -> u64 {
-        // Exact for every device size below 2⁵³ bytes (8 PiB).
         let share = (self.device as f64 * pct / 100.0).floor() as u64;
         share.saturating_sub(self.outside)
     }
@@ -46,12 +51,13 @@ impl Capacity {
 }
 
 /// `limit` in bytes: itself, or a share of the device turned into bytes;
-/// without a capacity, why it cannot be judged.
-pub(crate) fn resolve(limit: &Limit, cap: Option<Capacity>) -> Result<Cow<'_, Limit>, Finding> {
+/// without a capacity, the share that cannot be judged
+/// ([`Finding::NoDeviceMemory`]).
+pub(crate) fn resolve(limit: &Limit, cap: Option<Capacity>) -> Result<Cow<'_, Limit>, f64> {
     let Some(pct) = limit.share_of_device else {
         return Ok(Cow::Borrowed(limit));
     };
-    let cap = cap.ok_or(Finding::NoDeviceMemory { share: pct })?;
+    let cap = cap.ok_or(pct)?;
     Ok(Cow::Owned(Limit {
         value: Amount::Bytes(Bytes(cap.share(pct))),
         ..limit.clone()
