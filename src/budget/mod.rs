@@ -107,6 +107,17 @@ pub struct Limit {
     pub loc: Loc,
 }
 
+impl Limit {
+    /// A share of the device turned into `bytes` (docs/figures.md#device-capacity).
+    pub fn with_bytes(&self, bytes: u64) -> Limit {
+        Limit {
+            value: Amount::Bytes(Bytes(bytes)),
+            share_of_device: None,
+            ..self.clone()
+        }
+    }
+}
+
 /// Allowed growth over the baseline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tolerance {

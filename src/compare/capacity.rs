@@ -7,8 +7,7 @@ use std::borrow::Cow;
 
 use super::finding::Finding;
 use crate::analysis::{DeviceReport, Figure};
-use crate::budget::{Amount, Budget, Limit, Target};
-use crate::units::Bytes;
+use crate::budget::{Budget, Limit, Target};
 
 /// The device's memory and the allowance outside the allocator, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +57,7 @@ pub(crate) fn resolve(limit: &Limit, cap: Option<Capacity>) -> Result<Cow<'_, Li
         return Ok(Cow::Borrowed(limit));
     };
     let cap = cap.ok_or(pct)?;
-    Ok(Cow::Owned(Limit {
-        value: Amount::Bytes(Bytes(cap.share(pct))),
-        ..limit.clone()
-    }))
+    Ok(Cow::Owned(limit.with_bytes(cap.share(pct))))
 }
 
 /// The figures whose checks say how close they came to the device: the
