@@ -53,10 +53,24 @@ fn a_share_of_device_budget_fails_when_the_peak_crosses_it_and_says_how_close() 
         .find(|f| f["kind"] == "device-headroom")
         .unwrap_or_else(|| panic!("{check}"));
     assert_eq!(headroom["device"], 1u64 << 30);
-    // Under the share, it passes and still says how close it came.
+    // Under the share, it passes and every report still says how close it came.
     let w = Workdir::new(&config("device-memory = \"1 GiB\"", "92% of device"));
     w.rank("rank0", None, 600 * MIB);
-    w.check().assert().success();
+    let out = w
+        .check()
+        .args(["--markdown", "r.md", "--junit", "r.xml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let close = "608 MiB of 1 GiB device memory (59%)";
+    for (name, report) in [
+        ("terminal", text),
+        ("markdown", w.read("r.md")),
+        ("junit", w.read("r.xml")),
+    ] {
+        assert!(report.contains(close), "{name}: {report}");
+    }
 }
 
 #[test]
