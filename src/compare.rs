@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod accounting_tests;
+mod capacity;
 mod finding;
 mod group;
 #[cfg(test)]
@@ -284,9 +285,13 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             Some(t.loc.clone()),
         ));
     }
+    if let Some(c) = environment_check(cur, base, t) {
+        checks.push(c);
+    }
     // An empty trace (history recording off, or cleared): the figures are
     // the state at dump time, not peaks over a run.
     let no_trace = cur.figures.trace_entries == 0;
+    let capacity = capacity::Capacity::of(cur, t, a.budget);
     for f in Figure::ALL {
         if !t.judges(f, a.budget) {
             continue;
@@ -295,6 +300,15 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             checks.push(not_measured(f, cur, t));
             continue;
         };
+        let limit = match t.budget.get(&f).map(|l| capacity::resolve(l, capacity)) {
+            Some(Err(share)) => {
+                let why = Finding::NoDeviceMemory { share };
+                checks.push(no_capacity(f, current, why, t));
+                continue;
+            }
+            Some(Ok(l)) => Some(l),
+            None => None,
+        };
         let baseline = base.and_then(|b| f.value(b));
         let bounds = if f.is_trace_based() {
             Bounds::of(cur, base, t)
@@ -302,7 +316,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             Bounds::default()
         };
         let mut check = if f == Figure::OomEvents {
-            oom_check(current, baseline, t.budget.get(&f), t, &cur.oom, bounds)
+            oom_check(current, baseline, limit.as_deref(), t, &cur.oom, bounds)
         } else {
             let floor = if f.is_bytes() {
                 a.budget.noise_floor.0
@@ -315,7 +329,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
                 f.unit(),
                 current,
                 baseline,
-                t.budget.get(&f),
+                limit.as_deref(),
                 &tol,
                 floor,
                 t,
@@ -327,6 +341,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         if f == Figure::LeakPerIteration {
             leak_fit(&mut check, cur);
+        }
+        if let Some(c) = capacity.filter(|_| capacity::is_peak(f)) {
+            check.findings.push(c.headroom(current));
         }
         if f.needs_iterations() {
             if let Some(differ) = boundary_differs(cur, base) {
@@ -430,6 +447,32 @@ fn leak_fit(check: &mut Check, cur: &DeviceReport) {
     }
 }
 
+/// A check saying how the baseline's environment differs from the run's,
+/// when both are known and differ: a warning, or a failure when the
+/// target sets `same-environment = true`.
+fn environment_check(cur: &DeviceReport, base: Option<&DeviceReport>, t: &Target) -> Option<Check> {
+    let (b, c) = (base?.environment.as_ref()?, cur.environment.as_ref()?);
+    let differences = crate::analysis::environment::Fingerprint::differences(b, c);
+    if differences.is_empty() {
+        return None;
+    }
+    let status = if t.same_environment {
+        Status::Fail
+    } else {
+        Status::Warn
+    };
+    let mut check = baseline_check(
+        status,
+        Finding::EnvironmentDiffers {
+            differences,
+            required: t.same_environment,
+        },
+        Some(t.loc.clone()),
+    );
+    check.id = CheckId::Environment;
+    Some(check)
+}
+
 /// The baseline's and the run's iteration boundaries, when both have
 /// iterations and they differ.
 fn boundary_differs(cur: &DeviceReport, base: Option<&DeviceReport>) -> Option<Finding> {
@@ -473,6 +516,22 @@ fn explain_when(c: &mut Check, cur: &DeviceReport, base: Option<&DeviceReport>) 
 
 /// A time-structure figure the device lacks: the target asked for it, so
 /// the gate cannot judge (never green on nothing).
+/// A budget written as a share of the device, on a device whose memory
+/// nothing states: not judged (docs/figures.md#device-capacity), never passed.
+fn no_capacity(f: Figure, current: u64, why: Finding, t: &Target) -> Check {
+    Check {
+        id: CheckId::Figure(f),
+        status: Status::Error,
+        unit: f.unit(),
+        current,
+        baseline: None,
+        budget: None,
+        tolerance: None,
+        findings: vec![why],
+        config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
+    }
+}
+
 fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
     let iterations = cur.time.as_ref().map_or(0, |x| x.iterations);
     // A steady state needs a second iteration; a leak fit three after the first.

@@ -44,6 +44,16 @@ pub enum Figure {
     /// Growth of the live bytes per iteration (least squares; 0 when
     /// shrinking).
     LeakPerIteration,
+    /// Reserved minus allocated bytes at the reserved peak: the cache the
+    /// allocator held free when it held the most.
+    CachedFreeAtReservedPeak,
+    /// `segment_alloc` and `segment_map` entries: the cache grown.
+    SegmentAllocs,
+    /// `segment_free` and `segment_unmap` entries: the cache given back.
+    SegmentFrees,
+    /// Segment allocations made while the free cached bytes would have
+    /// covered the request (docs/figures.md#segment-allocs-with-free-cache).
+    SegmentAllocsWithFreeCache,
 }
 
 impl Figure {
@@ -77,8 +87,14 @@ impl Figure {
             | Figure::AllocatedPeak
             | Figure::ReservedPeak
             | Figure::SteadyStatePeak
-            | Figure::LeakPerIteration => Unit::Bytes,
-            Figure::OomEvents | Figure::AllocEvents | Figure::TraceEntries => Unit::Count,
+            | Figure::LeakPerIteration
+            | Figure::CachedFreeAtReservedPeak => Unit::Bytes,
+            Figure::OomEvents
+            | Figure::AllocEvents
+            | Figure::TraceEntries
+            | Figure::SegmentAllocs
+            | Figure::SegmentFrees
+            | Figure::SegmentAllocsWithFreeCache => Unit::Count,
         }
     }
 
@@ -102,7 +118,11 @@ impl Figure {
             Figure::AllocEvents
             | Figure::TraceEntries
             | Figure::SteadyStatePeak
-            | Figure::LeakPerIteration => false,
+            | Figure::LeakPerIteration
+            | Figure::CachedFreeAtReservedPeak
+            | Figure::SegmentAllocs
+            | Figure::SegmentFrees
+            | Figure::SegmentAllocsWithFreeCache => false,
         }
     }
 
@@ -110,6 +130,18 @@ impl Figure {
     /// snapshots whose annotations mark iterations have it.
     pub fn needs_iterations(self) -> bool {
         matches!(self, Figure::SteadyStatePeak | Figure::LeakPerIteration)
+    }
+
+    /// Whether the figure describes the cache's fragmentation
+    /// (docs/figures.md#fragmentation).
+    pub fn is_fragmentation(self) -> bool {
+        matches!(
+            self,
+            Figure::CachedFreeAtReservedPeak
+                | Figure::SegmentAllocs
+                | Figure::SegmentFrees
+                | Figure::SegmentAllocsWithFreeCache
+        )
     }
 
     /// The figures a phase budget (`[target.budget.phase."NAME"]`) may
@@ -129,7 +161,11 @@ impl Figure {
             | Figure::AllocEvents
             | Figure::TraceEntries
             | Figure::SteadyStatePeak
-            | Figure::LeakPerIteration => true,
+            | Figure::LeakPerIteration
+            | Figure::CachedFreeAtReservedPeak
+            | Figure::SegmentAllocs
+            | Figure::SegmentFrees
+            | Figure::SegmentAllocsWithFreeCache => true,
             Figure::StaticMemory | Figure::ReservedPeak => false,
         }
     }

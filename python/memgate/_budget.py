@@ -34,6 +34,9 @@ _TARGET = {
     "iteration_boundary": "iteration-boundary",
     "require_trace": "require-trace",
     "accept_lower_bounds": "accept-lower-bounds",
+    "same_environment": "same-environment",
+    "device_memory": "device-memory",
+    "outside_allocator": "outside-allocator",
 }
 # `rules` is a rule set name, a rules file, or a mapping category -> regex.
 _RULES = "rules"

@@ -182,6 +182,9 @@ class AnalysedDevice(_Document):
     stacks_at_moment: Optional[Record] = _of(_records)
     # Inconsistencies found while analysing (the figures are still given).
     warnings: Optional[List[str]] = _of()
+    # Where it was recorded: allocator settings, torch generation, and what
+    # record() wrote beside the snapshot (docs/figures.md#environment).
+    environment: Optional[Dict[str, Any]] = _of()
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ used as a baseline never takes it for one)::
      "allocator": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}}
 
 Every value that cannot be read is ``null`` (``allocator`` holds the
-allocator variables that are set). The memgate commands do not read it yet.
+allocator variables that are set). Every memgate command reads it
+(docs/figures.md#environment): summaries keep it, and ``check`` names each
+difference from the baseline's.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ keywords: a figure id in snake_case (``allocated_peak``), ``category=``
 and ``phase=`` mappings (any name), ``tolerance``, ``noise_floor``,
 ``rules`` (a rule set, a rules file or a mapping category -> regex),
 ``baseline``, ``key``, ``device``, ``window``, ``iteration_boundary``,
-``require_trace``, ``accept_lower_bounds``. Only the figures named are
+``require_trace``, ``accept_lower_bounds``, ``same_environment``,
+``device_memory``, ``outside_allocator``. Only the figures named are
 judged (against their baseline too when there is one). Relative paths are
 relative to the test file. The keywords are validated by memgate when the
 tests are collected, with or without torch: a mistake stops the session

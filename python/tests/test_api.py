@@ -208,6 +208,24 @@ def test_check_reports_budget_mistakes_in_keyword_names(examples):
         memgate.check(budget={"dynamic_peak": "1 GiB"})
 
 
+def test_check_budget_mapping_reads_device_memory_shares_and_same_environment(examples):
+    snaps = [str(examples / "snapshots" / "rank0.pickle")]
+    # rank0's allocated peak is 209823236 bytes; 20% of 1 GiB is 214748364.
+    budget = {"allocated_peak": "20% of device", "device_memory": "1 GiB", "same_environment": True}
+    assert memgate.check(snapshots=snaps, budget=budget).passed
+    # 16 MiB outside the allocator leaves 197971148 bytes: the peak fails.
+    verdict = memgate.check(snapshots=snaps, budget={**budget, "outside_allocator": "16 MiB"})
+    assert not verdict.passed
+    assert [f.check.id for f in verdict.failures() if f.check] == ["allocated-peak"]
+    # No device memory known: the share is not judged, never passed.
+    try:
+        verdict = memgate.check(snapshots=snaps, budget={"allocated_peak": "20% of device"})
+    except memgate.MemgateError as e:
+        assert e.exit_code == 2 and "no device memory is known" in e.message
+    else:
+        assert not verdict.passed
+
+
 def test_failures_lists_warnings_on_request(examples):
     snaps = [str(examples / "snapshots" / "rank0.pickle")]
     verdict = memgate.check(snapshots=snaps, budget={"reserved_peak": {"limit": "100 MiB", "level": "warn"}})

@@ -20,6 +20,10 @@ impl Figure {
             Figure::OomEvents => f.oom_events,
             Figure::AllocEvents => f.alloc_events,
             Figure::TraceEntries => f.trace_entries,
+            Figure::CachedFreeAtReservedPeak => f.cached_free_at_reserved_peak,
+            Figure::SegmentAllocs => f.segment_allocs,
+            Figure::SegmentFrees => f.segment_frees,
+            Figure::SegmentAllocsWithFreeCache => f.segment_allocs_with_free_cache,
             Figure::SteadyStatePeak | Figure::LeakPerIteration => 0,
         }
     }
@@ -37,6 +41,26 @@ pub struct Figures {
     pub oom_events: u64,
     pub alloc_events: u64,
     pub trace_entries: u64,
+    /// The fragmentation figures (docs/figures.md#fragmentation); absent
+    /// (0) in summaries written before they were kept.
+    #[serde(default)]
+    pub cached_free_at_reserved_peak: u64,
+    #[serde(default)]
+    pub segment_allocs: u64,
+    #[serde(default)]
+    pub segment_frees: u64,
+    #[serde(default)]
+    pub segment_allocs_with_free_cache: u64,
+}
+
+impl Figures {
+    /// `cached-free-at-reserved-peak` over `reserved-peak`
+    /// (docs/figures.md#cached-free-at-reserved-peak); `None` with nothing
+    /// reserved.
+    pub fn cached_free_ratio(&self) -> Option<f64> {
+        (self.reserved_peak > 0)
+            .then(|| self.cached_free_at_reserved_peak as f64 / self.reserved_peak as f64)
+    }
 }
 
 /// Trace entry index (0-based, list order) where each peak is first reached.

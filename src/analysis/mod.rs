@@ -4,7 +4,9 @@ mod addr;
 mod allocator;
 mod default_rules;
 pub mod diff;
+pub mod environment;
 mod figures;
+mod fragmentation;
 mod groups;
 mod inline_rules;
 mod moment;
@@ -28,6 +30,7 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 
 pub use figures::{Figures, PeakEntry, StackGroup};
+pub use fragmentation::OomCause;
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
@@ -275,7 +278,7 @@ fn device_analysis(
         (!trace.is_empty()).then(|| moment::Clock::new(trace, attribution, structure.as_ref()));
     let oom = clock
         .as_ref()
-        .map_or_else(Vec::new, |c| c.ooms(snap, &r.ooms));
+        .map_or_else(Vec::new, |c| c.ooms(snap, &segments, &r.ooms));
     let peak_phase = clock.as_ref().map(|c| c.peaks(&r.peak_entry));
     let stacks_at_moment = stacks_at.map(|at| {
         let stacks = match at {
@@ -318,6 +321,10 @@ fn device_analysis(
                 allocated_at_to: edges.allocated_at_to,
             }
         }),
+        environment: Some(environment::Fingerprint::of_snapshot(
+            &snap.generation,
+            snap.allocator_settings.as_ref(),
+        )),
     };
     let timeline = r.timeline.take().map(|points| {
         let bands = structure

@@ -7,9 +7,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::convert::index;
-use crate::snapshot::{Snapshot, StackLabels, TraceEntry};
+use crate::snapshot::{Segment, Snapshot, StackLabels, TraceEntry};
 
 use super::figures::{PeakEntry, StackGroup};
+use super::fragmentation::{largest_free_blocks, OomCause};
 use super::phases::{self, Attribution, DevicePhases};
 use super::replay::OomMoment;
 
@@ -91,6 +92,17 @@ pub struct OomDetail {
     /// Allocated (MemoryViz) and reserved bytes at that moment.
     pub allocated: u64,
     pub reserved: u64,
+    /// Reserved minus allocated: the free cached bytes
+    /// (docs/figures.md#oom-cause; 0 in summaries written before).
+    #[serde(default)]
+    pub cached_free: u64,
+    /// The longest free stretch of the reserved memory.
+    #[serde(default)]
+    pub largest_free_block: u64,
+    /// Capacity, fragmentation or unexplained (absent in summaries written
+    /// before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<OomCause>,
     /// The innermost annotation open at it (`""`: none).
     pub phase: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,12 +212,22 @@ impl<'a> Clock<'a> {
     }
 
     /// The first [`OOM_DETAILS`] OOMs in detail.
-    pub(crate) fn ooms(&self, snap: &Snapshot, ooms: &[OomMoment]) -> Vec<OomDetail> {
+    pub(crate) fn ooms(
+        &self,
+        snap: &Snapshot,
+        segments: &[&Segment],
+        ooms: &[OomMoment],
+    ) -> Vec<OomDetail> {
+        let ooms = &ooms[..ooms.len().min(OOM_DETAILS)];
+        let at: Vec<usize> = ooms.iter().map(|o| o.index).collect();
+        let largest = largest_free_blocks(self.trace, segments, &at);
         ooms.iter()
-            .take(OOM_DETAILS)
-            .map(|o| {
+            .zip(largest)
+            .map(|(o, largest_free_block)| {
                 let e = &self.trace[o.index];
                 let p = self.place(o.index);
+                let cached_free = o.reserved.saturating_sub(o.allocated);
+                let cause = OomCause::of(e.size, cached_free, largest_free_block, e.addr);
                 OomDetail {
                     entry: p.entry,
                     rel_s: p.rel_s,
@@ -213,6 +235,9 @@ impl<'a> Clock<'a> {
                     device_free: e.addr,
                     allocated: o.allocated,
                     reserved: o.reserved,
+                    cached_free,
+                    largest_free_block,
+                    cause: Some(cause),
                     phase: p.annotation,
                     iteration: p.iteration,
                     frames: snap.stack_labels(e.stack),

@@ -47,7 +47,8 @@ pub(crate) struct DeviceReplay {
     lifetimes: Lifetimes,
 }
 
-/// The allocated and reserved bytes at one `oom` entry (`index`).
+/// The allocated and reserved bytes at one `oom` entry (`index`): the
+/// cached free bytes there are their difference.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OomMoment {
     pub(crate) index: usize,
@@ -149,6 +150,8 @@ struct Replayer {
     /// (entry, allocated, reserved) at each OOM inside the window,
     /// relative to the start.
     oom_at: Vec<(usize, i128, i128)>,
+    /// The cache's growth entries, for the fragmentation figures.
+    growth: Growth,
     observers: Observers,
 }
 
@@ -176,6 +179,7 @@ impl Replayer {
             peaks: Peaks::new(len, ncat),
             counts: Counts::default(),
             oom_at: Vec::new(),
+            growth: Growth::default(),
             observers: Observers {
                 sampler: extras.timeline_points.map(|p| Sampler::new(len, p, ncat)),
                 curves: extras.curves.then(|| Curves::with_capacity(len)),
@@ -191,6 +195,7 @@ impl Replayer {
         self.observers.before(i, &self.state);
         let time = e.time();
         self.counts.see(inside, e.action, time);
+        self.growth.see(inside, e, &self.state);
         let changed = self.memory.step(i, e, cat, &mut self.state);
         let s = &self.state;
         if inside && e.action == Action::Oom {
@@ -227,6 +232,7 @@ impl Replayer {
             peaks,
             counts,
             oom_at,
+            growth,
             observers,
             ..
         } = self;
@@ -257,6 +263,12 @@ impl Replayer {
             oom_events: counts.ooms,
             alloc_events: counts.allocs,
             trace_entries: counts.entries,
+            cached_free_at_reserved_peak: to_u64(
+                (start_reserved + peaks.reserved.value) - (initial + peaks.allocated_at_reserved),
+            ),
+            segment_allocs: growth.allocs,
+            segment_frees: growth.frees,
+            segment_allocs_with_free_cache: growth.covered(start_reserved - initial),
         };
         let at_start = |p: &Peak| window.is_none() && p.value == 0 && len > 0;
         DeviceReplay {
@@ -300,6 +312,55 @@ impl Counts {
     }
 }
 
+/// The cache's growth and shrink entries inside the window
+/// (docs/figures.md#fragmentation). For each growth, the request it served
+/// less the cached free bytes (reserved − allocated) before it, both
+/// relative to the start: whether the cache covered the request is known
+/// once the constants are, at the end.
+#[derive(Default)]
+struct Growth {
+    allocs: u64,
+    frees: u64,
+    shortfalls: Vec<i128>,
+    /// The growth entry just seen: the free cached bytes before it and its
+    /// own size, until the next entry names the request.
+    pending: Option<(i128, u64)>,
+}
+
+impl Growth {
+    /// Entry `e`, seen with the state before it.
+    #[inline]
+    fn see(&mut self, inside: bool, e: &TraceEntry, before: &State) {
+        if let Some((free, own)) = self.pending.take() {
+            // The request is the `alloc` right after the growth; with none
+            // there, the growth's own size.
+            let request = if e.action == Action::Alloc {
+                e.size
+            } else {
+                own
+            };
+            self.shortfalls.push(i128::from(request) - free);
+        }
+        match e.action {
+            Action::SegmentAlloc | Action::SegmentMap if inside => {
+                self.allocs += 1;
+                self.pending = Some((before.reserved - before.allocated, e.size));
+            }
+            Action::SegmentFree | Action::SegmentUnmap if inside => self.frees += 1,
+            _ => {}
+        }
+    }
+
+    /// How many growths the cached free bytes covered, `offset` being the
+    /// free cached bytes at the start (reserved − allocated there).
+    fn covered(mut self, offset: i128) -> u64 {
+        if let Some((free, own)) = self.pending.take() {
+            self.shortfalls.push(i128::from(own) - free);
+        }
+        self.shortfalls.iter().filter(|&&s| s <= offset).count() as u64
+    }
+}
+
 /// Tracks a running value's maximum and the first entry reaching it.
 struct Peak {
     value: i128,
@@ -337,6 +398,9 @@ struct Peaks {
     dynamic: Peak,
     allocated: Peak,
     reserved: Peak,
+    /// The allocated bytes (relative) where the reserved peak is first
+    /// reached.
+    allocated_at_reserved: i128,
     cats_at_dynamic: Vec<i64>,
     cats_at_allocated: Vec<i64>,
     cat_peaks: Vec<i64>,
@@ -366,6 +430,7 @@ impl Peaks {
             dynamic: Peak::start(len),
             allocated: Peak::start(len),
             reserved: Peak::start(len),
+            allocated_at_reserved: 0,
             cats_at_dynamic: vec![0; ncat],
             cats_at_allocated: vec![0; ncat],
             cat_peaks: vec![0; ncat],
@@ -378,6 +443,7 @@ impl Peaks {
         self.dynamic.set(s.dynamic, i);
         self.allocated.set(s.allocated, i);
         self.reserved.set(s.reserved, i);
+        self.allocated_at_reserved = s.allocated;
         self.cats_at_dynamic.copy_from_slice(&s.dyn_cats);
         self.cats_at_allocated.copy_from_slice(&s.alloc_cats);
         self.cat_peaks.copy_from_slice(&s.alloc_cats);
@@ -393,6 +459,9 @@ impl Peaks {
     fn take(&mut self, i: usize, changed: Option<usize>, s: &State) -> Pins {
         let Some(c) = changed else {
             let raised = self.reserved.update(s.reserved, i);
+            if raised {
+                self.allocated_at_reserved = s.allocated;
+            }
             return Pins::default().with(Pin::Reserved, raised);
         };
         self.cat_peaks[c] = self.cat_peaks[c].max(s.alloc_cats[c]);

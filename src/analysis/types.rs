@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::Figure;
 
+use super::environment::Fingerprint;
 use super::figures::{Figures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
 use super::window::WindowReport;
@@ -88,6 +89,10 @@ pub struct DeviceReport {
     /// Where the window lies, when the figures are those of a window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowReport>,
+    /// The environment the snapshot was recorded in
+    /// (docs/figures.md#environment); absent in summaries written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Fingerprint>,
 }
 
 /// The figures of a device's time structure that budgets and baselines

@@ -100,12 +100,28 @@ impl Amount {
 /// A ceiling: bytes for size figures and categories, a count otherwise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limit {
+    /// With `share_of_device`, a placeholder until the device's capacity
+    /// turns the share into bytes (`compare`).
     pub value: Amount,
     /// The value as the budget file writes it (`0.2 GB`, `0`), without
     /// TOML's quotes: reports show it beside the value in binary units.
     pub written: String,
+    /// `"92% of device"`: the percentage, when the limit is a share of the
+    /// device's memory (docs/figures.md#device-capacity).
+    pub share_of_device: Option<f64>,
     pub level: Level,
     pub loc: Loc,
+}
+
+impl Limit {
+    /// A share of the device turned into `bytes` (docs/figures.md#device-capacity).
+    pub fn with_bytes(&self, bytes: u64) -> Limit {
+        Limit {
+            value: Amount::Bytes(Bytes(bytes)),
+            share_of_device: None,
+            ..self.clone()
+        }
+    }
 }
 
 /// Allowed growth over the baseline.
@@ -147,6 +163,14 @@ pub struct Target {
     /// trace started mid-run) is judged as it is (true), or a pass on it
     /// is not judged (false, the default).
     pub accept_lower_bounds: bool,
+    /// `same-environment`: a baseline recorded in another environment
+    /// (docs/figures.md#environment) fails (true) or warns (false, the
+    /// default).
+    pub same_environment: bool,
+    /// `device-memory` and `outside-allocator` (docs/figures.md#device-capacity),
+    /// in bytes.
+    pub device_memory: Option<u64>,
+    pub outside_allocator: Option<u64>,
     /// `window`: judge the figures inside `FROM..TO` only, and where it is
     /// written. The spec is parsed where budget and analysis meet
     /// (`check`), like category names.
@@ -191,6 +215,9 @@ pub struct Budget {
     pub file: String,
     pub tolerance: Tolerance,
     pub noise_floor: Bytes,
+    /// `[defaults]` `device-memory` and `outside-allocator`, in bytes.
+    pub device_memory: Option<u64>,
+    pub outside_allocator: Option<u64>,
     /// `defaults.rules`, a file's path resolved; compiled by `check`.
     pub rules: Rules,
     /// Where `defaults.rules` is written; `None` for the default.

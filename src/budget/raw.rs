@@ -13,7 +13,14 @@ use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
 pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories"];
-pub(crate) const DEFAULTS_KEYS: &[&str] = &["tolerance", "noise-floor", "rules", "figures"];
+pub(crate) const DEFAULTS_KEYS: &[&str] = &[
+    "tolerance",
+    "noise-floor",
+    "rules",
+    "figures",
+    "device-memory",
+    "outside-allocator",
+];
 pub(crate) const TARGET_KEYS: &[&str] = &[
     "name",
     "snapshots",
@@ -24,6 +31,9 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "accept-lower-bounds",
     "window",
     "iteration-boundary",
+    "same-environment",
+    "device-memory",
+    "outside-allocator",
     "budget",
     "tolerance",
     "ranks",
@@ -108,6 +118,8 @@ pub struct RawDefaults {
     pub noise_floor: Option<Leaf>,
     pub rules: Option<Leaf>,
     pub figures: Option<List>,
+    pub device_memory: Option<Leaf>,
+    pub outside_allocator: Option<Leaf>,
 }
 
 /// A value that should be an array, with each element placed on its own
@@ -131,6 +143,9 @@ pub struct RawTarget {
     pub accept_lower_bounds: Option<Leaf>,
     pub window: Option<Leaf>,
     pub iteration_boundary: Option<Leaf>,
+    pub same_environment: Option<Leaf>,
+    pub device_memory: Option<Leaf>,
+    pub outside_allocator: Option<Leaf>,
     pub budget: Option<RawBudget>,
     /// `[target.tolerance]`: per figure id, and per phase in its `phase`.
     pub tolerance: Option<RawBudget>,
@@ -235,6 +250,8 @@ impl Reader {
                 "noise-floor" => d.noise_floor = leaf,
                 "rules" => d.rules = leaf,
                 "figures" => d.figures = Some(self.list(item, &at)),
+                "device-memory" => d.device_memory = leaf,
+                "outside-allocator" => d.outside_allocator = leaf,
                 _ => {}
             }
         }
@@ -291,6 +308,9 @@ impl Reader {
                 "accept-lower-bounds" => t.accept_lower_bounds = leaf(),
                 "window" => t.window = leaf(),
                 "iteration-boundary" => t.iteration_boundary = leaf(),
+                "same-environment" => t.same_environment = leaf(),
+                "device-memory" => t.device_memory = leaf(),
+                "outside-allocator" => t.outside_allocator = leaf(),
                 "budget" => t.budget = self.table(item, &at).map(|b| self.budget(b)),
                 "ranks" => t.ranks = self.table(item, &at).map(|r| self.ranks(r, at.clone())),
                 "tolerance" => {

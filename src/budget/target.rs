@@ -65,6 +65,22 @@ impl Validator<'_> {
                 None
             }
         });
+        let same_environment = t.same_environment.as_ref().and_then(|r| match r.get_ref() {
+            Value::Boolean(b) => Some(*b),
+            other => {
+                let msg = format!("must be true or false, not {}", other.type_str());
+                self.err(r.span(), "target.same-environment", msg);
+                None
+            }
+        });
+        let device_memory = t
+            .device_memory
+            .as_ref()
+            .and_then(|l| self.size(l, "target.device-memory"));
+        let outside_allocator = t
+            .outside_allocator
+            .as_ref()
+            .and_then(|l| self.size(l, "target.outside-allocator"));
         let accept_lower_bounds = t
             .accept_lower_bounds
             .as_ref()
@@ -90,7 +106,7 @@ impl Validator<'_> {
                     continue;
                 };
                 let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.limit(leaf, &key, f.unit()) {
+                if let Some(l) = self.figure_limit(leaf, &key, f.unit()) {
                     budget.insert(f, l);
                 }
             }
@@ -155,6 +171,9 @@ impl Validator<'_> {
             require_trace: require_trace.as_ref().is_none_or(|(b, _)| *b),
             require_trace_loc: require_trace.map(|(_, loc)| loc),
             accept_lower_bounds: accept_lower_bounds.unwrap_or(false),
+            same_environment: same_environment.unwrap_or(false),
+            device_memory,
+            outside_allocator,
             window,
             budget,
             category_budget,

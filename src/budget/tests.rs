@@ -165,8 +165,8 @@ fn errors_deep_in_a_long_file_name_their_exact_line_and_column() {
     assert_eq!(
         e,
         [
-            "memgate.toml:6001:1: unknown key `colour` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration",
-            "memgate.toml:6002:1: unknown key `rules` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration",
+            "memgate.toml:6001:1: unknown key `colour` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration, cached-free-at-reserved-peak, segment-allocs, segment-frees, segment-allocs-with-free-cache",
+            "memgate.toml:6002:1: unknown key `rules` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration, cached-free-at-reserved-peak, segment-allocs, segment-frees, segment-allocs-with-free-cache",
         ]
     );
     // Columns count characters: `é` is two bytes, one column; `+` is at 20.
@@ -256,5 +256,66 @@ fn a_budget_file_that_is_a_device_or_too_large_is_refused_unread() {
             .contains("larger than the 16 MiB a budget file may be"),
         "{}",
         e[0]
+    );
+}
+
+#[test]
+fn same_environment_is_a_boolean_that_defaults_to_false_in_the_file_and_in_data() {
+    let read = |text: &str| parse(text, "m.toml", Path::new(""), false).unwrap();
+    let b = read("[[target]]\nname = \"t\"\n");
+    assert!(!b.targets[0].same_environment);
+    let on = "[[target]]\nname = \"t\"\nsame-environment = true\n";
+    assert!(read(on).targets[0].same_environment);
+    let e = errors("[[target]]\nname = \"t\"\nsame-environment = 1\n");
+    assert_eq!(
+        e,
+        ["memgate.toml:3:20: `target.same-environment`: must be true or false, not integer"]
+    );
+    // The budget given as data (the Python marker, `check(budget=…)`)
+    // reads it too.
+    let data = serde_json::json!({"target": [{"name": "t", "same-environment": true}]});
+    let text = validate_data(&data, "marker", Path::new("")).unwrap();
+    assert!(read(&text).targets[0].same_environment);
+}
+
+#[test]
+fn device_memory_outside_allocator_and_shares_are_read_in_the_file_and_in_data() {
+    let read = |text: &str| parse(text, "m.toml", Path::new(""), false).unwrap();
+    let text = "[defaults]\ndevice-memory = \"80 GiB\"\noutside-allocator = \"2 GiB\"\n\
+                [[target]]\nname = \"t\"\ndevice-memory = \"64 GiB\"\n\
+                [target.budget]\nreserved-peak = { limit = \"92% of device\", level = \"warn\" }\n";
+    let b = read(text);
+    assert_eq!(b.device_memory, Some(80 << 30));
+    assert_eq!(b.outside_allocator, Some(2 << 30));
+    assert_eq!(b.targets[0].device_memory, Some(64 << 30));
+    let limit = &b.targets[0].budget[&Figure::ReservedPeak];
+    assert_eq!(limit.share_of_device, Some(92.0));
+    assert_eq!(limit.level, Level::Warn);
+    // The budget given as data reads the same keys.
+    let data = serde_json::json!({
+        "defaults": {"device-memory": "80 GiB", "outside-allocator": "2 GiB"},
+        "target": [{"name": "t", "device-memory": "64 GiB",
+                    "budget": {"allocated-peak": "95% of device"}}]
+    });
+    let b = read(&validate_data(&data, "marker", Path::new("")).unwrap());
+    assert_eq!(
+        (b.device_memory, b.outside_allocator),
+        (Some(80 << 30), Some(2 << 30))
+    );
+    assert_eq!(b.targets[0].device_memory, Some(64 << 30));
+    let share = b.targets[0].budget[&Figure::AllocatedPeak].share_of_device;
+    assert_eq!(share, Some(95.0));
+    // A share is for byte figures only; a bad one says why where it is.
+    let e = errors("[[target]]\nname = \"t\"\n[target.budget]\noom-events = \"50% of device\"\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("memgate.toml:4:14: `target.budget.oom-events`"),
+        "{e:?}"
+    );
+    let e = errors("[defaults]\ndevice-memory = true\n[[target]]\nname = \"t\"\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("memgate.toml:2:17: `defaults.device-memory`"),
+        "{e:?}"
     );
 }

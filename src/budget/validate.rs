@@ -255,6 +255,8 @@ impl Validator<'_> {
             loc: None,
         };
         let mut noise_floor = DEFAULT_NOISE_FLOOR;
+        let mut device_memory = None;
+        let mut outside_allocator = None;
         let mut rules = (Rules::Default, None);
         let mut figures = Budget::default_figures();
         if let Some(d) = &raw.defaults {
@@ -272,6 +274,12 @@ impl Validator<'_> {
                 if let Some(b) = self.size(n, "defaults.noise-floor") {
                     noise_floor = Bytes(b);
                 }
+            }
+            if let Some(n) = &d.device_memory {
+                device_memory = self.size(n, "defaults.device-memory");
+            }
+            if let Some(n) = &d.outside_allocator {
+                outside_allocator = self.size(n, "defaults.outside-allocator");
             }
             if let Some(r) = &d.rules {
                 if let Some(r) = self.rules(r) {
@@ -306,6 +314,8 @@ impl Validator<'_> {
             file: self.file.to_string(),
             tolerance,
             noise_floor,
+            device_memory,
+            outside_allocator,
             rules: rules.0,
             rules_loc: rules.1,
             figures,

@@ -10,6 +10,15 @@ use super::{Amount, Level, Limit, Tolerance};
 use crate::units::{Bytes, Percent};
 use crate::vocab::{Figure, Unit};
 
+/// A limit as the budget file writes it (`0.2 GB`, `0`), without TOML's
+/// quotes: reports show it beside the value in binary units.
+fn written(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl Validator<'_> {
     /// A size (`"40 GiB"`, bytes) or a count, plain or `{ limit, level }`.
     pub(super) fn limit(&mut self, leaf: &Leaf, key: &str, unit: Unit) -> Option<Limit> {
@@ -21,10 +30,35 @@ impl Validator<'_> {
         match n {
             Ok(n) => Some(Limit {
                 value: n,
-                written: match value {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                },
+                written: written(value),
+                share_of_device: None,
+                level,
+                loc: self.loc(leaf.span()),
+            }),
+            Err(m) => {
+                self.err(leaf.span(), key, m);
+                None
+            }
+        }
+    }
+
+    /// A `[target.budget]` figure's limit: as [`Self::limit`], or for a
+    /// byte figure a share of the device, `"92% of device"`.
+    pub(super) fn figure_limit(&mut self, leaf: &Leaf, key: &str, unit: Unit) -> Option<Limit> {
+        // A wrong `{ limit, level }` is reported here, once.
+        let (value, level) = self.with_level(leaf, key)?;
+        let share = match value {
+            Value::String(s) if unit == Unit::Bytes => share_of_device(s),
+            _ => None,
+        };
+        let Some(share) = share else {
+            return self.limit(leaf, key, unit);
+        };
+        match share {
+            Ok(pct) => Some(Limit {
+                value: Amount::Bytes(Bytes(0)),
+                share_of_device: Some(pct),
+                written: written(value),
                 level,
                 loc: self.loc(leaf.span()),
             }),
@@ -192,5 +226,38 @@ pub(super) fn count_value(v: &Value) -> Result<u64, String> {
             "must be a count (an integer), not {}",
             other.type_str()
         )),
+    }
+}
+
+/// `"92% of device"` (any spacing, `of the device` too): `None` when the
+/// text is not of that form, else the percentage or why it is wrong.
+fn share_of_device(text: &str) -> Option<Result<f64, String>> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let head = lower
+        .strip_suffix("of the device")
+        .or_else(|| lower.strip_suffix("of device"))?;
+    let number = head.trim_end().strip_suffix('%')?.trim();
+    Some(match number.parse::<f64>() {
+        Ok(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "{text:?}: a share of the device is a percentage above 0 and at most 100, \
+             e.g. \"92% of device\""
+        )),
+    })
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::share_of_device;
+
+    #[test]
+    fn a_share_of_the_device_is_a_percentage_of_device() {
+        assert_eq!(share_of_device("92% of device"), Some(Ok(92.0)));
+        assert_eq!(share_of_device(" 95.5 %  of the device "), Some(Ok(95.5)));
+        assert_eq!(share_of_device("40 GiB"), None);
+        assert!(share_of_device("0% of device").unwrap().is_err());
+        assert!(share_of_device("120% of device").unwrap().is_err());
+        assert!(share_of_device("x% of device").unwrap().is_err());
     }
 }

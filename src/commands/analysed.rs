@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::analysis::environment::ENV_FILE_LIMIT;
 use crate::analysis::{
     analyze_placing, analyze_request, DeviceReport, InlineRules, Placed, Request, RuleSet,
     Timeline, Window, WindowError,
@@ -137,8 +138,9 @@ pub(crate) fn analyse_placing(
         }
     }
     within_label_limit(path, snap)?;
-    let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
+    let (mut devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
         devices.into_iter().unzip();
+    with_recorded_environment(path, &mut devices)?;
     Ok((devices, timelines.into_iter().collect(), unplaced))
 }
 
@@ -151,7 +153,7 @@ pub(crate) fn analyse_snapshot(
     rules: &RuleSet,
     req: Request<'_>,
 ) -> Result<(Vec<DeviceReport>, Option<Vec<Timeline>>), Error> {
-    let (devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
+    let (mut devices, timelines): (Vec<DeviceReport>, Vec<Option<Timeline>>) =
         analyze_request(snap, rules, req)
             .map_err(|error| Error::Window {
                 path: path.to_path_buf(),
@@ -160,7 +162,51 @@ pub(crate) fn analyse_snapshot(
             .into_iter()
             .unzip();
     within_label_limit(path, snap)?;
+    with_recorded_environment(path, &mut devices)?;
     Ok((devices, timelines.into_iter().collect()))
+}
+
+/// The file `record()` writes beside the snapshot `path`:
+/// `DIR/.NAME.env.json` for `DIR/NAME.pickle`.
+pub(crate) fn environment_path(path: &Path) -> Option<std::path::PathBuf> {
+    let stem = path.file_stem()?.to_str()?;
+    Some(path.with_file_name(format!(".{stem}.env.json")))
+}
+
+/// Adds what `record()` wrote beside `path` (docs/figures.md#environment)
+/// to each device's environment. No such file: nothing added. One that is
+/// not a small regular file of the right shape is an error naming it.
+pub(crate) fn with_recorded_environment(
+    path: &Path,
+    devices: &mut [DeviceReport],
+) -> Result<(), Error> {
+    let Some(env) = environment_path(path) else {
+        return Ok(());
+    };
+    let Ok(meta) = std::fs::metadata(&env) else {
+        return Ok(());
+    };
+    let fail = |why: String| -> Error {
+        snapshot::LoadError::new(
+            &env,
+            format!("environment file beside {}: {why}", path.display()),
+        )
+        .into()
+    };
+    if !meta.is_file() {
+        return Err(fail("not a regular file".into()));
+    }
+    if meta.len() > ENV_FILE_LIMIT {
+        let limit = ENV_FILE_LIMIT >> 10;
+        return Err(fail(format!("{} bytes, more than {limit} KiB", meta.len())));
+    }
+    let text = std::fs::read(&env).map_err(|e| fail(e.to_string()))?;
+    let text = String::from_utf8(text).map_err(|_| fail("not UTF-8".into()))?;
+    for d in devices.iter_mut() {
+        let base = d.environment.take().unwrap_or_default();
+        d.environment = Some(base.with_record(&text).map_err(&fail)?);
+    }
+    Ok(())
 }
 
 /// An error naming `path` when the stacks its reports list went past the

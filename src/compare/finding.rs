@@ -114,6 +114,23 @@ pub enum Finding {
     /// The baseline's iterations start at another boundary than the run's:
     /// per-iteration figures cannot be compared.
     BoundaryDiffers { baseline: String, current: String },
+    /// How close a peak came to the device (docs/figures.md#device-capacity):
+    /// `peak` bytes plus `outside` the allocator, of `device`.
+    DeviceHeadroom {
+        peak: u64,
+        outside: u64,
+        device: u64,
+    },
+    /// A budget of `share` percent of the device, and no device memory
+    /// known: not judged.
+    NoDeviceMemory { share: f64 },
+    /// The baseline was recorded in another environment
+    /// (docs/figures.md#environment): each part that differs.
+    EnvironmentDiffers {
+        differences: Vec<crate::analysis::environment::Difference>,
+        /// Whether the target requires the same environment.
+        required: bool,
+    },
     /// Where the judged peak (`peak`) was reached; `baseline` is where the
     /// baseline's was, when that lies in another phase or iteration.
     /// Added to a failing or warning peak check: the gate says *when*.

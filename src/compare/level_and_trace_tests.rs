@@ -40,6 +40,7 @@ pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
         oom: Vec::new(),
         warnings: Vec::new(),
         window: None,
+        environment: None,
     }
 }
 

@@ -36,6 +36,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         oom: Vec::new(),
         warnings: Vec::new(),
         window: None,
+        environment: None,
     }
 }
 

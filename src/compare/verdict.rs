@@ -61,6 +61,8 @@ pub enum CheckId {
     Window,
     /// A figure across the target's ranks (`[target.ranks]`).
     Ranks(super::RankCheckId),
+    /// Whether the baseline was recorded in the run's environment.
+    Environment,
 }
 
 impl fmt::Display for CheckId {
@@ -72,6 +74,7 @@ impl fmt::Display for CheckId {
             CheckId::Baseline => f.write_str("baseline"),
             CheckId::Window => f.write_str("window"),
             CheckId::Ranks(r) => r.fmt(f),
+            CheckId::Environment => f.write_str("environment"),
         }
     }
 }
@@ -84,6 +87,7 @@ impl From<&str> for CheckId {
         match id {
             "baseline" => CheckId::Baseline,
             "window" => CheckId::Window,
+            "environment" => CheckId::Environment,
             _ if id.starts_with("category.") => CheckId::Category(id["category.".len()..].into()),
             _ if id.starts_with("phase.") => {
                 let (phase, f) = id["phase.".len()..].rsplit_once('.').unwrap();
@@ -159,11 +163,15 @@ impl Headroom {
 
 impl Check {
     /// A check every report lists whatever its status: a device the window
-    /// places nothing on is said, never dropped.
+    /// places nothing on is said, never dropped, and a peak's headroom to
+    /// a known device memory is said in every report.
     pub fn always_listed(&self) -> bool {
-        self.findings
-            .iter()
-            .any(|f| matches!(f, Finding::WindowNotPlaced { .. }))
+        self.findings.iter().any(|f| {
+            matches!(
+                f,
+                Finding::WindowNotPlaced { .. } | Finding::DeviceHeadroom { .. }
+            )
+        })
     }
 
     /// Current minus baseline.

@@ -87,7 +87,7 @@ fn delta_row(out: &mut dyn Write, d: &Delta, bytes: bool) -> io::Result<()> {
     let [b, n, dd, pct] = delta_texts(d, bytes);
     writeln!(
         out,
-        "    {:<20} {:>14} {:>14} {:>14} {:>8}",
+        "    {:<30} {:>14} {:>14} {:>14} {:>8}",
         terminal(&d.id),
         b,
         n,
@@ -107,7 +107,7 @@ fn device(out: &mut dyn Write, dd: &DiffDevice) -> io::Result<()> {
     d.peak_moved.iter().try_for_each(|m| moved(out, m))?;
     writeln!(
         out,
-        "    {:<20} {:>14} {:>14} {:>14} {:>8}",
+        "    {:<30} {:>14} {:>14} {:>14} {:>8}",
         "figure", "base", "new", "change", "%"
     )?;
     for f in &d.figures {

@@ -2,7 +2,7 @@
 //! in their unit. Every renderer that writes a sentence takes it from here.
 
 use super::frames;
-use super::peak::{peak_name, place};
+use super::peak::{oom_cause, peak_name, place};
 use crate::analysis::{OomDetail, Place, OOM_DETAILS};
 use crate::compare::{AllowedBy, Check, Finding};
 use crate::units::Bytes;
@@ -109,6 +109,7 @@ fn first_oom(total: u64, first: &[OomDetail]) -> String {
     if let Some(f) = frames::innermost(&o.frames) {
         s.push_str(&format!(", in {}", frames::cut(f)));
     }
+    s.push_str(&oom_cause(o));
     if total > 1 {
         s.push_str(&format!(
             "; {} more (`memgate peak` details the first {})",
@@ -184,6 +185,54 @@ fn clause(unit: Unit, f: &Finding) -> String {
             "the baseline's iterations start at {baseline}, the run's at {current}: \
              per-iteration figures are not compared (summarize the baseline with \
              the target's `iteration-boundary`)"
+        ),
+        Finding::EnvironmentDiffers {
+            differences,
+            required,
+        } => {
+            let each: Vec<String> = differences
+                .iter()
+                .map(|d| {
+                    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+                    format!("{} {} → {}", d.key, v(&d.baseline), v(&d.current))
+                })
+                .collect();
+            let then = if *required {
+                "the target requires the same environment (`same-environment = true`)"
+            } else {
+                "figures may differ for that reason alone"
+            };
+            format!(
+                "the baseline was recorded in another environment: {}; {then}",
+                each.join(", ")
+            )
+        }
+        Finding::DeviceHeadroom {
+            peak,
+            outside,
+            device,
+        } => {
+            let used = peak.saturating_add(*outside);
+            let pct = if *device == 0 {
+                0.0
+            } else {
+                used as f64 * 100.0 / *device as f64
+            };
+            let outside = if *outside > 0 {
+                format!(" + {} outside the allocator", Bytes(*outside))
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{outside} of {} device memory ({pct:.0}%)",
+                Bytes(*peak),
+                Bytes(*device)
+            )
+        }
+        Finding::NoDeviceMemory { share } => format!(
+            "not judged: the budget is {share}% of the device and no device memory is known \
+             (set `device-memory` on the target or in [defaults], or record with memgate's \
+             record(), which writes it beside the snapshot)"
         ),
         Finding::WindowNotPlaced { window, problem } => format!(
             "not judged: the window {window} places nothing on this device ({problem}); \
@@ -322,6 +371,7 @@ fn clause(unit: Unit, f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::OomCause;
     use crate::compare::Status;
 
     const MIB: u64 = 1 << 20;
@@ -459,6 +509,9 @@ mod tests {
             device_free: 91 * MIB,
             allocated: 7168 * MIB,
             reserved: 8192 * MIB,
+            cached_free: 1024 * MIB,
+            largest_free_block: 512 * MIB,
+            cause: Some(OomCause::Capacity),
             phase: "forward".into(),
             iteration: Some(0),
             frames: vec!["at::empty (a.cpp:1)".into(), "forward (model.py:39)".into()].into(),
@@ -473,8 +526,9 @@ mod tests {
             sentence(&check(Unit::Count, 3, None, vec![over])),
             "3 OOM events, more than the 0 allowed by the default budget; the first: requested \
              4 GiB with 91 MiB free on the device (allocated 7 GiB, reserved 8 GiB) at entry 590, \
-             +3.200 s, phase: forward, iteration 0, in forward (model.py:39); 2 more (`memgate \
-             peak` details the first 20)"
+             +3.200 s, phase: forward, iteration 0, in forward (model.py:39); cause: capacity \
+             (1 GiB cached free, largest free block 512 MiB); 2 more (`memgate peak` details the \
+             first 20)"
         );
     }
 

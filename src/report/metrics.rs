@@ -138,8 +138,9 @@ fn label_sets(v: &Verdict) -> Vec<(String, &Check)> {
     let mut seen: HashSet<String> = HashSet::new();
     let mut rows = Vec::new();
     for (t, s, d, c) in v.checks() {
-        // `baseline` accounts for a baseline entry; it measures nothing.
-        if c.id == CheckId::Baseline {
+        // `baseline` accounts for a baseline entry and `environment`
+        // compares settings; neither measures anything.
+        if c.id == CheckId::Baseline || c.id == CheckId::Environment {
             continue;
         }
         let mut snapshot = s.name.clone();

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use super::escape::terminal;
 use super::frames;
-use crate::analysis::{DeviceReport, PeakAt, Place};
+use crate::analysis::{DeviceReport, OomDetail, PeakAt, Place};
 use crate::document::PeakDocument;
 use crate::units::{counted, Bytes};
 
@@ -114,6 +114,26 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     )?;
     writeln!(
         out,
+        "    cached free at the reserved peak: {}{}; segments: {} ({} while the free cache covered the request), {}",
+        bytes(f.cached_free_at_reserved_peak),
+        f.cached_free_ratio()
+            .map_or_else(String::new, |r| format!(", {:.0}% of reserved", r * 100.0)),
+        counted(f.segment_allocs, "allocated", "allocated"),
+        f.segment_allocs_with_free_cache,
+        counted(f.segment_frees, "freed", "freed"),
+    )?;
+    if let Some(device) = d.environment.as_ref().and_then(|e| e.device_memory) {
+        let share = |v: u64| format!("{:.0}%", v as f64 * 100.0 / device.max(1) as f64);
+        writeln!(
+            out,
+            "    device memory (recorded): {}; allocated peak {}, reserved peak {} of it",
+            bytes(device),
+            share(f.allocated_peak),
+            share(f.reserved_peak)
+        )?;
+    }
+    writeln!(
+        out,
         "    trace: {}, {}, {}{}",
         counted(f.trace_entries, "entry", "entries"),
         counted(f.alloc_events, "alloc", "allocs"),
@@ -156,6 +176,20 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     Ok(())
 }
 
+/// `; cause: fragmentation (4 GiB cached free, largest free block 1 GiB)`
+/// (docs/figures.md#oom-cause), or nothing for a summary written before
+/// causes were kept.
+pub(crate) fn oom_cause(o: &OomDetail) -> String {
+    o.cause.map_or_else(String::new, |c| {
+        format!(
+            "; cause: {} ({} cached free, largest free block {})",
+            c.id(),
+            Bytes(o.cached_free),
+            Bytes(o.largest_free_block)
+        )
+    })
+}
+
 /// Each detailed OOM: what it asked for, what was free, the memory then,
 /// where it falls and its stack; then how many more there were.
 fn ooms(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
@@ -177,6 +211,10 @@ fn ooms(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             bytes(o.reserved),
             terminal(&place(&p))
         )?;
+        let cause = oom_cause(o);
+        if !cause.is_empty() {
+            writeln!(out, "      {}", cause.trim_start_matches("; "))?;
+        }
         for l in frames::folded(&o.frames) {
             writeln!(out, "        {l}")?;
         }

@@ -41,6 +41,7 @@ fn device_report() -> DeviceReport {
             oom_events: 0,
             alloc_events: 1200,
             trace_entries: 2400,
+            ..Figures::default()
         },
         categories: Categories {
             rules: "default".into(),
@@ -112,6 +113,7 @@ fn device_report() -> DeviceReport {
         oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
         window: None,
+        environment: None,
     }
 }
 

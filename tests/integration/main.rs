@@ -7,6 +7,7 @@ mod common;
 
 mod architecture;
 mod budget_data;
+mod capacity;
 mod category_rules;
 mod check_cannot_judge;
 mod check_gate;
@@ -17,8 +18,10 @@ mod check_snapshots;
 mod cli_analysis;
 mod docs_toml;
 mod document_renderers;
+mod environment;
 mod examples;
 mod findings;
+mod fragmentation;
 mod group_by;
 mod hostile;
 mod init;

@@ -224,7 +224,11 @@ fn an_oom_is_detailed_with_what_it_asked_what_was_free_and_the_memory_then() {
         d["oom"],
         serde_json::json!([{
             "entry": 6, "rel-s": 2.1, "requested": 1u64 << 30, "device-free": 123456,
-            "allocated": C + A, "reserved": 2048 * M, "phase": "Optimizer.step",
+            "allocated": C + A, "reserved": 2048 * M,
+            // The dump lists no block in the segment: all of it was a free
+            // block, so the failure is not explained by the snapshot.
+            "cached-free": 2048 * M - C - A, "largest-free-block": 2048 * M,
+            "cause": "unexplained", "phase": "Optimizer.step",
             "iteration": 1, "frames": ["at::empty (aten/Empty.cpp:5)", "step (opt.py:8)"]
         }])
     );

@@ -39,6 +39,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
             oom_events: 0,
             alloc_events: 1000,
             trace_entries: 3000,
+            ..Figures::default()
         },
         categories,
         peak_entry: PeakEntry::default(),
@@ -59,6 +60,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         oom: Vec::new(),
         warnings: Vec::new(),
         window: None,
+        environment: None,
     }
 }
 
