@@ -514,8 +514,6 @@ fn explain_when(c: &mut Check, cur: &DeviceReport, base: Option<&DeviceReport>) 
     }
 }
 
-/// A time-structure figure the device lacks: the target asked for it, so
-/// the gate cannot judge (never green on nothing).
 /// A budget written as a share of the device, on a device whose memory
 /// nothing states: not judged (docs/figures.md#device-capacity), never passed.
 fn no_capacity(f: Figure, current: u64, why: Finding, t: &Target) -> Check {
@@ -529,9 +527,15 @@ fn no_capacity(f: Figure, current: u64, why: Finding, t: &Target) -> Check {
         tolerance: None,
         findings: vec![why],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
+        budget_written: t.budget.get(&f).map(|l| l.written.clone()),
+        headroom: None,
+        echo_of: None,
+        regression: None,
     }
 }
 
+/// A time-structure figure the device lacks: the target asked for it, so
+/// the gate cannot judge (never green on nothing).
 fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
     let iterations = cur.time.as_ref().map_or(0, |x| x.iterations);
     // A steady state needs a second iteration; a leak fit three after the first.

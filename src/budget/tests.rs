@@ -274,8 +274,12 @@ fn same_environment_is_a_boolean_that_defaults_to_false_in_the_file_and_in_data(
     // The budget given as data (the Python marker, `check(budget=…)`)
     // reads it too.
     let data = serde_json::json!({"target": [{"name": "t", "same-environment": true}]});
-    let text = validate_data(&data, "marker", Path::new("")).unwrap();
-    assert!(read(&text).targets[0].same_environment);
+    let from_data = |data: &serde_json::Value| {
+        let v = super::budget_from_data(data, "marker", Path::new(""), false);
+        assert!(v.errors.is_empty(), "{:?}", v.errors);
+        v.budget.unwrap()
+    };
+    assert!(from_data(&data).targets[0].same_environment);
 }
 
 #[test]
@@ -297,7 +301,9 @@ fn device_memory_outside_allocator_and_shares_are_read_in_the_file_and_in_data()
         "target": [{"name": "t", "device-memory": "64 GiB",
                     "budget": {"allocated-peak": "95% of device"}}]
     });
-    let b = read(&validate_data(&data, "marker", Path::new("")).unwrap());
+    let v = super::budget_from_data(&data, "marker", Path::new(""), false);
+    assert!(v.errors.is_empty(), "{:?}", v.errors);
+    let b = v.budget.unwrap();
     assert_eq!(
         (b.device_memory, b.outside_allocator),
         (Some(80 << 30), Some(2 << 30))

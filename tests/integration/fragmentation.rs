@@ -39,7 +39,7 @@ fn agrees(dir: &Path, file: &str, devices: &Value) {
         .iter()
         .map(|d| d["device"].as_u64().unwrap())
         .collect();
-    let got_ids: Vec<u64> = got.iter().map(|d| u64::from(d.device)).collect();
+    let got_ids: Vec<u64> = got.iter().map(|d| u64::from(d.device.get())).collect();
     assert_eq!(got_ids, ids, "{file}: devices");
     for (d, e) in got.iter().zip(devices) {
         device_agrees(file, d, e);
