@@ -641,9 +641,9 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
     out
 }
 
-/// Allocated bytes per category over the trace of `device`, at most about
-/// `max_points` samples: each bucket of entries keeps its highest moment,
-/// so peaks survive the downsampling. To get the timelines together with
+/// Allocated bytes per category over the trace of `device`, in about
+/// `max_points` buckets of entries: each keeps its lowest and its highest
+/// moment, so peaks and the dips between them survive the downsampling. To get the timelines together with
 /// the rest of the analysis from one replay, use
 /// [`analyze_with_timelines`].
 pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {

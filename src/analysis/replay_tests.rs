@@ -287,12 +287,15 @@ proptest! {
         }
 
         // The timeline: per bucket, the first entry with the bucket's highest
-        // total, and the first entry reaching each peak above the start.
+        // total and the first with its lowest, and the first entry reaching
+        // each peak above the start.
         let bucket = trace.len().div_ceil(points).max(1);
         let mut entries: Vec<usize> = Vec::new();
         for (b, chunk) in m.states[1..].chunks(bucket).enumerate() {
             let best = chunk.iter().map(|s| s.allocated).max().unwrap();
+            let low = chunk.iter().map(|s| s.allocated).min().unwrap();
             entries.push(b * bucket + chunk.iter().position(|s| s.allocated == best).unwrap());
+            entries.push(b * bucket + chunk.iter().position(|s| s.allocated == low).unwrap());
         }
         let curves: [fn(&State) -> i128; 3] = [|s| s.allocated, |s| s.dynamic, |s| s.reserved];
         for curve in curves {

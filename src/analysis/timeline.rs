@@ -105,7 +105,9 @@ pub(crate) enum Pin {
 }
 
 /// Downsamples the replay's category curves as the pass goes: per bucket of
-/// entries, the first entry with the bucket's highest allocated total; and
+/// entries, the first entry with the bucket's highest allocated total and
+/// the first with its lowest (so the dips between steps survive: a bucket
+/// is drawn as its low and its high, in entry order); and
 /// the state at the latest moment each peak was reached ([`Sampler::pin`]),
 /// so the three peaks appear exactly. Values are relative to the start (the
 /// replay learns what was live before recording only at the end);
@@ -117,6 +119,9 @@ pub(crate) struct Sampler {
     /// moment so far.
     best: Option<(i128, usize, Option<i64>, i128)>,
     at_best: Vec<i64>,
+    /// The same of the bucket's lowest moment so far.
+    low: Option<(i128, usize, Option<i64>, i128)>,
+    at_low: Vec<i64>,
     chosen: Vec<Chosen>,
     pins: [Option<Chosen>; 3],
 }
@@ -128,6 +133,8 @@ impl Sampler {
             len: trace_len,
             best: None,
             at_best: vec![0; ncat],
+            low: None,
+            at_low: vec![0; ncat],
             chosen: Vec::new(),
             pins: [None, None, None],
         }
@@ -148,14 +155,26 @@ impl Sampler {
             self.best = Some((total, i, time_us, reserved));
             self.at_best.copy_from_slice(cats);
         }
+        if self.low.is_none_or(|(t, ..)| total < t) {
+            self.low = Some((total, i, time_us, reserved));
+            self.at_low.copy_from_slice(cats);
+        }
         if (i + 1).is_multiple_of(self.bucket) || i + 1 == self.len {
-            if let Some((_, entry, time_us, reserved)) = self.best.take() {
-                self.chosen.push(Chosen {
+            let low = self.low.take();
+            let high = self.best.take();
+            let take = |s: Option<(i128, usize, Option<i64>, i128)>, at: &[i64]| {
+                s.map(|(_, entry, time_us, reserved)| Chosen {
                     entry,
                     time_us,
-                    relative: self.at_best.clone(),
+                    relative: at.to_vec(),
                     reserved,
-                });
+                })
+            };
+            let (low, high) = (take(low, &self.at_low), take(high, &self.at_best));
+            match (low, high) {
+                (Some(l), Some(h)) if l.entry == h.entry => self.chosen.push(h),
+                (Some(l), Some(h)) if l.entry < h.entry => self.chosen.extend([l, h]),
+                (l, h) => self.chosen.extend(h.into_iter().chain(l)),
             }
         }
     }

@@ -25,6 +25,8 @@ pub struct DiffOptions {
     pub window: Option<Window>,
     /// Also write the comparison as a self-contained HTML page here.
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (`--x`).
+    pub x_axis: html::XAxis,
 }
 
 /// One side's device reports, whether it was a summary, and (for the page)
@@ -116,6 +118,7 @@ pub fn run(opts: &DiffOptions, out: &mut dyn Write) -> Outcome {
                 devices: &new,
                 timelines: new_t.as_deref(),
             },
+            opts.x_axis,
         );
         if let Err(error) = crate::files::write_atomic(path, page.as_bytes()) {
             errors.push(

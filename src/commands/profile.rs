@@ -25,6 +25,8 @@ pub struct ProfileOptions {
     /// Figures inside this window only (docs/figures.md#windows).
     pub window: Option<Window>,
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (`--x`).
+    pub x_axis: html::XAxis,
     pub print_rules: bool,
     pub top: usize,
 }
@@ -71,7 +73,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
     }
     if let Some(path) = &opts.html {
         if let Err(error) =
-            crate::files::write_atomic(path, html::render(&doc, &timelines).as_bytes())
+            crate::files::write_atomic(path, html::render(&doc, &timelines, opts.x_axis).as_bytes())
         {
             more.push(
                 OutputError::Html {

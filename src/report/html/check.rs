@@ -2,13 +2,16 @@
 //! run. One section per target, snapshot and device, failures first: the
 //! checks with their verdicts, the current run's chart with the baseline's
 //! allocated and reserved bytes drawn over it on the same axis (when the
-//! baseline is a snapshot), and the category and site deltas.
+//! baseline is a snapshot), and the category and site deltas. Verdicts are
+//! coloured badges with an icon, and a summary table at the top links every
+//! section.
 
 use std::fmt::Write as _;
 
 use super::{chart, data, device_heading, foot, head, peaks_table, Section};
 use crate::analysis::{DeviceReport, Timeline};
-use crate::compare::{DeviceVerdict, SnapshotVerdict, Status, Verdict};
+use crate::compare::{CheckId, DeviceVerdict, SnapshotVerdict, Status, Verdict};
+use crate::vocab::{Figure, Unit};
 use crate::report::escape::html as escape;
 use crate::report::exporter::Charted;
 use crate::report::finding::{self, value};
@@ -30,6 +33,45 @@ fn device_status(d: &DeviceVerdict) -> Status {
         .unwrap_or(Status::Pass)
 }
 
+/// A verdict as a coloured badge with an icon (the colour is not the only
+/// sign: the icon and the word say it too).
+pub(super) fn badge(st: Status) -> String {
+    let (icon, words) = match st {
+        Status::Pass => ("✔", "pass"),
+        Status::Skipped => ("–", "skipped"),
+        Status::Warn => ("▲", "warn"),
+        Status::Fail => ("✖", "fail"),
+        Status::Error => ("?", "could not judge"),
+    };
+    format!(
+        "<span class=\"badge {}\" data-status=\"{}\"><span aria-hidden=\"true\">{icon}</span> \
+         {words}</span>",
+        st.id(),
+        st.id()
+    )
+}
+
+/// The budgets the chart can show as lines: those of the allocated and
+/// reserved peaks (the curves it draws), with their headroom.
+fn budget_lines(d: &DeviceVerdict) -> Vec<data::BudgetLine> {
+    d.checks
+        .iter()
+        .filter(|c| c.unit == Unit::Bytes)
+        .filter_map(|c| {
+            let CheckId::Figure(f @ (Figure::AllocatedPeak | Figure::ReservedPeak)) = c.id else {
+                return None;
+            };
+            let budget = c.budget?;
+            Some(data::BudgetLine {
+                check: f.id().to_string(),
+                bytes: budget,
+                headroom: i64::try_from(i128::from(budget) - i128::from(c.current))
+                    .unwrap_or(i64::MIN),
+            })
+        })
+        .collect()
+}
+
 fn checks_table(out: &mut String, d: &DeviceVerdict) {
     out.push_str(
         "<table class=\"checks\"><caption>Checks</caption><tr><th>check</th><th>verdict</th>\
@@ -45,7 +87,7 @@ fn checks_table(out: &mut String, d: &DeviceVerdict) {
              <td class=\"stack\">{}</td></tr>",
             c.status.id(),
             escape(&c.id.to_string()),
-            c.status.id(),
+            badge(c.status),
             finding::current(c),
             opt(c.baseline),
             opt(c.budget),
@@ -86,7 +128,7 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&s.site),
+            super::folded_path(&s.site),
             cell(s.baseline),
             cell(s.current),
             ByteDelta(s.growth())
@@ -100,7 +142,7 @@ pub(crate) struct Page;
 
 impl crate::report::exporter::Exporter for Page {
     fn render(&self, v: &Verdict, cx: &crate::report::exporter::Context<'_, '_>) -> String {
-        render_check(v, cx.charted)
+        render_check(v, cx.charted, cx.x_axis)
     }
 
     fn render_error(&self, reasons: &[String], _: i64) -> Option<String> {
@@ -123,6 +165,7 @@ pub fn render_check_error(reasons: &[String]) -> String {
     foot(
         &mut out,
         &data::PageData {
+            x: super::XAxis::Auto.id(),
             devices: Vec::new(),
         },
     );
@@ -134,12 +177,13 @@ pub fn render_check_error(reasons: &[String]) -> String {
 pub fn render_check<'a>(
     v: &Verdict,
     charted: &dyn Fn(usize, &str) -> Option<Charted<'a>>,
+    x: super::XAxis,
 ) -> String {
     let mut out = head("memgate check");
     let _ = writeln!(
         out,
-        "<p>verdict: <strong>{}</strong> · {} target(s)</p>",
-        v.verdict.id(),
+        "<p class=\"verdict\">verdict: {} · {} target(s)</p>",
+        badge(v.verdict),
         v.targets.len()
     );
     let mut cases: Vec<(usize, &str, &SnapshotVerdict, Option<&DeviceVerdict>)> = Vec::new();
@@ -161,16 +205,18 @@ pub fn render_check<'a>(
     // Failures first; the run's order otherwise.
     cases.sort_by_key(|c| std::cmp::Reverse(status(c)));
     let mut page = data::PageData {
+        x: x.id(),
         devices: Vec::new(),
     };
-    for case in &cases {
+    summary(&mut out, &cases, &status);
+    for (n, case) in cases.iter().enumerate() {
         let (t, target, s, d) = *case;
         let st = status(case);
         let _ = writeln!(
             out,
-            "<section class=\"case {}\">\n<h2>{} · {} · {} — {}</h2>",
+            "<section class=\"case {}\" id=\"case-{n}\">\n<h2>{} · {} · {} — {}</h2>",
             st.id(),
-            st.id().to_uppercase(),
+            badge(st),
             escape(target),
             escape(&s.name),
             d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
@@ -196,6 +242,7 @@ pub fn render_check<'a>(
         if let Some((report, timeline)) = charted(t, &s.path).and_then(|c| c.device(d.device)) {
             let k = page.devices.len();
             let mut data = data::DeviceData::new(&s.path, report, timeline);
+            data.budgets = budget_lines(d);
             let base = s.baseline.as_deref().and_then(|b| {
                 let (_, bt) = charted(t, b)?.device(d.device)?;
                 Some((b, bt))
@@ -217,9 +264,7 @@ pub fn render_check<'a>(
                     }
                     None => "The grey lines are the baseline on the same axis.".to_string(),
                 },
-                Some(false) => "The baseline is not drawn: one run has time_us, the other does \
-                                not, so they share no axis."
-                    .to_string(),
+                Some(false) => "The baseline is not drawn: it has no trace entries.".to_string(),
                 None => "The baseline is not drawn: there is none, or it is a summary \
                          (figures only)."
                     .to_string(),
@@ -235,4 +280,35 @@ pub fn render_check<'a>(
     }
     foot(&mut out, &page);
     out
+}
+
+type Case<'v> = (usize, &'v str, &'v SnapshotVerdict, Option<&'v DeviceVerdict>);
+
+/// The table at the top: every target, snapshot and device with its
+/// verdict, failures first, each linking to its section.
+fn summary(out: &mut String, cases: &[Case<'_>], status: &dyn Fn(&Case<'_>) -> Status) {
+    out.push_str(
+        "<table class=\"summary\"><caption>Targets, snapshots and devices</caption><tr>\
+         <th>verdict</th><th>target</th><th>snapshot</th><th>device</th><th>checks failed</th>\
+         </tr>\n",
+    );
+    for (n, c) in cases.iter().enumerate() {
+        let (_, target, s, d) = *c;
+        let failed = d.map_or(0, |d| {
+            d.checks
+                .iter()
+                .filter(|c| c.status == Status::Fail)
+                .count()
+        });
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><a href=\"#case-{n}\">{}</a></td><td><a href=\"#case-{n}\">{}\
+             </a></td><td><a href=\"#case-{n}\">{}</a></td><td>{failed}</td></tr>",
+            badge(status(c)),
+            escape(target),
+            escape(&s.name),
+            d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
+        );
+    }
+    out.push_str("</table>\n");
 }

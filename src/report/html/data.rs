@@ -1,8 +1,10 @@
-//! The page's one JSON block: per device, the timeline's series on one x
-//! axis (microseconds since the device's first timed entry, or entries
-//! applied where the trace has no usable time), the peak and OOM markers,
-//! the bands, the window and the moments with their folded stacks. Names
-//! are stored raw: the page's script writes them as text, never as markup.
+//! The page's one JSON block: per device, the timeline's series on two x
+//! axes (microseconds since the device's first timed entry where the trace
+//! has usable time, and entries applied), the axis the page opens on
+//! ([`XAxis`], docs/figures.md#the-pages-x-axis), the peak and OOM markers,
+//! the bands, the window, the budgets and the moments with their folded
+//! stacks. Names are stored raw: the page's script writes them as text,
+//! never as markup.
 
 use std::collections::HashMap;
 
@@ -15,16 +17,53 @@ use crate::report::frames;
 /// Every device of the page, in page order.
 #[derive(Serialize)]
 pub(super) struct PageData<'a> {
+    /// The x axis asked for (`--x`): `auto`, `entries` or `time`.
+    pub(super) x: &'static str,
     pub(super) devices: Vec<DeviceData<'a>>,
 }
+
+/// The x axis a page's charts open on (`--x`); the page has a control to
+/// switch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum XAxis {
+    /// Entries when the rise to the allocated peak takes under 1% of the
+    /// time axis (a compiled run), else time.
+    #[default]
+    Auto,
+    /// Trace entries applied (allocation order).
+    Entries,
+    /// Seconds since the first timed entry (entries where time is unusable).
+    Time,
+}
+
+impl XAxis {
+    pub(super) fn id(self) -> &'static str {
+        match self {
+            XAxis::Auto => "auto",
+            XAxis::Entries => "entries",
+            XAxis::Time => "time",
+        }
+    }
+}
+
+/// `auto` takes entries when the rise to the allocated peak is shorter than
+/// this share of the time axis.
+pub(crate) const RISE_SHARE: f64 = 0.01;
 
 /// One device chart.
 #[derive(Serialize)]
 pub(super) struct DeviceData<'a> {
     snapshot: &'a str,
     device: u32,
-    /// `"s"`: x is microseconds since `origin`; `"entry"`: entries applied.
+    /// `"s"`: x is microseconds since `origin`; `"entry"`: entries applied
+    /// (no usable time).
     axis: &'static str,
+    /// The axis `auto` opens on: `"entry"` when the rise to the allocated
+    /// peak takes under [`RISE_SHARE`] of the time axis, else `axis`.
+    auto: &'static str,
+    /// The rise's share of the time axis (`auto`'s reason), when timed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rise: Option<f64>,
     x: Vec<i64>,
     /// The entry each sample is after (`-1`: before the first).
     entry: Vec<i64>,
@@ -39,16 +78,37 @@ pub(super) struct DeviceData<'a> {
     /// The baseline's totals on the same axis (`diff --html`).
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<Overlay<'a>>,
+    /// Budget lines (`check --html`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) budgets: Vec<BudgetLine>,
 }
 
-/// Another run's allocated and reserved bytes, drawn over a chart.
+/// A budget drawn as a horizontal line, with the headroom in its label.
+#[derive(Serialize)]
+pub(super) struct BudgetLine {
+    /// The check's id, e.g. `allocated-peak`.
+    pub(super) check: String,
+    pub(super) bytes: u64,
+    /// Budget minus the current figure (negative: over by that much).
+    pub(super) headroom: i64,
+}
+
+/// Another run's allocated and reserved bytes, drawn over a chart: its x
+/// mapped onto this chart's on both axes, through the iterations and
+/// phases both runs have where they share some, else its own extent
+/// stretched onto this run's.
 #[derive(Serialize)]
 struct Overlay<'a> {
     snapshot: &'a str,
-    /// `"iteration"` when BASE's x was mapped onto NEW's iterations.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    aligned: Option<&'static str>,
+    /// How BASE's time x was mapped: `iteration`, `phase`, `iteration and
+    /// phase`, or `extent` (stretched end to end).
+    aligned: &'static str,
+    /// The same for the entries axis.
+    aligned_entries: &'static str,
+    /// On the time axis (the chart's entries axis where it has no time).
     x: Vec<i64>,
+    /// On the entries axis.
+    e: Vec<i64>,
     allocated: Vec<u64>,
     reserved: Vec<u64>,
 }
@@ -57,8 +117,8 @@ struct Overlay<'a> {
 #[derive(Serialize)]
 struct Series<'a> {
     name: &'a str,
-    /// Index into the page's palette (the category's place in the rules).
-    color: usize,
+    /// Its colour ([`super::palette`]), as the category table's swatch.
+    color: String,
     bytes: Vec<u64>,
 }
 
@@ -71,6 +131,8 @@ struct Mark {
     bytes: String,
     y: u64,
     x: i64,
+    /// On the entries axis.
+    e: i64,
     /// Index into `moments`.
     moment: usize,
 }
@@ -81,6 +143,9 @@ struct BandData<'a> {
     name: &'a str,
     x0: i64,
     x1: i64,
+    /// On the entries axis.
+    e0: i64,
+    e1: i64,
 }
 
 #[derive(Serialize)]
@@ -191,7 +256,10 @@ impl<'a> DeviceData<'a> {
             name: &b.name,
             x0: axis.x(Some(b.from_entry), b.from_time_us),
             x1: axis.x(Some(b.to_entry), b.to_time_us),
+            e0: ENTRIES.x(Some(b.from_entry), None),
+            e1: ENTRIES.x(Some(b.to_entry), None),
         };
+        let mut colours = super::palette::colours(&t.categories);
         let cats = t
             .categories
             .iter()
@@ -199,7 +267,7 @@ impl<'a> DeviceData<'a> {
             .filter(|(k, _)| t.points.iter().any(|p| p.bytes[*k] > 0))
             .map(|(k, name)| Series {
                 name,
-                color: k,
+                color: std::mem::take(&mut colours[k]),
                 bytes: t.points.iter().map(|p| p.bytes[k]).collect(),
             })
             .collect();
@@ -227,6 +295,7 @@ impl<'a> DeviceData<'a> {
                         bytes: value.to_string(),
                         y: value,
                         x,
+                        e: ENTRIES.x(m.entry, None),
                         moment: k,
                     });
                 }
@@ -255,10 +324,17 @@ impl<'a> DeviceData<'a> {
                 }
             })
             .collect();
+        let rise = axis.origin.and_then(|_| rise_share(t));
         DeviceData {
             snapshot: path,
             device: report.device,
             axis: axis.name(),
+            auto: if rise.is_some_and(|r| r < RISE_SHARE) {
+                "entry"
+            } else {
+                axis.name()
+            },
+            rise,
             x: t.points
                 .iter()
                 .map(|p| axis.x(p.entry, p.time_us))
@@ -276,76 +352,150 @@ impl<'a> DeviceData<'a> {
             moments,
             lines: lines.lines,
             baseline: None,
+            budgets: Vec::new(),
         }
     }
 
-    /// How the baseline drawn over the chart was aligned (`None`: not at
-    /// all): the words for the page's note.
-    pub(super) fn baseline_alignment(&self) -> Option<&'static str> {
-        let aligned = self.baseline.as_ref()?.aligned?;
-        Some(match aligned {
-            "iteration" => {
-                "its iterations stretched onto this run's (iteration k over iteration k)"
-            }
-            "phase" => {
-                "its phases stretched onto this run's (the n-th span of a phase over the n-th)"
-            }
-            _ => {
+    /// How the baseline drawn over the chart was placed, in words for the
+    /// page's note (`None`: no baseline).
+    pub(super) fn baseline_alignment(&self) -> Option<String> {
+        let b = self.baseline.as_ref()?;
+        let how = |aligned: &str| match aligned {
+            "iteration" => "its iterations stretched onto this run's (iteration k over iteration k)",
+            "phase" => "its phases stretched onto this run's (the n-th span of a phase over the n-th)",
+            "iteration and phase" => {
                 "its iterations and phases stretched onto this run's (iteration k over \
                  iteration k, the n-th span of a phase over the n-th)"
             }
+            _ => "its own extent stretched onto this run's (start on start, end on end)",
+        };
+        Some(if b.aligned == b.aligned_entries {
+            how(b.aligned).to_string()
+        } else {
+            format!(
+                "on the time axis {}; on the entries axis {}",
+                how(b.aligned),
+                how(b.aligned_entries)
+            )
         })
     }
 
-    /// The chart with `base`'s allocated and reserved bytes drawn over it;
-    /// unchanged (and `false`) when the two cannot share an axis (one is
-    /// timed, the other is not). Where both runs have iterations or phase
-    /// spans in common, BASE's x is mapped onto NEW's through them
-    /// (piecewise linear), so iteration k is drawn over iteration k and the
-    /// n-th span of a phase over the n-th.
+    /// The chart with `base`'s allocated and reserved bytes drawn over it.
+    /// On each axis, where both runs have iterations or phase spans in
+    /// common, BASE's x is mapped onto NEW's through them (piecewise
+    /// linear), so iteration k is drawn over iteration k and the n-th span
+    /// of a phase over the n-th; else BASE's own extent is stretched onto
+    /// NEW's, so a run of another length never squashes either. On the time
+    /// axis a BASE without usable time is placed by its entries. `false`
+    /// when BASE has nothing to draw.
     pub(super) fn with_baseline(&mut self, path: &'a str, base: &Timeline) -> bool {
-        let axis = Axis::of(base);
-        if axis.name() != self.axis {
+        if base.points.is_empty() {
             return false;
         }
-        let own: Vec<i64> = base
-            .points
-            .iter()
-            .map(|p| axis.x(p.entry, p.time_us))
-            .collect();
-        let theirs: Vec<Span<'_>> = base
-            .bands
-            .iter()
-            .map(|b| Span {
-                iteration: b.iteration,
-                name: &b.name,
-                x0: axis.x(Some(b.from_entry), b.from_time_us),
-                x1: axis.x(Some(b.to_entry), b.to_time_us),
-            })
-            .collect();
-        let ours: Vec<Span<'_>> = self
-            .bands
-            .iter()
-            .map(|b| Span {
-                iteration: b.iteration,
-                name: b.name,
-                x0: b.x0,
-                x1: b.x1,
-            })
-            .collect();
-        let matched = knots(&theirs, &ours);
+        let axis = Axis::of(base);
+        let (time, aligned) = place(base, &axis, &self.bands, false, self.x.last().copied());
+        let (e, aligned_entries) =
+            place(base, &ENTRIES, &self.bands, true, self.entry.last().map(|&e| e + 1));
         self.baseline = Some(Overlay {
             snapshot: path,
-            aligned: matched.as_ref().map(|m| m.1),
-            x: match &matched {
-                Some((k, _)) => own.iter().map(|&x| map_through(k, x)).collect(),
-                None => own,
-            },
+            aligned,
+            aligned_entries,
+            x: time,
+            e,
             allocated: base.points.iter().map(|p| p.bytes.iter().sum()).collect(),
             reserved: base.points.iter().map(|p| p.reserved).collect(),
         });
         true
     }
+}
+
+/// The entries axis (no time).
+const ENTRIES: Axis = Axis { origin: None };
+
+/// BASE's samples placed on one of NEW's axes (`entries`: the entries
+/// axis, else the time axis; `ours`: NEW's bands; `extent`: NEW's last x):
+/// through the spans both have, else stretched from BASE's extent onto
+/// NEW's; with how.
+fn place(
+    base: &Timeline,
+    axis: &Axis,
+    ours: &[BandData<'_>],
+    entries: bool,
+    extent: Option<i64>,
+) -> (Vec<i64>, &'static str) {
+    let own: Vec<i64> = base
+        .points
+        .iter()
+        .map(|p| axis.x(p.entry, p.time_us))
+        .collect();
+    let theirs: Vec<Span<'_>> = base
+        .bands
+        .iter()
+        .map(|b| Span {
+            iteration: b.iteration,
+            name: &b.name,
+            x0: axis.x(Some(b.from_entry), b.from_time_us),
+            x1: axis.x(Some(b.to_entry), b.to_time_us),
+        })
+        .collect();
+    let ours: Vec<Span<'_>> = ours
+        .iter()
+        .map(|b| Span {
+            iteration: b.iteration,
+            name: b.name,
+            x0: if entries { b.e0 } else { b.x0 },
+            x1: if entries { b.e1 } else { b.x1 },
+        })
+        .collect();
+    // Iteration k maps onto iteration k whatever the two axes' units.
+    if let Some((k, what)) = knots(&theirs, &ours) {
+        return (own.iter().map(|&x| map_through(&k, x)).collect(), what);
+    }
+    let theirs_end = own.iter().copied().max().unwrap_or(0).max(1);
+    let ours_end = extent.unwrap_or(theirs_end).max(1);
+    let stretched = own
+        .iter()
+        .map(|&x| {
+            let v = i128::from(x) * i128::from(ours_end) / i128::from(theirs_end);
+            i64::try_from(v).unwrap_or(ours_end)
+        })
+        .collect();
+    (stretched, "extent")
+}
+
+/// The allocated peak's rise as a share of the time axis: from the last
+/// sample before the peak that is below half of it (halfway between the
+/// lowest sample before the peak and the peak) to the peak, over the span
+/// of the samples' times. `None` without a peak above the start.
+pub(crate) fn rise_share(t: &Timeline) -> Option<f64> {
+    let peak = t
+        .moments
+        .iter()
+        .find(|m| m.kinds.contains(&MomentKind::Peak(crate::vocab::Figure::AllocatedPeak)))?;
+    let at = peak.entry?;
+    let peak_time = peak.time_us?;
+    let total = |p: &crate::analysis::TimelinePoint| p.bytes.iter().sum::<u64>();
+    let before: Vec<_> = t
+        .points
+        .iter()
+        .filter(|p| p.entry.is_none_or(|e| e < at))
+        .collect();
+    let low = before.iter().map(|p| total(p)).min()?;
+    let half = low + peak.allocated.saturating_sub(low) / 2;
+    let origin = t.origin_time_us?;
+    let from = before
+        .iter()
+        .rev()
+        .find(|p| total(p) < half)
+        .map_or(origin, |p| p.time_us.unwrap_or(origin));
+    let end = t.points.iter().filter_map(|p| p.time_us).max()?;
+    let span = (end - origin).max(1);
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a share of the time axis: microseconds far below 2^52"
+    )]
+    let share = (peak_time - from).max(0) as f64 / span as f64;
+    Some(share)
 }
 
 /// An iteration or phase span on one run's x axis.

@@ -103,7 +103,12 @@ fn deltas(out: &mut String, dd: &DiffDevice) {
 
 /// The page of `doc`: per device, NEW's chart with BASE drawn over it
 /// (where both are snapshots), then the deltas.
-pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) -> String {
+pub fn render_diff(
+    doc: &DiffDocument,
+    base: &DiffSide<'_>,
+    new: &DiffSide<'_>,
+    x: super::XAxis,
+) -> String {
     let mut out = head("memgate diff");
     let _ = writeln!(
         out,
@@ -115,6 +120,7 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
             .map_or_else(String::new, |w| format!("<br>window: {}", escape(w)))
     );
     let mut page = data::PageData {
+        x: x.id(),
         devices: Vec::new(),
     };
     for dd in &doc.devices {
@@ -156,9 +162,7 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
                 escape(base.path),
                 aligned.map(|how| format!(", {how}")).unwrap_or_default()
             ),
-            Some(false) => "The baseline is not drawn: one run has time_us, the other does not, \
-                            so they share no axis."
-                .to_string(),
+            Some(false) => "The baseline is not drawn: it has no trace entries.".to_string(),
             None => "The baseline is not drawn: it is a summary (figures only) or lacks this \
                      device."
                 .to_string(),
