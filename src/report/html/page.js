@@ -191,6 +191,7 @@
   Chart.prototype.draw = function () {
     var self = this, d = this.d, s = this.svg, xs = this.xs;
     while (s.firstChild) { s.removeChild(s.firstChild); }
+    s.setAttribute('data-domain', this.dom[0] + ' ' + this.dom[1]);
     var i0 = Math.max(0, lowerBound(xs, this.dom[0]) - 1);
     var i1 = Math.min(xs.length, lowerBound(xs, this.dom[1]) + 1);
     var ymax = 1;
