@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::html::XAxis;
+use crate::report::x_axis::XAxis;
 
 use crate::analysis::Window;
 use crate::commands::check::{CheckOptions, GithubEnv};

@@ -20,6 +20,7 @@ pub mod phases;
 pub mod profile;
 pub(crate) mod rules;
 pub(crate) mod terminal;
+pub mod x_axis;
 
 use crate::analysis::DeviceReport;
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};

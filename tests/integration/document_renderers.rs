@@ -350,7 +350,7 @@ fn html_page_escapes_names_and_draws_each_device_from_its_timeline() {
         ],
         ..Timeline::default()
     };
-    let page = html::render(&doc, &[vec![timeline]]);
+    let page = html::render(&doc, &[vec![timeline]], html::XAxis::Auto);
     assert!(!page.contains('\u{1b}') && !page.contains("<b>"), "{page}");
     assert!(
         page.contains("evil\\n::error::forged\\u{1b}[31m &lt;b&gt;&amp;"),

@@ -11,11 +11,11 @@ use std::fmt::Write as _;
 use super::{chart, data, device_heading, foot, head, peaks_table, Section};
 use crate::analysis::{DeviceReport, Timeline};
 use crate::compare::{CheckId, DeviceVerdict, SnapshotVerdict, Status, Verdict};
-use crate::vocab::{Figure, Unit};
 use crate::report::escape::html as escape;
 use crate::report::exporter::Charted;
 use crate::report::finding::{self, value};
 use crate::units::{ByteDelta, Bytes};
+use crate::vocab::{Figure, Unit};
 
 impl<'a> Charted<'a> {
     fn device(&self, id: u32) -> Option<(&'a DeviceReport, &'a Timeline)> {
@@ -282,7 +282,12 @@ pub fn render_check<'a>(
     out
 }
 
-type Case<'v> = (usize, &'v str, &'v SnapshotVerdict, Option<&'v DeviceVerdict>);
+type Case<'v> = (
+    usize,
+    &'v str,
+    &'v SnapshotVerdict,
+    Option<&'v DeviceVerdict>,
+);
 
 /// The table at the top: every target, snapshot and device with its
 /// verdict, failures first, each linking to its section.
@@ -295,10 +300,7 @@ fn summary(out: &mut String, cases: &[Case<'_>], status: &dyn Fn(&Case<'_>) -> S
     for (n, c) in cases.iter().enumerate() {
         let (_, target, s, d) = *c;
         let failed = d.map_or(0, |d| {
-            d.checks
-                .iter()
-                .filter(|c| c.status == Status::Fail)
-                .count()
+            d.checks.iter().filter(|c| c.status == Status::Fail).count()
         });
         let _ = writeln!(
             out,

@@ -22,29 +22,7 @@ pub(super) struct PageData<'a> {
     pub(super) devices: Vec<DeviceData<'a>>,
 }
 
-/// The x axis a page's charts open on (`--x`); the page has a control to
-/// switch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum XAxis {
-    /// Entries when the rise to the allocated peak takes under 1% of the
-    /// time axis (a compiled run), else time.
-    #[default]
-    Auto,
-    /// Trace entries applied (allocation order).
-    Entries,
-    /// Seconds since the first timed entry (entries where time is unusable).
-    Time,
-}
-
-impl XAxis {
-    pub(super) fn id(self) -> &'static str {
-        match self {
-            XAxis::Auto => "auto",
-            XAxis::Entries => "entries",
-            XAxis::Time => "time",
-        }
-    }
-}
+pub use crate::report::x_axis::XAxis;
 
 /// `auto` takes entries when the rise to the allocated peak is shorter than
 /// this share of the time axis.
@@ -361,8 +339,12 @@ impl<'a> DeviceData<'a> {
     pub(super) fn baseline_alignment(&self) -> Option<String> {
         let b = self.baseline.as_ref()?;
         let how = |aligned: &str| match aligned {
-            "iteration" => "its iterations stretched onto this run's (iteration k over iteration k)",
-            "phase" => "its phases stretched onto this run's (the n-th span of a phase over the n-th)",
+            "iteration" => {
+                "its iterations stretched onto this run's (iteration k over iteration k)"
+            }
+            "phase" => {
+                "its phases stretched onto this run's (the n-th span of a phase over the n-th)"
+            }
             "iteration and phase" => {
                 "its iterations and phases stretched onto this run's (iteration k over \
                  iteration k, the n-th span of a phase over the n-th)"
@@ -394,8 +376,13 @@ impl<'a> DeviceData<'a> {
         }
         let axis = Axis::of(base);
         let (time, aligned) = place(base, &axis, &self.bands, false, self.x.last().copied());
-        let (e, aligned_entries) =
-            place(base, &ENTRIES, &self.bands, true, self.entry.last().map(|&e| e + 1));
+        let (e, aligned_entries) = place(
+            base,
+            &ENTRIES,
+            &self.bands,
+            true,
+            self.entry.last().map(|&e| e + 1),
+        );
         self.baseline = Some(Overlay {
             snapshot: path,
             aligned,
@@ -468,10 +455,10 @@ fn place(
 /// lowest sample before the peak and the peak) to the peak, over the span
 /// of the samples' times. `None` without a peak above the start.
 pub(crate) fn rise_share(t: &Timeline) -> Option<f64> {
-    let peak = t
-        .moments
-        .iter()
-        .find(|m| m.kinds.contains(&MomentKind::Peak(crate::vocab::Figure::AllocatedPeak)))?;
+    let peak = t.moments.iter().find(|m| {
+        m.kinds
+            .contains(&MomentKind::Peak(crate::vocab::Figure::AllocatedPeak))
+    })?;
     let at = peak.entry?;
     let peak_time = peak.time_us?;
     let total = |p: &crate::analysis::TimelinePoint| p.bytes.iter().sum::<u64>();

@@ -313,10 +313,20 @@ mod tests {
             Some("…/dist-packages/a.py:1 b (…/site-packages/c.py:2)")
         );
         assert_eq!(fold_packages("train.py:3"), None);
-        assert_eq!(fold_packages("site-packages/a.py"), None, "nothing before it");
+        assert_eq!(
+            fold_packages("site-packages/a.py"),
+            None,
+            "nothing before it"
+        );
         let html = folded_path("f (/v/site-packages/<b>.py:1)");
-        assert!(html.contains("title=\"f (/v/site-packages/&lt;b&gt;.py:1)\""), "{html}");
-        assert!(html.contains(">f (…/site-packages/&lt;b&gt;.py:1)<"), "{html}");
+        assert!(
+            html.contains("title=\"f (/v/site-packages/&lt;b&gt;.py:1)\""),
+            "{html}"
+        );
+        assert!(
+            html.contains(">f (…/site-packages/&lt;b&gt;.py:1)<"),
+            "{html}"
+        );
     }
 
     #[test]

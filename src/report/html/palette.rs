@@ -86,7 +86,10 @@ mod tests {
         let plain = colours(&["parameter", "activation", "unknown"]);
         let custom = colours(&["hccl", "expert", "parameter", "x", "activation", "unknown"]);
         assert_eq!(plain, ["#4e79a7", "#e15759", "#bab0ac"]);
-        assert_eq!([&custom[2], &custom[4], &custom[5]], [&plain[0], &plain[1], &plain[2]]);
+        assert_eq!(
+            [&custom[2], &custom[4], &custom[5]],
+            [&plain[0], &plain[1], &plain[2]]
+        );
     }
 
     #[test]
