@@ -31,7 +31,7 @@ pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
-pub use timeline::{Band, Moment, MomentKind, Timeline, TimelinePoint};
+pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
@@ -317,6 +317,7 @@ fn device_analysis(
             }
         }),
     };
+    let fine = std::mem::take(&mut r.timeline_fine);
     let timeline = r.timeline.take().map(|points| {
         let bands = structure
             .as_ref()
@@ -328,6 +329,7 @@ fn device_analysis(
             moments: moments(snap, trace, &r, &report, &bands),
             bands,
             origin_time_us: trace.iter().find_map(|e| e.time()),
+            fine,
             window: report.window.as_ref().map(|w| {
                 let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
                 timeline::Band {

@@ -489,6 +489,18 @@ def steps_checks(expected: dict, report: list[str]):
             seen = min(readout(b, 0, at + dx, y)["allocated"] for dx in range(-30, 31))
             if seen >= peak / 2:
                 out.append(f"zoomed onto a dip, the pointer reads {seen} at least, want < {peak / 2}")
+            # Zoomed in, the finer level draws more samples than the areas.
+            n = b.js("""(() => {
+                const svg = document.querySelector('.chart svg');
+                const fine = svg.querySelector('polyline.fine');
+                const area = svg.querySelector('polygon');
+                return [fine ? fine.getAttribute('points').trim().split(' ').length : 0,
+                        area ? area.getAttribute('points').trim().split(' ').length / 2 : 0];
+            })()""")
+            report.append(f"stepped trace zoomed in: {n[0]} finer samples drawn, {n[1]:.0f} "
+                          f"category samples")
+            if n[0] <= n[1]:
+                out.append(f"zoomed in, the finer level draws {n[0]} samples, the areas {n[1]}")
             b.js("document.querySelectorAll('.chart')[0].querySelector('.tools button').click()")
         # The Peaks table places the peak in its iteration and phase.
         step = next(k for k, (a, z) in enumerate(e["steps"]) if a <= e["peak-entry"] <= z)

@@ -326,6 +326,7 @@ fn diff_text_with_top_zero_does_not_claim_no_change() {
 fn html_page_escapes_names_and_draws_each_device_from_its_timeline() {
     let doc = ProfileDocument::new(analysed());
     let timeline = Timeline {
+        fine: Vec::new(),
         device: 0,
         categories: vec!["parameter".into(), "activation".into(), HOSTILE.into()],
         points: vec![

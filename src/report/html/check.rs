@@ -278,9 +278,17 @@ pub fn render_check<'a>(
             out.push_str("</section>\n");
         }
     }
+    // The finer zoom level costs about three times the samples: a page of
+    // many charts goes without it.
+    if page.devices.len() > FINE_CHARTS {
+        page.devices.iter_mut().for_each(data::DeviceData::drop_fine);
+    }
     foot(&mut out, &page);
     out
 }
+
+/// Most charts a check page draws with their finer zoom level.
+const FINE_CHARTS: usize = 16;
 
 type Case<'v> = (
     usize,

@@ -56,9 +56,21 @@ pub(super) struct DeviceData<'a> {
     /// The baseline's totals on the same axis (`diff --html`).
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<Overlay<'a>>,
+    /// The finer level of allocated totals, drawn when zoomed in (absent
+    /// where the samples hold every entry already).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fine: Option<Fine>,
     /// Budget lines (`check --html`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) budgets: Vec<BudgetLine>,
+}
+
+/// The finer level: x on both axes and the allocated total.
+#[derive(Serialize)]
+struct Fine {
+    x: Vec<i64>,
+    e: Vec<i64>,
+    v: Vec<u64>,
 }
 
 /// A budget drawn as a horizontal line, with the headroom in its label.
@@ -330,8 +342,22 @@ impl<'a> DeviceData<'a> {
             moments,
             lines: lines.lines,
             baseline: None,
+            fine: (t.fine.len() > t.points.len()).then(|| Fine {
+                x: t.fine
+                    .iter()
+                    .map(|p| axis.x(Some(p.entry), p.time_us))
+                    .collect(),
+                e: t.fine.iter().map(|p| ENTRIES.x(Some(p.entry), None)).collect(),
+                v: t.fine.iter().map(|p| p.allocated).collect(),
+            }),
             budgets: Vec::new(),
         }
+    }
+
+    /// The chart without its finer level (a page of many charts keeps
+    /// within its size budget).
+    pub(super) fn drop_fine(&mut self) {
+        self.fine = None;
     }
 
     /// How the baseline drawn over the chart was placed, in words for the

@@ -105,6 +105,7 @@
     this.mx = function (m) { return e ? m.e : m.x; };
     this.ox = function (m) { return e ? m.entry + 1 : m.x; };
     this.blx = d.baseline ? (e ? d.baseline.e : d.baseline.x) : null;
+    this.fx = d.fine ? (e ? d.fine.e : d.fine.x) : null;
     var last = this.xs.length ? this.xs[this.xs.length - 1] : 1;
     if (this.blx && this.blx.length) { last = Math.max(last, this.blx[this.blx.length - 1]); }
     this.full = [0, Math.max(last, 1)];
@@ -121,6 +122,10 @@
       b.setAttribute('aria-pressed', String(b.getAttribute('data-x') === mode));
     }
     if (!first) { this.draw(); }
+  };
+  // Zoomed in far enough for the finer level to add detail.
+  Chart.prototype.fineOn = function () {
+    return !!this.fx && this.dom[1] - this.dom[0] < (this.full[1] - this.full[0]) * 0.75;
   };
   Chart.prototype.xText = function (x) {
     return this.mode === 's' ? seconds(x) : 'entry ' + x;
@@ -171,7 +176,8 @@
       svg('rect', {width: 10, height: 10, fill: c.color}, sw);
       tag('span', c.name, s, 'name');
     });
-    tag('span', 'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
+    tag('span', (d.fine ? 'zoomed in, a thin line draws the allocated total in finer detail · ' : '') +
+      'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
       (d.baseline ? ' · baseline: grey line allocated, dotted reserved' : ''), legend);
     this.table = tag('div', null, this.host);
     reset.addEventListener('click', function () { self.dom = self.full.slice(); self.draw(); });
@@ -318,6 +324,15 @@
       line.push(this.sx(xs[k]).toFixed(1) + ',' + this.sy(d.reserved[k]).toFixed(1));
     }
     if (line.length) { svg('polyline', {'class': 'reserved', points: line.join(' ')}, g); }
+    if (this.fineOn()) {
+      var fx = this.fx, fv = d.fine.v, fine = [];
+      var f0 = Math.max(0, lowerBound(fx, this.dom[0]) - 1), f1 = Math.min(fx.length, lowerBound(fx, this.dom[1]) + 1);
+      for (var f = f0; f < f1; f++) { fine.push(this.sx(fx[f]).toFixed(1) + ',' + this.sy(fv[f]).toFixed(1)); }
+      if (fine.length) {
+        var fl = svg('polyline', {'class': 'fine', points: fine.join(' ')}, g);
+        svg('title', {}, fl).textContent = 'allocated, finer detail (' + (f1 - f0) + ' samples in view)';
+      }
+    }
     var bl = d.baseline, blx = this.blx;
     if (!bl) { return; }
     var b0 = Math.max(0, lowerBound(blx, this.dom[0]) - 1), b1 = Math.min(blx.length, lowerBound(blx, this.dom[1]) + 1);
@@ -389,12 +404,29 @@
     lines.push((label ? label + ' · ' : '') + (d.axis === 's' ? seconds(d.x[i]) + ' · ' : '') +
       (d.entry[i] >= 0 ? 'after entry ' + d.entry[i] : 'before the first entry') +
       ' · allocated ' + exact(t) + ' · reserved ' + bytes(d.reserved[i]));
-    var lo = t, hi = t;
+    var lo = t, hi = t, entry = d.entry[i];
     if (px !== undefined) {
-      var a = lowerBound(this.xs, this.ix(px - 0.5)), b = lowerBound(this.xs, this.ix(px + 0.5));
+      var a = lowerBound(this.xs, this.ix(px - 0.5)), b = lowerBound(this.xs, this.ix(px + 0.5)), n = b - a;
       for (var j = a; j < b; j++) { var v = total(d, j); lo = Math.min(lo, v); hi = Math.max(hi, v); }
-      if (b - a > 1) {
-        lines[0] += ' · this pixel: ' + (b - a) + ' samples, lowest ' + exact(lo) + ', highest ' + bytes(hi);
+      if (this.fineOn()) {
+        // The finer level's samples under the pointer, and its nearest
+        // one when nearer than the nearest sample.
+        var fx = this.fx, x = this.ix(px), fa = lowerBound(fx, this.ix(px - 0.5)), fb = lowerBound(fx, this.ix(px + 0.5));
+        for (var f = fa; f < fb; f++) { lo = Math.min(lo, d.fine.v[f]); hi = Math.max(hi, d.fine.v[f]); }
+        n += fb - fa;
+        var fj = Math.min(lowerBound(fx, x), fx.length - 1);
+        if (fj > 0 && x - fx[fj - 1] < fx[fj] - x) { fj--; }
+        if (Math.abs(fx[fj] - x) < Math.abs(this.xs[i] - x)) {
+          t = d.fine.v[fj];
+          entry = d.fine.e[fj] - 1;
+          lines[0] = (d.axis === 's' ? seconds(d.fine.x[fj]) + ' · ' : '') + 'after entry ' + entry +
+            ' · allocated ' + exact(t) + ' (finer detail; categories and reserved at the nearest sample, ' +
+            (d.entry[i] >= 0 ? 'after entry ' + d.entry[i] : 'before the first entry') + ')';
+          lo = Math.min(lo, t); hi = Math.max(hi, t);
+        }
+      }
+      if (n > 1) {
+        lines[0] += ' · this pixel: ' + n + ' samples, lowest ' + exact(lo) + ', highest ' + bytes(hi);
       }
     }
     lines.push(d.cats.map(function (c) { return c.name + ' ' + bytes(c.bytes[i]); }).join(' · '));
@@ -408,7 +440,7 @@
     this.readout.setAttribute('data-allocated', String(t));
     this.readout.setAttribute('data-low', String(lo));
     this.readout.setAttribute('data-high', String(hi));
-    this.readout.setAttribute('data-entry', String(d.entry[i]));
+    this.readout.setAttribute('data-entry', String(entry));
     var x = this.sx(this.xs[i]);
     this.hoverLine.setAttribute('x1', x);
     this.hoverLine.setAttribute('x2', x);
