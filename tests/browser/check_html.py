@@ -567,6 +567,19 @@ def check_page_checks(b: Browser, work: Path) -> list[str]:
     names = re.findall(r'^name\s*=\s*"([^"]+)"', config, re.M)
     if not names or set(names) - set(got["targets"]):
         out.append(f"targets {names} not all in the summary table {got['targets']}")
+    # The allocated-peak budget (208 MiB in the file) drawn on every chart,
+    # its headroom the budget less the chart's allocated-peak marker.
+    budget = 208 << 20
+    assert f'allocated-peak = "{budget >> 20} MiB"' in config
+    lines = b.js("""Array.from(document.querySelectorAll('.chart')).map(c => {
+        const l = c.querySelector('.budget[data-check="allocated-peak"]');
+        const m = c.querySelector('[data-figure="allocated-peak"]');
+        return l && [+l.dataset.bytes, +l.dataset.headroom, +m.dataset.bytes, l.textContent];
+    })""")
+    for k, l in enumerate(lines):
+        if l is None or l[0] != budget or l[1] != budget - l[2] or \
+                ("over by" if l[1] < 0 else "headroom") not in l[3]:
+            out.append(f"chart {k}: allocated-peak budget line {l}, want {budget} with its headroom")
     return out
 
 

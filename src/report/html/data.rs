@@ -591,6 +591,7 @@ fn map_through(knots: &[(i64, i64)], x: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::TimelinePoint;
 
     fn span(iteration: bool, name: &str, x0: i64, x1: i64) -> Span<'_> {
         Span {
@@ -599,6 +600,71 @@ mod tests {
             x0,
             x1,
         }
+    }
+
+    fn point(entry: Option<u64>, time_us: Option<i64>, bytes: u64) -> TimelinePoint {
+        TimelinePoint {
+            entry,
+            time_us,
+            bytes: vec![bytes],
+            reserved: 0,
+        }
+    }
+
+    /// A run of 100 s at 1 GiB, then a rise to 9 GiB: from 2 GiB at
+    /// +99.96 s over 5 GiB (half: 1 + 8 / 2) at +99.98 s to the peak at
+    /// +100 s.
+    fn compiled() -> Timeline {
+        const G: u64 = 1 << 30;
+        let s = 1_000_000;
+        Timeline {
+            categories: vec!["a".into()],
+            points: vec![
+                point(None, None, 0),
+                point(Some(0), Some(7 * s), G),
+                point(Some(500), Some(7 * s + 99_960_000), 2 * G),
+                point(Some(600), Some(7 * s + 99_980_000), 6 * G),
+                point(Some(700), Some(7 * s + 100_000_000), 9 * G),
+            ],
+            moments: vec![crate::analysis::Moment {
+                kinds: vec![MomentKind::Peak(crate::vocab::Figure::AllocatedPeak)],
+                entry: Some(700),
+                time_us: Some(7 * s + 100_000_000),
+                allocated: 9 * G,
+                stacks: Vec::new(),
+            }],
+            origin_time_us: Some(7 * s),
+            ..Timeline::default()
+        }
+    }
+
+    #[test]
+    fn the_rise_runs_from_the_last_sample_below_half_to_the_peak() {
+        // The lowest before the peak is the empty start (0), so half is
+        // 4.5 GiB: the last sample below it is 2 GiB at +99.96 s; the rise
+        // is 0.04 s of 100 s.
+        let share = rise_share(&compiled()).unwrap();
+        assert!((share - 0.0004).abs() < 1e-9, "{share}");
+        assert!(share < RISE_SHARE);
+        let mut slow = compiled();
+        slow.points[2].time_us = Some(7_000_000 + 50_000_000);
+        let share = rise_share(&slow).unwrap();
+        assert!((share - 0.5).abs() < 1e-9, "{share}");
+        slow.moments.clear();
+        assert_eq!(rise_share(&slow), None, "no allocated peak, no rise");
+    }
+
+    #[test]
+    fn a_baseline_of_another_length_is_stretched_from_its_own_extent() {
+        // BASE runs 0..100 s on entries 0..700; NEW is 1 s long on 50 entries.
+        let base = compiled();
+        let (x, how) = place(&base, &Axis::of(&base), &[], false, Some(1_000_000));
+        assert_eq!(how, "extent");
+        assert_eq!(x, [0, 0, 999_600, 999_800, 1_000_000]);
+        let (e, how) = place(&base, &ENTRIES, &[], true, Some(50));
+        assert_eq!(how, "extent");
+        // Entries 0, 500, 600, 700 are at x 1, 501, 601, 701 of 701.
+        assert_eq!(e, [0, 0, 35, 42, 50]);
     }
 
     #[test]
