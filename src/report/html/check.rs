@@ -281,7 +281,9 @@ pub fn render_check<'a>(
     // The finer zoom level costs about three times the samples: a page of
     // many charts goes without it.
     if page.devices.len() > FINE_CHARTS {
-        page.devices.iter_mut().for_each(data::DeviceData::drop_fine);
+        page.devices
+            .iter_mut()
+            .for_each(data::DeviceData::drop_fine);
     }
     foot(&mut out, &page);
     out

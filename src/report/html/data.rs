@@ -347,7 +347,10 @@ impl<'a> DeviceData<'a> {
                     .iter()
                     .map(|p| axis.x(Some(p.entry), p.time_us))
                     .collect(),
-                e: t.fine.iter().map(|p| ENTRIES.x(Some(p.entry), None)).collect(),
+                e: t.fine
+                    .iter()
+                    .map(|p| ENTRIES.x(Some(p.entry), None))
+                    .collect(),
                 v: t.fine.iter().map(|p| p.allocated).collect(),
             }),
             budgets: Vec::new(),
