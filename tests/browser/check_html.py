@@ -378,6 +378,9 @@ def polish(b: Browser) -> list[str]:
                 Node.DOCUMENT_POSITION_FOLLOWING)).length,
             labels: Array.from(svg.querySelectorAll('.band text')).map(t =>
                 [t.textContent, t.parentNode.querySelector('title').textContent]),
+            phases: Array.from(svg.querySelectorAll('.band')).map(b =>
+                [b.querySelector('title').textContent, b.querySelector('rect').getAttribute('fill')])
+                .filter(p => p[0].startsWith('phase ')),
         };
     })""")
     out = []
@@ -385,6 +388,12 @@ def polish(b: Browser) -> list[str]:
         for what in ("fills", "swatches"):
             if len(set(c[what])) != len(c[what]):
                 out.append(f"chart {k}: a colour repeats among the {what}: {c[what]}")
+        colour = {}
+        for phase, fill in c["phases"]:
+            colour.setdefault(phase, set()).add(fill)
+        fills = [f for fs in colour.values() for f in fs]
+        if any(len(fs) != 1 for fs in colour.values()) or len(set(fills)) != len(fills):
+            out.append(f"chart {k}: phase colours are not one per name, distinct: {colour}")
         if c["clipped"]:
             out.append(f"chart {k}: {c['clipped']} marker(s) inside a clip path")
         if c["gridUnder"]:

@@ -270,10 +270,22 @@
     });
   };
 
+  // A phase's colour, by its name: the palette, then hues 47° apart (a
+  // name keeps its colour on every span; no two names share one).
+  Chart.prototype.phaseColour = function (name) {
+    if (!this.phaseNames) {
+      var names = this.phaseNames = Object.create(null), n = 0;
+      this.d.bands.forEach(function (b) {
+        if (!b.iteration && !(b.name in names)) { names[b.name] = n++; }
+      });
+    }
+    var k = this.phaseNames[name];
+    return k < PALETTE.length ? PALETTE[k] : 'hsl(' + (k * 47 % 360) + ',55%,' + [62, 45, 75, 35][Math.floor(k / 360) % 4] + '%)';
+  };
+
   Chart.prototype.drawBands = function (g) {
-    var self = this, d = this.d, k = 0;
+    var self = this, d = this.d;
     d.bands.forEach(function (b) {
-      if (!b.iteration) { k++; }
       var r = self.bx(b);
       if (r[1] < self.dom[0] || r[0] > self.dom[1]) { return; }
       var x0 = Math.max(self.sx(r[0]), L - 1), x1 = Math.min(Math.max(self.sx(r[1]), x0 + 1), W - R + 1);
@@ -283,7 +295,7 @@
           fill: (Number(b.name) % 2) ? '#f4f4f4' : '#fafafa'}, band);
         svg('title', {}, band).textContent = 'iteration ' + b.name;
       } else {
-        var c = PALETTE[(k - 1) % PALETTE.length];
+        var c = self.phaseColour(b.name);
         var y = T - 30 + 10 * b.row;
         svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: c, 'fill-opacity': 0.55}, band);
         svg('title', {}, band).textContent = 'phase ' + b.name;
