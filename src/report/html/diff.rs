@@ -84,7 +84,7 @@ fn deltas(out: &mut String, dd: &DiffDevice) {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&s.site),
+            super::folded_path(&s.site),
             s.change.id(),
             Bytes(s.base),
             Bytes(s.new),

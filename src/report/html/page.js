@@ -585,8 +585,9 @@
       tag('td', String(st.count), row);
       var cell = tag('td', null, row, 'stack');
       st.lines.forEach(function (l) {
-        var full = d.lines[l], short = fold(full), line = tag('div', short, cell);
-        if (short !== full) { line.title = full; }
+        // Folded, and cut with an ellipsis when too long: the full line on hover.
+        var full = d.lines[l];
+        tag('div', fold(full), cell).title = full;
       });
       if (!st.lines.length) { tag('div', '(no frames recorded)', cell); }
     });
