@@ -8,6 +8,7 @@
 mod check;
 mod data;
 mod diff;
+mod overlay;
 mod palette;
 mod peaks;
 
