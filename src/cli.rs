@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::report::x_axis::XAxis;
+
 use crate::analysis::Window;
 use crate::commands::check::{CheckOptions, GithubEnv};
 use crate::commands::{
@@ -324,6 +326,11 @@ pub struct ProfileArgs {
     /// groups.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (a control on the page switches it):
+    /// trace entries (allocation order), time, or auto: entries when the
+    /// rise to the allocated peak takes under 1% of the time axis.
+    #[arg(long = "x", value_enum, value_name = "AXIS", default_value = "auto")]
+    pub x_axis: XAxis,
     /// Print the built-in default rules and exit.
     #[arg(long)]
     pub print_rules: bool,
@@ -358,6 +365,7 @@ impl ProfileArgs {
             categories: self.categories.inline.categories.clone(),
             group_by: self.group_by.into(),
             html: self.html.clone(),
+            x_axis: self.x_axis,
             print_rules: self.print_rules,
             top: self.top,
             window: self.within.window.clone(),
@@ -387,6 +395,11 @@ pub struct DiffArgs {
     /// drawn over it on the same axis, and the deltas.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (a control on the page switches it):
+    /// trace entries (allocation order), time, or auto: entries when the
+    /// rise to the allocated peak takes under 1% of the time axis.
+    #[arg(long = "x", value_enum, value_name = "AXIS", default_value = "auto")]
+    pub x_axis: XAxis,
 }
 
 impl DiffArgs {
@@ -400,6 +413,7 @@ impl DiffArgs {
             top: self.top,
             window: self.window.clone(),
             html: self.html.clone(),
+            x_axis: self.x_axis,
         }
     }
 }
@@ -505,6 +519,12 @@ pub struct CheckArgs {
     /// baseline's drawn over it, and the deltas.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (a control on the page switches it):
+    /// trace entries (allocation order), time, or auto: entries when the
+    /// rise to the allocated peak takes under 1% of the time axis.
+    #[arg(long = "x", value_enum, value_name = "AXIS", default_value = "auto")]
+    pub x_axis: XAxis,
+
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -642,6 +662,7 @@ impl CheckArgs {
             json: self.json.clone(),
             metrics: self.metrics.clone(),
             html: self.html.clone(),
+            x_axis: self.x_axis,
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,

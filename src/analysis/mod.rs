@@ -36,7 +36,7 @@ pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
-pub use timeline::{Band, Moment, MomentKind, Timeline, TimelinePoint};
+pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
@@ -326,6 +326,7 @@ fn device_analysis(
             snap.allocator_settings.as_ref(),
         )),
     };
+    let fine = std::mem::take(&mut r.timeline_fine);
     let timeline = r.timeline.take().map(|points| {
         let bands = structure
             .as_ref()
@@ -337,6 +338,7 @@ fn device_analysis(
             moments: moments(snap, trace, &r, &report, &bands),
             bands,
             origin_time_us: trace.iter().find_map(|e| e.time()),
+            fine,
             window: report.window.as_ref().map(|w| {
                 let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
                 timeline::Band {
@@ -650,9 +652,9 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
     out
 }
 
-/// Allocated bytes per category over the trace of `device`, at most about
-/// `max_points` samples: each bucket of entries keeps its highest moment,
-/// so peaks survive the downsampling. To get the timelines together with
+/// Allocated bytes per category over the trace of `device`, in about
+/// `max_points` buckets of entries: each keeps its lowest and its highest
+/// moment, so peaks and the dips between them survive the downsampling. To get the timelines together with
 /// the rest of the analysis from one replay, use
 /// [`analyze_with_timelines`].
 pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {

@@ -37,6 +37,8 @@ pub(crate) struct DeviceReplay {
     pub(crate) time_backwards: usize,
     /// The downsampled category timeline, when the replay was asked for one.
     pub(crate) timeline: Option<Vec<TimelinePoint>>,
+    /// The timeline's finer level of allocated totals (`timeline::FINE`).
+    pub(crate) timeline_fine: Vec<super::timeline::FinePoint>,
     /// The state after every entry, when the replay was asked for it.
     pub(crate) curves: Option<Curves>,
     /// Every `oom` entry (inside the window, when there is one) and the
@@ -246,10 +248,13 @@ impl Replayer {
         let end_reserved: i128 = segments.iter().map(|s| i128::from(s.total_size)).sum();
         let start_reserved = end_reserved - state.reserved;
         let Observers {
-            sampler,
+            mut sampler,
             mut curves,
             edges,
         } = observers;
+        let timeline_fine = sampler
+            .as_mut()
+            .map_or_else(Vec::new, |s| s.take_fine(initial));
         if let Some(c) = &mut curves {
             c.shift(initial);
         }
@@ -283,6 +288,7 @@ impl Replayer {
             cat_peaks: shifted(&pre_cats, &peaks.cat_peaks),
             time_backwards: counts.time_backwards,
             timeline: sampler.map(|s| s.finish(&pre_cats, start_reserved)),
+            timeline_fine,
             curves,
             ooms: oom_at
                 .into_iter()

@@ -287,12 +287,15 @@ proptest! {
         }
 
         // The timeline: per bucket, the first entry with the bucket's highest
-        // total, and the first entry reaching each peak above the start.
+        // total and the first with its lowest, and the first entry reaching
+        // each peak above the start.
         let bucket = trace.len().div_ceil(points).max(1);
         let mut entries: Vec<usize> = Vec::new();
         for (b, chunk) in m.states[1..].chunks(bucket).enumerate() {
             let best = chunk.iter().map(|s| s.allocated).max().unwrap();
+            let low = chunk.iter().map(|s| s.allocated).min().unwrap();
             entries.push(b * bucket + chunk.iter().position(|s| s.allocated == best).unwrap());
+            entries.push(b * bucket + chunk.iter().position(|s| s.allocated == low).unwrap());
         }
         let curves: [fn(&State) -> i128; 3] = [|s| s.allocated, |s| s.dynamic, |s| s.reserved];
         for curve in curves {
@@ -312,6 +315,28 @@ proptest! {
         let mut want = vec![point(None, &m.states[0])];
         want.extend(entries.iter().map(|&i| point(Some(i), &m.states[i + 1])));
         prop_assert_eq!(r.timeline.as_ref(), Some(&want));
+
+        // The finer level: per bucket of `bucket / FINE` entries (none when
+        // the samples' buckets are single entries), the first entry with
+        // the lowest total and the first with the highest, in entry order.
+        let mut fine = Vec::new();
+        if bucket > 1 {
+            let small = bucket.div_ceil(crate::analysis::timeline::FINE);
+            for (b, chunk) in m.states[1..].chunks(small).enumerate() {
+                let at = |v: i128| b * small + chunk.iter().position(|s| s.allocated == v).unwrap();
+                let lo = at(chunk.iter().map(|s| s.allocated).min().unwrap());
+                let hi = at(chunk.iter().map(|s| s.allocated).max().unwrap());
+                let mut both = vec![lo, hi];
+                both.sort_unstable();
+                both.dedup();
+                fine.extend(both.into_iter().map(|i| crate::analysis::FinePoint {
+                    entry: i as u64,
+                    time_us: trace[i].time(),
+                    allocated: m.states[i + 1].allocated.max(0) as u64,
+                }));
+            }
+        }
+        prop_assert_eq!(&r.timeline_fine, &fine);
     }
 }
 

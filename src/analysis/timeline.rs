@@ -23,6 +23,15 @@ pub struct TimelinePoint {
     pub reserved: u64,
 }
 
+/// A sample of the finer level the page draws when zoomed in: the
+/// allocated total only, after entry `entry`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FinePoint {
+    pub entry: u64,
+    pub time_us: Option<i64>,
+    pub allocated: u64,
+}
+
 /// A phase span or an iteration, as a band on the time axis.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Band {
@@ -75,6 +84,9 @@ pub struct Timeline {
     pub moments: Vec<Moment>,
     /// The window the figures are of, when one was given.
     pub window: Option<Band>,
+    /// The allocated total in [`FINE`] times as many buckets as `points`
+    /// (each bucket's low and high), for the page's zoom.
+    pub fine: Vec<FinePoint>,
     /// `time_us` of the device's first timed entry: where seconds count from.
     pub origin_time_us: Option<i64>,
 }
@@ -87,6 +99,38 @@ pub const SAMPLE_MOMENTS: usize = 24;
 pub const PHASE_MOMENTS: usize = 48;
 /// At most this many bands are drawn.
 pub const MAX_BANDS: usize = 2000;
+/// The finer level has this many buckets per bucket of the samples.
+pub const FINE: usize = 8;
+
+/// (relative total, entry, time) of a moment.
+type Seen = (i128, usize, Option<i64>);
+
+/// The finer level: per bucket of entries, its lowest and highest total.
+struct Fine {
+    bucket: usize,
+    low: Option<Seen>,
+    high: Option<Seen>,
+    chosen: Vec<Seen>,
+}
+
+impl Fine {
+    #[inline]
+    fn see(&mut self, i: usize, time_us: Option<i64>, total: i128, len: usize) {
+        if self.high.is_none_or(|(t, ..)| total > t) {
+            self.high = Some((total, i, time_us));
+        }
+        if self.low.is_none_or(|(t, ..)| total < t) {
+            self.low = Some((total, i, time_us));
+        }
+        if (i + 1).is_multiple_of(self.bucket) || i + 1 == len {
+            match (self.low.take(), self.high.take()) {
+                (Some(l), Some(h)) if l.1 == h.1 => self.chosen.push(h),
+                (Some(l), Some(h)) if l.1 < h.1 => self.chosen.extend([l, h]),
+                (l, h) => self.chosen.extend(h.into_iter().chain(l)),
+            }
+        }
+    }
+}
 
 /// A sample the pass has chosen, its bytes still relative to the start.
 struct Chosen {
@@ -105,7 +149,9 @@ pub(crate) enum Pin {
 }
 
 /// Downsamples the replay's category curves as the pass goes: per bucket of
-/// entries, the first entry with the bucket's highest allocated total; and
+/// entries, the first entry with the bucket's highest allocated total and
+/// the first with its lowest (so the dips between steps survive: a bucket
+/// is drawn as its low and its high, in entry order); and
 /// the state at the latest moment each peak was reached ([`Sampler::pin`]),
 /// so the three peaks appear exactly. Values are relative to the start (the
 /// replay learns what was live before recording only at the end);
@@ -117,17 +163,30 @@ pub(crate) struct Sampler {
     /// moment so far.
     best: Option<(i128, usize, Option<i64>, i128)>,
     at_best: Vec<i64>,
+    /// The same of the bucket's lowest moment so far.
+    low: Option<(i128, usize, Option<i64>, i128)>,
+    at_low: Vec<i64>,
     chosen: Vec<Chosen>,
     pins: [Option<Chosen>; 3],
+    fine: Fine,
 }
 
 impl Sampler {
     pub(crate) fn new(trace_len: usize, max_points: usize, ncat: usize) -> Sampler {
+        let bucket = trace_len.div_ceil(max_points.max(1)).max(1);
         Sampler {
-            bucket: trace_len.div_ceil(max_points.max(1)).max(1),
+            fine: Fine {
+                bucket: bucket.div_ceil(FINE),
+                low: None,
+                high: None,
+                chosen: Vec::new(),
+            },
+            bucket,
             len: trace_len,
             best: None,
             at_best: vec![0; ncat],
+            low: None,
+            at_low: vec![0; ncat],
             chosen: Vec::new(),
             pins: [None, None, None],
         }
@@ -148,14 +207,29 @@ impl Sampler {
             self.best = Some((total, i, time_us, reserved));
             self.at_best.copy_from_slice(cats);
         }
+        if self.bucket > 1 {
+            self.fine.see(i, time_us, total, self.len);
+        }
+        if self.low.is_none_or(|(t, ..)| total < t) {
+            self.low = Some((total, i, time_us, reserved));
+            self.at_low.copy_from_slice(cats);
+        }
         if (i + 1).is_multiple_of(self.bucket) || i + 1 == self.len {
-            if let Some((_, entry, time_us, reserved)) = self.best.take() {
-                self.chosen.push(Chosen {
+            let low = self.low.take();
+            let high = self.best.take();
+            let take = |s: Option<(i128, usize, Option<i64>, i128)>, at: &[i64]| {
+                s.map(|(_, entry, time_us, reserved)| Chosen {
                     entry,
                     time_us,
-                    relative: self.at_best.clone(),
+                    relative: at.to_vec(),
                     reserved,
-                });
+                })
+            };
+            let (low, high) = (take(low, &self.at_low), take(high, &self.at_best));
+            match (low, high) {
+                (Some(l), Some(h)) if l.entry == h.entry => self.chosen.push(h),
+                (Some(l), Some(h)) if l.entry < h.entry => self.chosen.extend([l, h]),
+                (l, h) => self.chosen.extend(h.into_iter().chain(l)),
             }
         }
     }
@@ -187,6 +261,20 @@ impl Sampler {
                 })
             }
         }
+    }
+
+    /// The finer level in entry order, `start` (bytes live before
+    /// recording) added; empty where the samples' buckets are single
+    /// entries already.
+    pub(crate) fn take_fine(&mut self, start: i128) -> Vec<FinePoint> {
+        std::mem::take(&mut self.fine.chosen)
+            .into_iter()
+            .map(|(total, entry, time_us)| FinePoint {
+                entry: u64::try_from(entry).unwrap_or(u64::MAX),
+                time_us,
+                allocated: u64::try_from((start + total).max(0)).unwrap_or(u64::MAX),
+            })
+            .collect()
     }
 
     /// The samples in entry order, the state before the first entry first,

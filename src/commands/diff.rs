@@ -29,6 +29,8 @@ pub struct DiffOptions {
     pub window: Option<Window>,
     /// Also write the comparison as a self-contained HTML page here.
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (`--x`).
+    pub x_axis: html::XAxis,
 }
 
 /// One side's device reports, whether it was a summary, and (for the page)
@@ -227,6 +229,7 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
                 devices: &new,
                 timelines: new_t.as_deref(),
             },
+            opts.x_axis,
         );
         if let Err(error) = super::write_report(path, page.as_bytes()) {
             errors.push(

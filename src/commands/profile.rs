@@ -28,6 +28,8 @@ pub struct ProfileOptions {
     /// Figures inside this window only (docs/figures.md#windows).
     pub window: Option<Window>,
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (`--x`).
+    pub x_axis: html::XAxis,
     pub print_rules: bool,
     pub top: usize,
 }
@@ -73,7 +75,9 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
         more.extend(super::write_error(e));
     }
     if let Some(path) = &opts.html {
-        if let Err(error) = super::write_report(path, html::render(&doc, &timelines).as_bytes()) {
+        if let Err(error) =
+            super::write_report(path, html::render(&doc, &timelines, opts.x_axis).as_bytes())
+        {
             more.push(
                 OutputError::Html {
                     path: path.clone(),

@@ -22,6 +22,8 @@ pub(crate) struct Context<'a, 'c> {
     pub(crate) page: Option<&'a str>,
     /// What target `t` analysed of the file `path` (for the page's charts).
     pub(crate) charted: &'a dyn Fn(usize, &str) -> Option<Charted<'c>>,
+    /// The page's x axis at first (`--x`).
+    pub(crate) x_axis: crate::report::x_axis::XAxis,
 }
 
 /// One report format of the verdict.

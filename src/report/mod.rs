@@ -23,6 +23,7 @@ pub(crate) mod ranks;
 pub(crate) mod regression;
 pub(crate) mod rules;
 pub(crate) mod terminal;
+pub mod x_axis;
 
 use crate::analysis::DeviceReport;
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};

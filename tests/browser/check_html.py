@@ -34,6 +34,7 @@ import base64
 import fcntl
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -143,6 +144,10 @@ class Browser:
             params["button"] = "none"
         self.call("Input.dispatchMouseEvent", params, session=True)
 
+    def wheel(self, x: float, y: float, delta: float) -> None:
+        self.call("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y,
+                                               "deltaX": 0, "deltaY": delta}, session=True)
+
     def close(self) -> None:
         try:
             self.call("Browser.close", timeout=5)
@@ -182,6 +187,12 @@ def shown(name: str) -> str:
     return "".join(out)
 
 
+def folded(line: str) -> str:
+    """A stack line as the page shows it: each path's prefix before
+    site-packages/ or dist-packages/ cut to `…/` (the full line in a title)."""
+    return re.sub(r"(^|[ (])[^ (]*?[/\\\\]((?:site|dist)-packages[/\\\\])", r"\1…/\2", line)
+
+
 def innermost(frames: list[str]) -> str | None:
     """The frame a folded stack shows first (src/report/frames.rs)."""
     def python(label: str) -> bool:
@@ -194,9 +205,11 @@ def innermost(frames: list[str]) -> str | None:
 
 
 def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
-               shots: Path, baseline: bool = False, cwd: Path = ROOT) -> list[str]:
+               shots: Path, baseline: bool = False, cwd: Path = ROOT,
+               extras: tuple = ()) -> list[str]:
     """Write a page with `memgate MAKE... --html PAGE` (run in `cwd`) and
-    check it; `baseline`: every chart draws a baseline over it."""
+    check it; `baseline`: every chart draws a baseline over it; `extras`:
+    more checks, each `f(browser, work) -> failures`."""
     page = work / f"{name}.html"
     run_memgate(memgate, *make, "--html", str(page), cwd=cwd)
     failures: list[str] = []
@@ -229,8 +242,9 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
     real = {shown(a): a for a in make if isinstance(a, str)}
     paths = list(dict.fromkeys(c["snapshot"] for c in charts))
     files = [real.get(p, p) for p in paths]
+    window = make[make.index("--window"):make.index("--window") + 2] if "--window" in make else []
     peak = json.loads(run_memgate(memgate, "peak", "--format", "json", "--at", "allocated",
-                                  *files, cwd=cwd)) if paths else {"snapshots": []}
+                                  *window, *files, cwd=cwd)) if paths else {"snapshots": []}
     devices = {(shown(s["path"]), str(d["device"])): d
                for s in peak["snapshots"] for d in s["devices"]}
     if not charts:
@@ -260,6 +274,13 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
             fail(f"{where}: OOM markers {ooms}, JSON {want_ooms}")
         if "allocated-peak" not in got:
             continue
+        # The page opens on the allocated peak's moment, its stacks listed.
+        opened = b.js(f"""(() => {{
+            const t = document.querySelectorAll('.chart')[{k}].querySelector('table.moment');
+            return t && t.querySelector('caption').textContent;
+        }})()""")
+        if not opened or "allocated peak" not in opened:
+            fail(f"{where}: the page does not open on the allocated peak's stacks: {opened!r}")
         # Hover the allocated-peak marker, then click it.
         box = b.js(f"""(() => {{
             const m = document.querySelectorAll('.chart')[{k}]
@@ -282,16 +303,23 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
             const t = document.querySelectorAll('.chart')[{k}].querySelector('table.moment');
             if (!t) return null;
             const row = t.querySelector('tr:nth-of-type(2)');
+            const line = row && row.querySelector('.stack div');
             return row && [row.querySelector('[data-bytes]').dataset.bytes,
-                           row.querySelector('.stack div').textContent];
+                           line.title || line.textContent, line.textContent];
         }})()""")
         stacks = d["stacks-at-moment"]["stacks"]
         if not stacks:
             continue
         want_top = [str(stacks[0]["bytes"]),
                     shown(innermost(stacks[0]["frames"]) or "(no frames recorded)")]
+        if top is not None and top[2] != folded(want_top[1]):
+            fail(f"{where}: the top stack's line shows {top[2]!r}, want {folded(want_top[1])!r}")
+        top = top and top[:2]
         if top != want_top:
             fail(f"{where}: clicking the allocated peak lists {top}, `memgate peak` {want_top}")
+    failures += [f"{name}: {m}" for m in polish(b)]
+    for extra in extras:
+        failures += [f"{name}: {m}" for m in extra(b, work)]
     shot = b.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
                   session=True)
     (shots / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
@@ -306,6 +334,280 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
         elif m == "Network.requestWillBeSent" and p["request"]["url"] != url:
             fail(f"network request: {p['request']['url']}")
     return failures
+
+
+PLOT = """(k) => {
+    const svg = document.querySelectorAll('.chart')[k].querySelector('svg');
+    svg.scrollIntoView({block: 'center'});
+    const r = svg.getBoundingClientRect(), s = r.width / 960;
+    return {left: r.left + 78 * s, width: (960 - 78 - 18) * s, top: r.top + 34 * s,
+            bottom: r.top + (360 - 42) * s, axis: svg.dataset.axis};
+}"""
+
+
+def plot(b: Browser, k: int) -> dict:
+    """Chart k's plot area on the screen (the page's viewBox margins)."""
+    return b.js(f"({PLOT})({k})")
+
+
+def readout(b: Browser, k: int, x: float, y: float) -> dict:
+    """Hover (x, y) and read chart k's readout."""
+    b.mouse("mouseMoved", x, y)
+    return b.js(f"""(() => {{
+        const r = document.querySelectorAll('.chart')[{k}].querySelector('.readout');
+        return {{allocated: +r.dataset.allocated, low: +r.dataset.low, high: +r.dataset.high,
+                 text: r.textContent}};
+    }})()""")
+
+
+def polish(b: Browser) -> list[str]:
+    """Checks of every page: no colour repeats within a chart (areas and the
+    category table's swatches), markers are not clipped, grid lines are drawn
+    over the bands, a cut band label ends in an ellipsis."""
+    got = b.js("""Array.from(document.querySelectorAll('.chart')).map(c => {
+        const svg = c.querySelector('svg');
+        const bands = Array.from(svg.querySelectorAll('.band'));
+        const grid = svg.querySelector('.gridlines');
+        return {
+            fills: Array.from(svg.querySelectorAll('polygon')).map(p => p.getAttribute('fill')),
+            swatches: Array.from(c.closest('section').querySelectorAll('table svg.sw rect'))
+                .map(r => r.getAttribute('fill')),
+            clipped: Array.from(svg.querySelectorAll('[data-figure]'))
+                .filter(m => m.closest('[clip-path]')).length,
+            gridUnder: bands.filter(b => grid && (grid.compareDocumentPosition(b) &
+                Node.DOCUMENT_POSITION_FOLLOWING)).length,
+            labels: Array.from(svg.querySelectorAll('.band text')).map(t =>
+                [t.textContent, t.parentNode.querySelector('title').textContent]),
+            phases: Array.from(svg.querySelectorAll('.band')).map(b =>
+                [b.querySelector('title').textContent, b.querySelector('rect').getAttribute('fill')])
+                .filter(p => p[0].startsWith('phase ')),
+        };
+    })""")
+    out = []
+    for k, c in enumerate(got):
+        for what in ("fills", "swatches"):
+            if len(set(c[what])) != len(c[what]):
+                out.append(f"chart {k}: a colour repeats among the {what}: {c[what]}")
+        colour = {}
+        for phase, fill in c["phases"]:
+            colour.setdefault(phase, set()).add(fill)
+        fills = [f for fs in colour.values() for f in fs]
+        if any(len(fs) != 1 for fs in colour.values()) or len(set(fills)) != len(fills):
+            out.append(f"chart {k}: phase colours are not one per name, distinct: {colour}")
+        if c["clipped"]:
+            out.append(f"chart {k}: {c['clipped']} marker(s) inside a clip path")
+        if c["gridUnder"]:
+            out.append(f"chart {k}: {c['gridUnder']} band(s) drawn over the grid lines")
+        for text, title in c["labels"]:
+            full = title.removeprefix("phase ")
+            if text != full and not (text.endswith("…") and full.startswith(text[:-1])):
+                out.append(f"chart {k}: band label {text!r} is a cut of {full!r} without an ellipsis")
+    return out
+
+
+def rise_distance(b: Browser, k: int, expected: dict) -> tuple[float, int]:
+    """Chart k: from the allocated-peak marker leftwards, pixel by pixel, to the
+    first pixel holding a sample below half of the peak (halfway between the
+    lowest value before the peak and the peak, from the generator): that
+    distance as a share of the plot's width; and the bytes read hovering the
+    marker."""
+    p = plot(b, k)
+    mark = b.js(f"""(() => {{
+        const m = document.querySelectorAll('.chart')[{k}].querySelector('[data-figure="allocated-peak"]');
+        const r = m.getBoundingClientRect();
+        return [r.left + r.width / 2, r.top + r.height / 2];
+    }})()""")
+    at_mark = readout(b, k, mark[0], mark[1])["allocated"]
+    low, peak = expected["lowest-before-peak"], expected["allocated-peak"]
+    half = low + (peak - low) / 2
+    y = (p["top"] + p["bottom"]) / 2
+    x = mark[0]
+    while x > p["left"]:
+        r = readout(b, k, x, y)
+        if r["low"] < half:
+            break
+        x -= 1
+    return (mark[0] - x) / p["width"], at_mark
+
+
+def compiled_checks(expected: dict, report: list[str]):
+    """The compiled trace: by default the rise to the allocated peak is at
+    least 1% of the plot wide and hovering the marker reads the peak."""
+    def check(b: Browser, work: Path) -> list[str]:
+        out = []
+        e = expected["compiled.json"]
+        share, at_mark = rise_distance(b, 0, e)
+        axis = plot(b, 0)["axis"]
+        report.append(f"compiled trace: the rise is {share:.2%} of the plot wide by default "
+                      f"({axis} axis)")
+        if share < 0.01:
+            out.append(f"rise to the allocated peak {share:.3%} of the plot wide, want >= 1%")
+        if at_mark != e["allocated-peak"]:
+            out.append(f"hovering the allocated-peak marker reads {at_mark}, want {e['allocated-peak']}")
+        # The time axis, for the record: the rise is under a pixel there.
+        b.js("document.querySelectorAll('.chart')[0].querySelector('button[data-x=\"s\"]').click()")
+        share_t, at_mark_t = rise_distance(b, 0, e)
+        report.append(f"compiled trace: the rise is {share_t:.2%} of the plot wide on the time axis")
+        if at_mark_t != e["allocated-peak"]:
+            out.append(f"time axis: hovering the marker reads {at_mark_t}, want {e['allocated-peak']}")
+        b.js("document.querySelectorAll('.chart')[0].querySelector('button[data-x=\"entry\"]').click()")
+        # The Peaks table places the peak in its phase.
+        row = b.js("Array.from(document.querySelector('table.peaks tr[data-figure=\"allocated-peak\"]')"
+                   ".cells).map(c => c.textContent)")
+        if row[3] != str(e["peak-entry"]) or row[5] != "## forward ##":
+            out.append(f"Peaks table row {row}: want entry {e['peak-entry']} in ## forward ##")
+        return out
+    return check
+
+
+def steps_checks(expected: dict, report: list[str]):
+    """The stepped trace: sweeping the hover over the plot reads a dip below
+    half of the peak between every two step maxima, and zooming onto a dip
+    reads it at the pointer."""
+    def check(b: Browser, work: Path) -> list[str]:
+        out = []
+        e = expected["steps.json"]
+        peak = e["allocated-peak"]
+        p = plot(b, 0)
+        y = (p["top"] + p["bottom"]) / 2
+        # Per pixel: 'H' a step maximum (>= 90% of the peak), 'L' below half.
+        marks, lows = [], []
+        x = p["left"] + 0.5
+        while x < p["left"] + p["width"]:
+            r = readout(b, 0, x, y)
+            marks.append("L" if r["low"] < peak / 2 else "H" if r["high"] >= 0.9 * peak else "-")
+            if r["low"] < peak / 2:
+                lows.append(x)
+            x += 1
+        runs = "".join(marks).replace("-", "")
+        dips = len([1 for k in range(1, len(runs) - 1)
+                    if runs[k] == "L" and runs[k - 1] == "H"])
+        dips = sum(1 for i in range(len(runs) - 1) if runs[i] == "H" and runs[i + 1] == "L"
+                   and "H" in runs[i + 1:])
+        want = len(e["steps"]) - 1
+        report.append(f"stepped trace: {dips} dips below half of the peak read between step "
+                      f"maxima (steps: {len(e['steps'])})")
+        if dips < want:
+            out.append(f"{dips} dips below half the peak between step maxima, want {want}")
+        # Zoom onto a dip in the middle: the pointer's own sample reads it.
+        mid = [x for x in lows if p["left"] + p["width"] * 0.3 < x < p["left"] + p["width"] * 0.7]
+        if mid:
+            at = mid[0]
+            for _ in range(12):
+                b.wheel(at, y, -100)
+            seen = min(readout(b, 0, at + dx, y)["allocated"] for dx in range(-30, 31))
+            if seen >= peak / 2:
+                out.append(f"zoomed onto a dip, the pointer reads {seen} at least, want < {peak / 2}")
+            # Zoomed in, the finer level draws more samples than the areas.
+            n = b.js("""(() => {
+                const svg = document.querySelector('.chart svg');
+                const fine = svg.querySelector('polyline.fine');
+                const area = svg.querySelector('polygon');
+                return [fine ? fine.getAttribute('points').trim().split(' ').length : 0,
+                        area ? area.getAttribute('points').trim().split(' ').length / 2 : 0];
+            })()""")
+            report.append(f"stepped trace zoomed in: {n[0]} finer samples drawn, {n[1]:.0f} "
+                          f"category samples")
+            if n[0] <= n[1]:
+                out.append(f"zoomed in, the finer level draws {n[0]} samples, the areas {n[1]}")
+            b.js("document.querySelectorAll('.chart')[0].querySelector('.tools button').click()")
+        # The Peaks table places the peak in its iteration and phase.
+        step = next(k for k, (a, z) in enumerate(e["steps"]) if a <= e["peak-entry"] <= z)
+        row = b.js("Array.from(document.querySelector('table.peaks tr[data-figure=\"allocated-peak\"]')"
+                   ".cells).map(c => c.textContent)")
+        if row[5:] != [f"ProfilerStep#{step}", str(step)]:
+            out.append(f"Peaks table row {row}: want ProfilerStep#{step}, iteration {step}")
+        return out
+    return check
+
+
+def window_checks(b: Browser, work: Path) -> list[str]:
+    """`--window '#4000..#8000'` (entries): the page opens zoomed to it."""
+    dom = b.js("document.querySelector('.chart svg').dataset.domain.split(' ').map(Number)")
+    axis = plot(b, 0)["axis"]
+    if axis != "entry":
+        return [f"window page opens on the {axis} axis, want entries"]
+    # x on the entries axis is the entry + 1; a twentieth of margin each side.
+    if not (3_700 <= dom[0] <= 4_001 and 8_001 <= dom[1] <= 8_300):
+        return [f"--window #4000..#8000 opens on x {dom}, want about 3800..8200"]
+    return []
+
+
+def overlay_checks(b: Browser, work: Path) -> list[str]:
+    """A baseline of another length (100 s against 1 s): on both axes the
+    current run's area and the baseline's line each span the plot."""
+    out = []
+    for axis in ("s", "entry"):
+        b.js(f"document.querySelector('.chart button[data-x=\"{axis}\"]').click()")
+        ext = b.js("""(() => {
+            const svg = document.querySelector('.chart svg');
+            const xs = el => el.getAttribute('points').trim().split(' ').map(p => +p.split(',')[0]);
+            const area = Array.from(svg.querySelectorAll('polygon')).flatMap(xs);
+            const line = xs(svg.querySelector('polyline.baseline.allocated'));
+            return [Math.min(...area), Math.max(...area), Math.min(...line), Math.max(...line)];
+        })()""")
+        # The plot runs from x = 78 to 942 in the viewBox.
+        for what, lo, hi in (("current run", ext[0], ext[1]), ("baseline", ext[2], ext[3])):
+            if hi - lo < 0.9 * (942 - 78):
+                out.append(f"{axis} axis: the {what} spans {lo:.0f}..{hi:.0f} of 78..942")
+    return out
+
+
+def check_page_checks(b: Browser, work: Path) -> list[str]:
+    """The regressed example's check page: fail badges in red, and a summary
+    table linking every section (every target named)."""
+    got = b.js("""(() => {
+        const fail = document.querySelector('.badge.fail');
+        const links = Array.from(document.querySelectorAll('table.summary a'))
+            .map(a => a.getAttribute('href'));
+        return {red: fail && getComputedStyle(fail).backgroundColor,
+                icon: fail && fail.textContent,
+                links: links,
+                sections: Array.from(document.querySelectorAll('section.case')).map(s => '#' + s.id),
+                targets: Array.from(document.querySelectorAll('table.summary tr td:nth-child(2)'))
+                    .map(t => t.textContent)};
+    })()""")
+    out = []
+    if got["red"] != "rgb(198, 40, 40)" or "✖" not in (got["icon"] or ""):
+        out.append(f"fail badge {got['icon']!r} in {got['red']}, want ✖ in rgb(198, 40, 40)")
+    if set(got["sections"]) - set(got["links"]):
+        out.append(f"sections without a link in the summary: {set(got['sections']) - set(got['links'])}")
+    config = (ROOT / "examples/memgate-regressed.toml").read_text()
+    names = re.findall(r'^name\s*=\s*"([^"]+)"', config, re.M)
+    if not names or set(names) - set(got["targets"]):
+        out.append(f"targets {names} not all in the summary table {got['targets']}")
+    # The allocated-peak budget (208 MiB in the file) drawn on every chart,
+    # its headroom the budget less the chart's allocated-peak marker.
+    budget = 208 << 20
+    assert f'allocated-peak = "{budget >> 20} MiB"' in config
+    lines = b.js("""Array.from(document.querySelectorAll('.chart')).map(c => {
+        const l = c.querySelector('.budget[data-check="allocated-peak"]');
+        const m = c.querySelector('[data-figure="allocated-peak"]');
+        return l && [+l.dataset.bytes, +l.dataset.headroom, +m.dataset.bytes, l.textContent];
+    })""")
+    for k, l in enumerate(lines):
+        if l is None or l[0] != budget or l[1] != budget - l[2] or \
+                ("over by" if l[1] < 0 else "headroom") not in l[3]:
+            out.append(f"chart {k}: allocated-peak budget line {l}, want {budget} with its headroom")
+    return out
+
+
+def profile_summary_checks(b: Browser, work: Path) -> list[str]:
+    """A page of several snapshots: a summary table linking every device."""
+    got = b.js("""[Array.from(document.querySelectorAll('table.summary a')).map(a => a.getAttribute('href')),
+                  Array.from(document.querySelectorAll('section[id^=device-]')).map(s => '#' + s.id)]""")
+    if not got[1] or got[0] != got[1]:
+        return [f"summary links {got[0]}, sections {got[1]}"]
+    return []
+
+
+def rules_file(directory: Path) -> Path:
+    """Custom categories, more than the palette's ten colours."""
+    names = ["adam", "linear", "attn", "mlp", "embed", "loss", "backward", "model",
+             "train", "autograd", "optim", "init", "forward", "step"]
+    path = directory / "many.toml"
+    path.write_text("[categories]\n" + "".join(f'{n} = "{n}"\n' for n in names))
+    return path
 
 
 HOSTILE = "</script><img src=x onerror=alert(1)><!--\u2028&amp;'\""
@@ -353,21 +655,37 @@ def main() -> int:
     examples = [str(p) for p in sorted((ROOT / "examples/snapshots").glob("*.pickle"))]
     regressed = str(ROOT / "examples/snapshots-regressed/rank0.pickle")
     # (page name, memgate arguments, charts draw a baseline, working dir)
-    cases = [
-        ("examples", ["profile", *examples], False, ROOT),
-        ("diff-examples", ["diff", examples[0], regressed], True, ROOT),
-        # The regressed example against its snapshots: failures first.
-        ("check-examples", ["check", "--config", "memgate-regressed.toml",
-                            "--baseline", "snapshots/"], True, ROOT / "examples"),
-    ]
-    if a.real:
-        for p in sorted(Path(a.real).iterdir()):
-            if p.suffix in (".pickle", ".pkl"):
-                cases.append((p.stem, ["profile", str(p)], False, ROOT))
     started = time.monotonic()
+    report: list[str] = []
     with tempfile.TemporaryDirectory(prefix="memgate-browser-") as tmp:
         work = Path(tmp)
-        cases.append(("hostile", ["profile", str(hostile_snapshot(work))], False, ROOT))
+        traces = work / "traces"
+        subprocess.run([sys.executable, str(ROOT / "tests/fixtures/gen/page_traces.py"),
+                        str(traces)], check=True)
+        expected = json.loads((traces / "expected.json").read_text())
+        compiled, steps = str(traces / "compiled.json"), str(traces / "steps.json")
+        # (page name, memgate arguments, charts draw a baseline, working dir,
+        # more checks)
+        cases = [
+            ("examples", ["profile", *examples], False, ROOT, (profile_summary_checks,)),
+            ("diff-examples", ["diff", examples[0], regressed], True, ROOT, ()),
+            # The regressed example against its snapshots: failures first.
+            ("check-examples", ["check", "--config", "memgate-regressed.toml",
+                                "--baseline", "snapshots/"], True, ROOT / "examples",
+             (check_page_checks,)),
+            ("compiled", ["profile", compiled], False, ROOT, (compiled_checks(expected, report),)),
+            ("steps", ["profile", steps], False, ROOT, (steps_checks(expected, report),)),
+            ("window", ["profile", "--window", "#4000..#8000", "--x", "entries", steps], False,
+             ROOT, (window_checks,)),
+            ("overlay", ["diff", compiled, steps], True, ROOT, (overlay_checks,)),
+            ("categories", ["profile", "--rules", str(rules_file(work)), *examples], False, ROOT,
+             ()),
+        ]
+        if a.real:
+            for p in sorted(Path(a.real).iterdir()):
+                if p.suffix in (".pickle", ".pkl"):
+                    cases.append((p.stem, ["profile", str(p)], False, ROOT, ()))
+        cases.append(("hostile", ["profile", str(hostile_snapshot(work))], False, ROOT, ()))
         try:
             b = Browser(a.chromium, str(work / "profile"))
         except (OSError, RuntimeError) as e:
@@ -375,14 +693,16 @@ def main() -> int:
             return 2
         failures: list[str] = []
         try:
-            for name, make, baseline, cwd in cases:
-                got = check_page(b, a.memgate, name, make, work, shots, baseline, cwd)
+            for name, make, baseline, cwd, extras in cases:
+                got = check_page(b, a.memgate, name, make, work, shots, baseline, cwd, extras)
                 size = (work / f"{name}.html").stat().st_size
                 print(f"{'FAIL' if got else 'ok  '} {name}: memgate {make[0]}, "
                       f"page {size} bytes, screenshot {shots / (name + '.png')}")
                 failures += got
         finally:
             b.close()
+    for line in report:
+        print(f"  {line}")
     for f in failures:
         print(f"  {f}", file=sys.stderr)
     print(f"{len(cases)} pages checked in {time.monotonic() - started:.1f} s, "

@@ -364,10 +364,9 @@ fn diff_html_draws_the_new_run_with_the_baseline_over_it_and_the_deltas() {
     assert_eq!(device["snapshot"], new.as_str());
     let overlay = &device["baseline"];
     assert_eq!(overlay["snapshot"], base.as_str());
-    assert!(
-        overlay.get("aligned").is_none(),
-        "no iterations to align by"
-    );
+    // No iterations to align by: its own extent stretched onto NEW's.
+    assert_eq!(overlay["aligned"], "extent");
+    assert_eq!(overlay["aligned_entries"], "extent");
     let n = overlay["x"].as_array().unwrap().len();
     assert!(n > 1 && overlay["allocated"].as_array().unwrap().len() == n);
     // The baseline's highest sample is its allocated peak.

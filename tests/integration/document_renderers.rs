@@ -330,6 +330,7 @@ fn diff_text_with_top_zero_does_not_claim_no_change() {
 fn html_page_escapes_names_and_draws_each_device_from_its_timeline() {
     let doc = ProfileDocument::new(analysed());
     let timeline = Timeline {
+        fine: Vec::new(),
         device: Device::new(0),
         categories: vec!["parameter".into(), "activation".into(), HOSTILE.into()],
         points: vec![
@@ -354,7 +355,7 @@ fn html_page_escapes_names_and_draws_each_device_from_its_timeline() {
         ],
         ..Timeline::default()
     };
-    let page = html::render(&doc, &[vec![timeline]]);
+    let page = html::render(&doc, &[vec![timeline]], html::XAxis::Auto);
     assert!(!page.contains('\u{1b}') && !page.contains("<b>"), "{page}");
     assert!(
         page.contains("evil\\n::error::forged\\u{1b}[31m &lt;b&gt;&amp;"),

@@ -270,7 +270,7 @@ fn the_html_page_draws_the_groups() {
         .assert()
         .success();
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("</span>fwd</td>"), "{page}");
+    assert!(page.contains("</svg>fwd</td>"), "{page}");
     assert!(
         page.contains("{\"name\":\"fwd\""),
         "the chart draws the group: {page}"

@@ -202,7 +202,8 @@ fn the_downsampled_timeline_keeps_the_allocated_peak_and_its_point_budget() {
         let snap = snapshot::load(&synthetic_dir().join(&name)).unwrap();
         for d in analyze(&snap, &rules, 5) {
             let t = memgate::analysis::timeline(&snap, d.device, &rules, 10);
-            assert!(t.points.len() <= 12, "{name}: {} points", t.points.len());
+            // 10 buckets, each its low and its high, and the three peaks.
+            assert!(t.points.len() <= 24, "{name}: {} points", t.points.len());
             let highest = t.points.iter().map(|p| p.bytes.iter().sum::<u64>()).max();
             assert_eq!(
                 highest,

@@ -48,6 +48,8 @@ pub struct CheckOptions {
     pub metrics: Option<PathBuf>,
     /// The HTML page of the run.
     pub html: Option<PathBuf>,
+    /// The page's x axis at first (`--x`).
+    pub x_axis: crate::report::html::XAxis,
     pub warn_only: bool,
     pub require_baseline: bool,
     pub comment_size: bool,

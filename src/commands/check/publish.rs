@@ -32,6 +32,7 @@ pub(crate) fn publish<'c>(
         },
         page: page.as_deref(),
         charted,
+        x_axis: opts.x_axis,
     };
     for r in reports {
         let text = r.kind.exporter().render(v, &cx);

@@ -2,18 +2,21 @@
 //! run. One section per target, snapshot and device, failures first: the
 //! checks with their verdicts, the current run's chart with the baseline's
 //! allocated and reserved bytes drawn over it on the same axis (when the
-//! baseline is a snapshot), and the category and site deltas.
+//! baseline is a snapshot), and the category and site deltas. Verdicts are
+//! coloured badges with an icon, and a summary table at the top links every
+//! section.
 
 use crate::vocab::Device;
 use std::fmt::Write as _;
 
 use super::{chart, data, device_heading, foot, head, peaks_table, Section};
 use crate::analysis::{DeviceReport, Timeline};
-use crate::compare::{DeviceVerdict, SnapshotVerdict, Status, Verdict};
+use crate::compare::{CheckId, DeviceVerdict, SnapshotVerdict, Status, Verdict};
 use crate::report::escape::html as escape;
 use crate::report::exporter::Charted;
 use crate::report::finding::{self, value};
 use crate::units::{ByteDelta, Bytes};
+use crate::vocab::{Figure, Unit};
 
 impl<'a> Charted<'a> {
     fn device(&self, id: Device) -> Option<(&'a DeviceReport, &'a Timeline)> {
@@ -29,6 +32,45 @@ fn device_status(d: &DeviceVerdict) -> Status {
         .map(|c| c.status)
         .max()
         .unwrap_or(Status::Pass)
+}
+
+/// A verdict as a coloured badge with an icon (the colour is not the only
+/// sign: the icon and the word say it too).
+pub(super) fn badge(st: Status) -> String {
+    let (icon, words) = match st {
+        Status::Pass => ("✔", "pass"),
+        Status::Skipped => ("–", "skipped"),
+        Status::Warn => ("▲", "warn"),
+        Status::Fail => ("✖", "fail"),
+        Status::Error => ("?", "could not judge"),
+    };
+    format!(
+        "<span class=\"badge {}\" data-status=\"{}\"><span aria-hidden=\"true\">{icon}</span> \
+         {words}</span>",
+        st.id(),
+        st.id()
+    )
+}
+
+/// The budgets the chart can show as lines: those of the allocated and
+/// reserved peaks (the curves it draws), with their headroom.
+fn budget_lines(d: &DeviceVerdict) -> Vec<data::BudgetLine> {
+    d.checks
+        .iter()
+        .filter(|c| c.unit == Unit::Bytes)
+        .filter_map(|c| {
+            let CheckId::Figure(f @ (Figure::AllocatedPeak | Figure::ReservedPeak)) = c.id else {
+                return None;
+            };
+            let budget = c.budget?;
+            Some(data::BudgetLine {
+                check: f.id().to_string(),
+                bytes: budget,
+                headroom: i64::try_from(i128::from(budget) - i128::from(c.current))
+                    .unwrap_or(i64::MIN),
+            })
+        })
+        .collect()
 }
 
 fn checks_table(out: &mut String, d: &DeviceVerdict) {
@@ -53,7 +95,7 @@ fn checks_table(out: &mut String, d: &DeviceVerdict) {
              <td class=\"stack\">{}</td></tr>",
             c.status.id(),
             escape(&c.id.to_string()),
-            c.status.id(),
+            badge(c.status),
             finding::current(c),
             opt(c.baseline),
             opt(c.budget),
@@ -94,7 +136,7 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&s.site),
+            super::folded_path(&s.site),
             cell(s.baseline),
             cell(s.current),
             ByteDelta(s.growth())
@@ -108,7 +150,7 @@ pub(crate) struct Page;
 
 impl crate::report::exporter::Exporter for Page {
     fn render(&self, v: &Verdict, cx: &crate::report::exporter::Context<'_, '_>) -> String {
-        render_check(v, cx.charted)
+        render_check(v, cx.charted, cx.x_axis)
     }
 
     fn render_error(&self, reasons: &[String], _: i64) -> Option<String> {
@@ -131,6 +173,7 @@ pub fn render_check_error(reasons: &[String]) -> String {
     foot(
         &mut out,
         &data::PageData {
+            x: super::XAxis::Auto.id(),
             devices: Vec::new(),
         },
     );
@@ -142,12 +185,13 @@ pub fn render_check_error(reasons: &[String]) -> String {
 pub fn render_check<'a>(
     v: &Verdict,
     charted: &dyn Fn(usize, &str) -> Option<Charted<'a>>,
+    x: super::XAxis,
 ) -> String {
     let mut out = head("memgate check");
     let _ = writeln!(
         out,
-        "<p>verdict: <strong>{}</strong> · {} target(s)</p>",
-        v.verdict.id(),
+        "<p class=\"verdict\">verdict: {} · {} target(s)</p>",
+        badge(v.verdict),
         v.targets.len()
     );
     let mut cases: Vec<(usize, &str, &SnapshotVerdict, Option<&DeviceVerdict>)> = Vec::new();
@@ -169,16 +213,18 @@ pub fn render_check<'a>(
     // Failures first; the run's order otherwise.
     cases.sort_by_key(|c| std::cmp::Reverse(status(c)));
     let mut page = data::PageData {
+        x: x.id(),
         devices: Vec::new(),
     };
-    for case in &cases {
+    summary(&mut out, &cases, &status);
+    for (n, case) in cases.iter().enumerate() {
         let (t, target, s, d) = *case;
         let st = status(case);
         let _ = writeln!(
             out,
-            "<section class=\"case {}\">\n<h2>{} · {} · {} — {}</h2>",
+            "<section class=\"case {}\" id=\"case-{n}\">\n<h2>{} · {} · {} — {}</h2>",
             st.id(),
-            st.id().to_uppercase(),
+            badge(st),
             escape(target),
             escape(&s.name),
             d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
@@ -204,6 +250,7 @@ pub fn render_check<'a>(
         if let Some((report, timeline)) = charted(t, &s.path).and_then(|c| c.device(d.device)) {
             let k = page.devices.len();
             let mut data = data::DeviceData::new(&s.path, report, timeline);
+            data.budgets = budget_lines(d);
             let base = s.baseline.as_deref().and_then(|b| {
                 let (_, bt) = charted(t, b)?.device(d.device)?;
                 Some((b, bt))
@@ -225,9 +272,7 @@ pub fn render_check<'a>(
                     }
                     None => "The grey lines are the baseline on the same axis.".to_string(),
                 },
-                Some(false) => "The baseline is not drawn: one run has time_us, the other does \
-                                not, so they share no axis."
-                    .to_string(),
+                Some(false) => "The baseline is not drawn: it has no trace entries.".to_string(),
                 None => "The baseline is not drawn: there is none, or it is a summary \
                          (figures only)."
                     .to_string(),
@@ -241,6 +286,49 @@ pub fn render_check<'a>(
             out.push_str("</section>\n");
         }
     }
+    // The finer zoom level costs about three times the samples: a page of
+    // many charts goes without it.
+    if page.devices.len() > FINE_CHARTS {
+        page.devices
+            .iter_mut()
+            .for_each(data::DeviceData::drop_fine);
+    }
     foot(&mut out, &page);
     out
+}
+
+/// Most charts a check page draws with their finer zoom level.
+const FINE_CHARTS: usize = 16;
+
+type Case<'v> = (
+    usize,
+    &'v str,
+    &'v SnapshotVerdict,
+    Option<&'v DeviceVerdict>,
+);
+
+/// The table at the top: every target, snapshot and device with its
+/// verdict, failures first, each linking to its section.
+fn summary(out: &mut String, cases: &[Case<'_>], status: &dyn Fn(&Case<'_>) -> Status) {
+    out.push_str(
+        "<table class=\"summary\"><caption>Targets, snapshots and devices</caption><tr>\
+         <th>verdict</th><th>target</th><th>snapshot</th><th>device</th><th>checks failed</th>\
+         </tr>\n",
+    );
+    for (n, c) in cases.iter().enumerate() {
+        let (_, target, s, d) = *c;
+        let failed = d.map_or(0, |d| {
+            d.checks.iter().filter(|c| c.status == Status::Fail).count()
+        });
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><a href=\"#case-{n}\">{}</a></td><td><a href=\"#case-{n}\">{}\
+             </a></td><td><a href=\"#case-{n}\">{}</a></td><td>{failed}</td></tr>",
+            badge(status(c)),
+            escape(target),
+            escape(&s.name),
+            d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
+        );
+    }
+    out.push_str("</table>\n");
 }

@@ -1,8 +1,10 @@
-//! The page's one JSON block: per device, the timeline's series on one x
-//! axis (microseconds since the device's first timed entry, or entries
-//! applied where the trace has no usable time), the peak and OOM markers,
-//! the bands, the window and the moments with their folded stacks. Names
-//! are stored raw: the page's script writes them as text, never as markup.
+//! The page's one JSON block: per device, the timeline's series on two x
+//! axes (microseconds since the device's first timed entry where the trace
+//! has usable time, and entries applied), the axis the page opens on
+//! ([`XAxis`], docs/figures.md#the-pages-x-axis), the peak and OOM markers,
+//! the bands, the window, the budgets and the moments with their folded
+//! stacks. Names are stored raw: the page's script writes them as text,
+//! never as markup.
 
 use crate::vocab::Device;
 use std::collections::HashMap;
@@ -13,19 +15,36 @@ use crate::analysis::{Band, DeviceReport, MomentKind, Timeline};
 use crate::convert;
 use crate::report::frames;
 
+use super::overlay;
+
 /// Every device of the page, in page order.
 #[derive(Serialize)]
 pub(super) struct PageData<'a> {
+    /// The x axis asked for (`--x`): `auto`, `entries` or `time`.
+    pub(super) x: &'static str,
     pub(super) devices: Vec<DeviceData<'a>>,
 }
+
+pub use crate::report::x_axis::XAxis;
+
+/// `auto` takes entries when the rise to the allocated peak is shorter than
+/// this share of the time axis.
+pub(crate) const RISE_SHARE: f64 = 0.01;
 
 /// One device chart.
 #[derive(Serialize)]
 pub(super) struct DeviceData<'a> {
     snapshot: &'a str,
     device: Device,
-    /// `"s"`: x is microseconds since `origin`; `"entry"`: entries applied.
+    /// `"s"`: x is microseconds since `origin`; `"entry"`: entries applied
+    /// (no usable time).
     axis: &'static str,
+    /// The axis `auto` opens on: `"entry"` when the rise to the allocated
+    /// peak takes under [`RISE_SHARE`] of the time axis, else `axis`.
+    auto: &'static str,
+    /// The rise's share of the time axis (`auto`'s reason), when timed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rise: Option<f64>,
     x: Vec<i64>,
     /// The entry each sample is after (`-1`: before the first).
     entry: Vec<i64>,
@@ -40,16 +59,49 @@ pub(super) struct DeviceData<'a> {
     /// The baseline's totals on the same axis (`diff --html`).
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<Overlay<'a>>,
+    /// The finer level of allocated totals, drawn when zoomed in (absent
+    /// where the samples hold every entry already).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fine: Option<Fine>,
+    /// Budget lines (`check --html`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) budgets: Vec<BudgetLine>,
 }
 
-/// Another run's allocated and reserved bytes, drawn over a chart.
+/// The finer level: x on both axes and the allocated total.
+#[derive(Serialize)]
+struct Fine {
+    x: Vec<i64>,
+    e: Vec<i64>,
+    v: Vec<u64>,
+}
+
+/// A budget drawn as a horizontal line, with the headroom in its label.
+#[derive(Serialize)]
+pub(super) struct BudgetLine {
+    /// The check's id, e.g. `allocated-peak`.
+    pub(super) check: String,
+    pub(super) bytes: u64,
+    /// Budget minus the current figure (negative: over by that much).
+    pub(super) headroom: i64,
+}
+
+/// Another run's allocated and reserved bytes, drawn over a chart: its x
+/// mapped onto this chart's on both axes, through the iterations and
+/// phases both runs have where they share some, else its own extent
+/// stretched onto this run's.
 #[derive(Serialize)]
 struct Overlay<'a> {
     snapshot: &'a str,
-    /// `"iteration"` when BASE's x was mapped onto NEW's iterations.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    aligned: Option<&'static str>,
+    /// How BASE's time x was mapped: `iteration`, `phase`, `iteration and
+    /// phase`, or `extent` (stretched end to end).
+    aligned: &'static str,
+    /// The same for the entries axis.
+    aligned_entries: &'static str,
+    /// On the time axis (the chart's entries axis where it has no time).
     x: Vec<i64>,
+    /// On the entries axis.
+    e: Vec<i64>,
     allocated: Vec<u64>,
     reserved: Vec<u64>,
 }
@@ -58,8 +110,8 @@ struct Overlay<'a> {
 #[derive(Serialize)]
 struct Series<'a> {
     name: &'a str,
-    /// Index into the page's palette (the category's place in the rules).
-    color: usize,
+    /// Its colour ([`super::palette`]), as the category table's swatch.
+    color: String,
     bytes: Vec<u64>,
 }
 
@@ -72,16 +124,21 @@ struct Mark {
     bytes: String,
     y: u64,
     x: i64,
+    /// On the entries axis.
+    e: i64,
     /// Index into `moments`.
     moment: usize,
 }
 
 #[derive(Serialize)]
-struct BandData<'a> {
-    iteration: bool,
-    name: &'a str,
-    x0: i64,
-    x1: i64,
+pub(super) struct BandData<'a> {
+    pub(super) iteration: bool,
+    pub(super) name: &'a str,
+    pub(super) x0: i64,
+    pub(super) x1: i64,
+    /// On the entries axis.
+    pub(super) e0: i64,
+    pub(super) e1: i64,
 }
 
 #[derive(Serialize)]
@@ -103,8 +160,8 @@ struct StackData {
 }
 
 /// Where entries are on the x axis.
-struct Axis {
-    origin: Option<i64>,
+pub(super) struct Axis {
+    pub(super) origin: Option<i64>,
 }
 
 impl Axis {
@@ -142,7 +199,7 @@ impl Axis {
     }
 
     /// The x of the state after `entry` (`None`: before the first).
-    fn x(&self, entry: Option<u64>, time_us: Option<i64>) -> i64 {
+    pub(super) fn x(&self, entry: Option<u64>, time_us: Option<i64>) -> i64 {
         match (self.origin, entry) {
             (_, None) => 0,
             (Some(origin), Some(_)) => time_us.map_or(0, |t| (t - origin).max(0)),
@@ -192,7 +249,10 @@ impl<'a> DeviceData<'a> {
             name: &b.name,
             x0: axis.x(Some(b.from_entry), b.from_time_us),
             x1: axis.x(Some(b.to_entry), b.to_time_us),
+            e0: ENTRIES.x(Some(b.from_entry), None),
+            e1: ENTRIES.x(Some(b.to_entry), None),
         };
+        let mut colours = super::palette::colours(&t.categories);
         let cats = t
             .categories
             .iter()
@@ -200,7 +260,7 @@ impl<'a> DeviceData<'a> {
             .filter(|(k, _)| t.points.iter().any(|p| p.bytes[*k] > 0))
             .map(|(k, name)| Series {
                 name,
-                color: k,
+                color: std::mem::take(&mut colours[k]),
                 bytes: t.points.iter().map(|p| p.bytes[k]).collect(),
             })
             .collect();
@@ -228,6 +288,7 @@ impl<'a> DeviceData<'a> {
                         bytes: value.to_string(),
                         y: value,
                         x,
+                        e: ENTRIES.x(m.entry, None),
                         moment: k,
                     });
                 }
@@ -256,10 +317,17 @@ impl<'a> DeviceData<'a> {
                 }
             })
             .collect();
+        let rise = axis.origin.and_then(|_| rise_share(t));
         DeviceData {
             snapshot: path,
             device: report.device,
             axis: axis.name(),
+            auto: if rise.is_some_and(|r| r < RISE_SHARE) {
+                "entry"
+            } else {
+                axis.name()
+            },
+            rise,
             x: t.points
                 .iter()
                 .map(|p| axis.x(p.entry, p.time_us))
@@ -277,71 +345,82 @@ impl<'a> DeviceData<'a> {
             moments,
             lines: lines.lines,
             baseline: None,
+            fine: (t.fine.len() > t.points.len()).then(|| Fine {
+                x: t.fine
+                    .iter()
+                    .map(|p| axis.x(Some(p.entry), p.time_us))
+                    .collect(),
+                e: t.fine
+                    .iter()
+                    .map(|p| ENTRIES.x(Some(p.entry), None))
+                    .collect(),
+                v: t.fine.iter().map(|p| p.allocated).collect(),
+            }),
+            budgets: Vec::new(),
         }
     }
 
-    /// How the baseline drawn over the chart was aligned (`None`: not at
-    /// all): the words for the page's note.
-    pub(super) fn baseline_alignment(&self) -> Option<&'static str> {
-        let aligned = self.baseline.as_ref()?.aligned?;
-        Some(match aligned {
+    /// The chart without its finer level (a page of many charts keeps
+    /// within its size budget).
+    pub(super) fn drop_fine(&mut self) {
+        self.fine = None;
+    }
+
+    /// How the baseline drawn over the chart was placed, in words for the
+    /// page's note (`None`: no baseline).
+    pub(super) fn baseline_alignment(&self) -> Option<String> {
+        let b = self.baseline.as_ref()?;
+        let how = |aligned: &str| match aligned {
             "iteration" => {
                 "its iterations stretched onto this run's (iteration k over iteration k)"
             }
             "phase" => {
                 "its phases stretched onto this run's (the n-th span of a phase over the n-th)"
             }
-            _ => {
+            "iteration and phase" => {
                 "its iterations and phases stretched onto this run's (iteration k over \
                  iteration k, the n-th span of a phase over the n-th)"
             }
+            _ => "its own extent stretched onto this run's (start on start, end on end)",
+        };
+        Some(if b.aligned == b.aligned_entries {
+            how(b.aligned).to_string()
+        } else {
+            format!(
+                "on the time axis {}; on the entries axis {}",
+                how(b.aligned),
+                how(b.aligned_entries)
+            )
         })
     }
 
-    /// The chart with `base`'s allocated and reserved bytes drawn over it;
-    /// unchanged (and `false`) when the two cannot share an axis (one is
-    /// timed, the other is not). Where both runs have iterations or phase
-    /// spans in common, BASE's x is mapped onto NEW's through them
-    /// (piecewise linear), so iteration k is drawn over iteration k and the
-    /// n-th span of a phase over the n-th.
+    /// The chart with `base`'s allocated and reserved bytes drawn over it.
+    /// On each axis, where both runs have iterations or phase spans in
+    /// common, BASE's x is mapped onto NEW's through them (piecewise
+    /// linear), so iteration k is drawn over iteration k and the n-th span
+    /// of a phase over the n-th; else BASE's own extent is stretched onto
+    /// NEW's, so a run of another length never squashes either. On the time
+    /// axis a BASE without usable time is placed by its entries. `false`
+    /// when BASE has nothing to draw.
     pub(super) fn with_baseline(&mut self, path: &'a str, base: &Timeline) -> bool {
-        let axis = Axis::of(base);
-        if axis.name() != self.axis {
+        if base.points.is_empty() {
             return false;
         }
-        let own: Vec<i64> = base
-            .points
-            .iter()
-            .map(|p| axis.x(p.entry, p.time_us))
-            .collect();
-        let theirs: Vec<Span<'_>> = base
-            .bands
-            .iter()
-            .map(|b| Span {
-                iteration: b.iteration,
-                name: &b.name,
-                x0: axis.x(Some(b.from_entry), b.from_time_us),
-                x1: axis.x(Some(b.to_entry), b.to_time_us),
-            })
-            .collect();
-        let ours: Vec<Span<'_>> = self
-            .bands
-            .iter()
-            .map(|b| Span {
-                iteration: b.iteration,
-                name: b.name,
-                x0: b.x0,
-                x1: b.x1,
-            })
-            .collect();
-        let matched = knots(&theirs, &ours);
+        let axis = Axis::of(base);
+        let (time, aligned) = placed(base, &axis, &self.bands, false, self.x.last().copied());
+        let (e, aligned_entries) = placed(
+            base,
+            &ENTRIES,
+            &self.bands,
+            true,
+            self.entry.last().map(|&e| e + 1),
+        );
         self.baseline = Some(Overlay {
             snapshot: path,
-            aligned: matched.as_ref().map(|m| m.1),
-            x: match &matched {
-                Some((k, _)) => own.iter().map(|&x| map_through(k, x)).collect(),
-                None => own,
-            },
+            aligned,
+            aligned_entries,
+            x: time,
+            e,
             allocated: base.points.iter().map(|p| p.bytes.iter().sum()).collect(),
             reserved: base.points.iter().map(|p| p.reserved).collect(),
         });
@@ -349,144 +428,148 @@ impl<'a> DeviceData<'a> {
     }
 }
 
-/// An iteration or phase span on one run's x axis.
-struct Span<'a> {
-    iteration: bool,
-    name: &'a str,
-    x0: i64,
-    x1: i64,
+/// The entries axis (no time).
+pub(super) const ENTRIES: Axis = Axis { origin: None };
+
+/// BASE's samples placed on one of NEW's axes ([`overlay::place`]):
+/// `entries`: the entries axis, else the time axis; `ours`: NEW's bands;
+/// `extent`: NEW's last x.
+fn placed(
+    base: &Timeline,
+    axis: &Axis,
+    ours: &[BandData<'_>],
+    entries: bool,
+    extent: Option<i64>,
+) -> (Vec<i64>, &'static str) {
+    let own: Vec<i64> = base
+        .points
+        .iter()
+        .map(|p| axis.x(p.entry, p.time_us))
+        .collect();
+    let theirs: Vec<overlay::Span<'_>> = base
+        .bands
+        .iter()
+        .map(|b| overlay::Span {
+            iteration: b.iteration,
+            name: &b.name,
+            x0: axis.x(Some(b.from_entry), b.from_time_us),
+            x1: axis.x(Some(b.to_entry), b.to_time_us),
+        })
+        .collect();
+    let ours: Vec<overlay::Span<'_>> = ours
+        .iter()
+        .map(|b| overlay::Span {
+            iteration: b.iteration,
+            name: b.name,
+            x0: if entries { b.e0 } else { b.x0 },
+            x1: if entries { b.e1 } else { b.x1 },
+        })
+        .collect();
+    overlay::place(&own, &theirs, &ours, extent)
 }
 
-/// Matching points (base x, new x): the start and end of each iteration
-/// both runs have (k with k) and of each phase span both have (the n-th
-/// span of a name with the n-th of that name). Taken in BASE's order, a
-/// point that would make either side run backwards is dropped. `None`
-/// without any; else what matched: `iteration`, `phase` or both.
-fn knots(base: &[Span<'_>], new: &[Span<'_>]) -> Option<(Vec<(i64, i64)>, &'static str)> {
-    // (iteration, name, occurrence) -> the span's x range.
-    fn keyed<'s>(spans: &[Span<'s>]) -> HashMap<(bool, &'s str, usize), (i64, i64)> {
-        let mut seen: HashMap<(bool, &str), usize> = HashMap::new();
-        let mut out = HashMap::new();
-        for s in spans {
-            let n = seen.entry((s.iteration, s.name)).or_insert(0);
-            out.insert((s.iteration, s.name, *n), (s.x0, s.x1));
-            *n += 1;
-        }
-        out
-    }
-    let theirs = keyed(base);
-    let ours = keyed(new);
-    let mut points: Vec<(i64, i64, bool)> = Vec::new();
-    for (key, b) in &theirs {
-        if let Some(n) = ours.get(key) {
-            points.push((b.0, n.0, key.0));
-            points.push((b.1, n.1, key.0));
-        }
-    }
-    points.sort_unstable();
-    let mut kept: Vec<(i64, i64)> = Vec::new();
-    let (mut iterations, mut phases) = (false, false);
-    for (b, n, iteration) in points {
-        if kept.last().is_some_and(|&(pb, pn)| b < pb || n < pn) {
-            continue;
-        }
-        if kept.last() != Some(&(b, n)) {
-            kept.push((b, n));
-        }
-        iterations |= iteration;
-        phases |= !iteration;
-    }
-    let what = match (iterations, phases) {
-        (true, false) => "iteration",
-        (false, true) => "phase",
-        (true, true) => "iteration and phase",
-        (false, false) => return None,
-    };
-    Some((kept, what))
-}
-
-/// `x` on BASE's axis mapped onto NEW's through `knots`: linear between
-/// two knots, shifted by the nearest knot's offset outside them.
-fn map_through(knots: &[(i64, i64)], x: i64) -> i64 {
-    let k = knots.partition_point(|&(b, _)| b <= x);
-    if k == 0 {
-        return x - knots[0].0 + knots[0].1;
-    }
-    if k == knots.len() {
-        let (b, n) = knots[k - 1];
-        return x - b + n;
-    }
-    let ((b0, n0), (b1, n1)) = (knots[k - 1], knots[k]);
-    if b1 == b0 {
-        return n0;
-    }
-    // b0 ≤ x < b1 and n0 ≤ n1 (kept knots rise on both axes), so the step
-    // lies in [0, n1 - n0) and fits an i64 again.
-    let step = i128::from(x - b0) * i128::from(n1 - n0) / i128::from(b1 - b0);
-    n0 + i64::try_from(step).unwrap_or(n1 - n0)
+/// The allocated peak's rise as a share of the time axis: from the last
+/// sample before the peak that is below half of it (halfway between the
+/// lowest sample before the peak and the peak) to the peak, over the span
+/// of the samples' times. `None` without a peak above the start.
+pub(crate) fn rise_share(t: &Timeline) -> Option<f64> {
+    let peak = t.moments.iter().find(|m| {
+        m.kinds
+            .contains(&MomentKind::Peak(crate::vocab::Figure::AllocatedPeak))
+    })?;
+    let at = peak.entry?;
+    let peak_time = peak.time_us?;
+    let total = |p: &crate::analysis::TimelinePoint| p.bytes.iter().sum::<u64>();
+    let before: Vec<_> = t
+        .points
+        .iter()
+        .filter(|p| p.entry.is_none_or(|e| e < at))
+        .collect();
+    let low = before.iter().map(|p| total(p)).min()?;
+    let half = low + peak.allocated.saturating_sub(low) / 2;
+    let origin = t.origin_time_us?;
+    let from = before
+        .iter()
+        .rev()
+        .find(|p| total(p) < half)
+        .map_or(origin, |p| p.time_us.unwrap_or(origin));
+    let end = t.points.iter().filter_map(|p| p.time_us).max()?;
+    let span = (end - origin).max(1);
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a share of the time axis: microseconds far below 2^52"
+    )]
+    let share = (peak_time - from).max(0) as f64 / span as f64;
+    Some(share)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::TimelinePoint;
 
-    fn span(iteration: bool, name: &str, x0: i64, x1: i64) -> Span<'_> {
-        Span {
-            iteration,
-            name,
-            x0,
-            x1,
+    fn point(entry: Option<u64>, time_us: Option<i64>, bytes: u64) -> TimelinePoint {
+        TimelinePoint {
+            entry,
+            time_us,
+            bytes: vec![bytes],
+            reserved: 0,
+        }
+    }
+
+    /// A run of 100 s at 1 GiB, then a rise to 9 GiB: from 2 GiB at
+    /// +99.96 s over 5 GiB (half: 1 + 8 / 2) at +99.98 s to the peak at
+    /// +100 s.
+    fn compiled() -> Timeline {
+        const G: u64 = 1 << 30;
+        let s = 1_000_000;
+        Timeline {
+            categories: vec!["a".into()],
+            points: vec![
+                point(None, None, 0),
+                point(Some(0), Some(7 * s), G),
+                point(Some(500), Some(7 * s + 99_960_000), 2 * G),
+                point(Some(600), Some(7 * s + 99_980_000), 6 * G),
+                point(Some(700), Some(7 * s + 100_000_000), 9 * G),
+            ],
+            moments: vec![crate::analysis::Moment {
+                kinds: vec![MomentKind::Peak(crate::vocab::Figure::AllocatedPeak)],
+                entry: Some(700),
+                time_us: Some(7 * s + 100_000_000),
+                allocated: 9 * G,
+                stacks: Vec::new(),
+            }],
+            origin_time_us: Some(7 * s),
+            ..Timeline::default()
         }
     }
 
     #[test]
-    fn baseline_iterations_land_on_the_new_runs_iterations() {
-        // BASE: iterations 0..10, 10..30; NEW: 0..20, 20..30.
-        let base = [span(true, "0", 0, 10), span(true, "1", 10, 30)];
-        let new = [span(true, "0", 0, 20), span(true, "1", 20, 30)];
-        let (knots, what) = knots(&base, &new).unwrap();
-        assert_eq!(what, "iteration");
-        assert_eq!(map_through(&knots, 0), 0);
-        assert_eq!(map_through(&knots, 5), 10);
-        assert_eq!(map_through(&knots, 10), 20);
-        assert_eq!(map_through(&knots, 20), 25);
-        assert_eq!(map_through(&knots, 30), 30);
-        assert_eq!(map_through(&knots, 35), 35, "after the last: shifted");
-        assert_eq!(map_through(&knots, -4), -4, "before the first: shifted");
+    fn the_rise_runs_from_the_last_sample_below_half_to_the_peak() {
+        // The lowest before the peak is the empty start (0), so half is
+        // 4.5 GiB: the last sample below it is 2 GiB at +99.96 s; the rise
+        // is 0.04 s of 100 s.
+        let share = rise_share(&compiled()).unwrap();
+        assert!((share - 0.0004).abs() < 1e-9, "{share}");
+        assert!(share < RISE_SHARE);
+        let mut slow = compiled();
+        slow.points[2].time_us = Some(7_000_000 + 50_000_000);
+        let share = rise_share(&slow).unwrap();
+        assert!((share - 0.5).abs() < 1e-9, "{share}");
+        slow.moments.clear();
+        assert_eq!(rise_share(&slow), None, "no allocated peak, no rise");
     }
 
     #[test]
-    fn the_nth_span_of_a_phase_lands_on_the_nth_and_unmatched_ones_are_ignored() {
-        // BASE: forward 0..10, backward 10..40, forward 40..50; NEW:
-        // forward 0..20, backward 20..30, forward 30..60, and a phase BASE
-        // does not have.
-        let base = [
-            span(false, "forward", 0, 10),
-            span(false, "backward", 10, 40),
-            span(false, "forward", 40, 50),
-        ];
-        let new = [
-            span(false, "forward", 0, 20),
-            span(false, "backward", 20, 30),
-            span(false, "forward", 30, 60),
-            span(false, "optimizer", 60, 70),
-        ];
-        let (knots, what) = knots(&base, &new).unwrap();
-        assert_eq!(what, "phase");
-        assert_eq!(knots, [(0, 0), (10, 20), (40, 30), (50, 60)]);
-        assert_eq!(map_through(&knots, 5), 10);
-        assert_eq!(map_through(&knots, 25), 25);
-        assert_eq!(map_through(&knots, 45), 45);
-    }
-
-    #[test]
-    fn nothing_in_common_aligns_nothing_and_a_point_running_backwards_is_dropped() {
-        assert!(knots(&[], &[span(true, "0", 0, 1)]).is_none());
-        assert!(knots(&[span(false, "a", 0, 1)], &[span(false, "b", 0, 1)]).is_none());
-        // `b` comes after `a` in BASE but before it in NEW: dropped.
-        let base = [span(false, "a", 0, 10), span(false, "b", 20, 30)];
-        let new = [span(false, "b", 0, 5), span(false, "a", 10, 20)];
-        let (knots, _) = knots(&base, &new).unwrap();
-        assert_eq!(knots, [(0, 10), (10, 20)]);
+    fn a_baseline_of_another_length_is_stretched_from_its_own_extent() {
+        // BASE runs 0..100 s on entries 0..700; NEW is 1 s long on 50 entries.
+        let base = compiled();
+        let (x, how) = placed(&base, &Axis::of(&base), &[], false, Some(1_000_000));
+        assert_eq!(how, "extent");
+        assert_eq!(x, [0, 0, 999_600, 999_800, 1_000_000]);
+        let (e, how) = placed(&base, &ENTRIES, &[], true, Some(50));
+        assert_eq!(how, "extent");
+        // Entries 0, 500, 600, 700 are at x 1, 501, 601, 701 of 701.
+        assert_eq!(e, [0, 0, 35, 42, 50]);
     }
 }

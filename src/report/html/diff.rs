@@ -85,7 +85,7 @@ fn deltas(out: &mut String, dd: &DiffDevice) {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&s.site),
+            super::folded_path(&s.site),
             s.change.id(),
             Bytes(s.base),
             Bytes(s.new),
@@ -104,7 +104,12 @@ fn deltas(out: &mut String, dd: &DiffDevice) {
 
 /// The page of `doc`: per device, NEW's chart with BASE drawn over it
 /// (where both are snapshots), then the deltas.
-pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) -> String {
+pub fn render_diff(
+    doc: &DiffDocument,
+    base: &DiffSide<'_>,
+    new: &DiffSide<'_>,
+    x: super::XAxis,
+) -> String {
     let mut out = head("memgate diff");
     let _ = writeln!(
         out,
@@ -116,6 +121,7 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
             .map_or_else(String::new, |w| format!("<br>window: {}", escape(w)))
     );
     let mut page = data::PageData {
+        x: x.id(),
         devices: Vec::new(),
     };
     for dd in &doc.devices {
@@ -157,9 +163,7 @@ pub fn render_diff(doc: &DiffDocument, base: &DiffSide<'_>, new: &DiffSide<'_>) 
                 escape(base.path),
                 aligned.map(|how| format!(", {how}")).unwrap_or_default()
             ),
-            Some(false) => "The baseline is not drawn: one run has time_us, the other does not, \
-                            so they share no axis."
-                .to_string(),
+            Some(false) => "The baseline is not drawn: it has no trace entries.".to_string(),
             None => "The baseline is not drawn: it is a summary (figures only) or lacks this \
                      device."
                 .to_string(),

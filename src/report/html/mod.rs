@@ -8,11 +8,16 @@
 mod check;
 mod data;
 mod diff;
+mod overlay;
+mod palette;
+mod peaks;
 
 pub use super::exporter::Charted;
 pub(crate) use check::Page;
 pub use check::{render_check, render_check_error};
+pub use data::XAxis;
 pub use diff::{render_diff, DiffSide};
+use peaks::peaks_table;
 
 use crate::vocab::Device;
 use std::fmt::Write as _;
@@ -24,7 +29,8 @@ use crate::analysis::{DeviceReport, Timeline};
 use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
-/// Most samples drawn per device; keeps a 2M-entry trace's page small.
+/// Most buckets of entries per device (each drawn as its low and its
+/// high); keeps a 2M-entry trace's page small.
 pub(crate) const MAX_POINTS: usize = 800;
 
 /// Samples per device when a page charts `files` files (`check --html`):
@@ -33,9 +39,6 @@ pub(crate) const MAX_POINTS: usize = 800;
 pub(crate) fn points_for(files: usize) -> usize {
     (MAX_POINTS * 16 / files.max(1)).clamp(200, MAX_POINTS)
 }
-
-/// The palette's size (Tableau 10, classes `c0`…`c9` in `page.css`).
-const PALETTE: usize = 10;
 
 const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
@@ -85,56 +88,6 @@ pub(crate) fn content_security_policy() -> String {
     )
 }
 
-/// The table of the peaks and OOMs: the charts' markers as text.
-fn peaks_table(s: &Section<'_>) -> String {
-    let f = &s.report.figures;
-    let e = &s.report.peak_entry;
-    let entry = |i: Option<u64>| i.map_or_else(|| "–".to_string(), |i| i.to_string());
-    let mut out = String::from(
-        "<table class=\"peaks\"><caption>Peaks</caption><tr><th>figure</th><th>bytes</th>\
-         <th>exact</th><th>first reached at entry</th></tr>\n",
-    );
-    for (name, id, bytes, at) in [
-        (
-            "allocated peak",
-            "allocated-peak",
-            f.allocated_peak,
-            e.allocated_peak,
-        ),
-        (
-            "dynamic peak",
-            "dynamic-peak",
-            f.dynamic_peak,
-            e.dynamic_peak,
-        ),
-        (
-            "reserved peak",
-            "reserved-peak",
-            f.reserved_peak,
-            e.reserved_peak,
-        ),
-    ] {
-        let _ = writeln!(
-            out,
-            "<tr data-figure=\"{id}\"><td>{name}</td><td>{}</td><td>{bytes}</td><td>{}</td></tr>",
-            Bytes(bytes),
-            entry(at)
-        );
-    }
-    for o in &s.report.oom {
-        let _ = writeln!(
-            out,
-            "<tr data-figure=\"oom\"><td>OOM (asked {})</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            Bytes(o.requested),
-            Bytes(o.allocated),
-            o.allocated,
-            o.entry
-        );
-    }
-    out.push_str("</table>\n");
-    out
-}
-
 fn sites(s: &Section<'_>) -> String {
     let mut out = String::new();
     if s.report.sites_at_peak.is_empty() {
@@ -148,7 +101,7 @@ fn sites(s: &Section<'_>) -> String {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&site.site),
+            folded_path(&site.site),
             Bytes(site.bytes),
             site.count
         );
@@ -159,6 +112,7 @@ fn sites(s: &Section<'_>) -> String {
 
 fn table(s: &Section<'_>) -> String {
     let c = &s.report.categories;
+    let colours = palette::colours(&s.timeline.categories);
     let mut out = String::from(
         "<table><caption>By category</caption><tr><th>category</th><th>at allocated peak</th>\
          <th>at dynamic peak</th><th>own peak</th></tr>\n",
@@ -167,8 +121,10 @@ fn table(s: &Section<'_>) -> String {
         let get = |m: &std::collections::BTreeMap<String, u64>| m.get(name).copied().unwrap_or(0);
         let _ = writeln!(
             out,
-            "<tr><td><span class=\"sw c{}\"></span>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            k % PALETTE,
+            "<tr><td><svg class=\"sw\" viewBox=\"0 0 10 10\" aria-hidden=\"true\"><rect \
+             width=\"10\" height=\"10\" fill=\"{}\"/></svg>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td></tr>",
+            colours[k],
             escape(name),
             Bytes(get(&c.at_allocated_peak)),
             Bytes(get(&c.at_dynamic_peak)),
@@ -199,6 +155,45 @@ fn chart(k: usize, path: &str, device: Device) -> String {
     )
 }
 
+/// `text` escaped for HTML with a `site-packages/` (or `dist-packages/`)
+/// path's prefix folded to `…/site-packages/`, the whole text in a title
+/// when something was folded.
+pub(crate) fn folded_path(text: &str) -> String {
+    let Some(folded) = fold_packages(text) else {
+        return escape(text).into_owned();
+    };
+    format!(
+        "<span class=\"folded\" title=\"{}\">{}</span>",
+        escape(text),
+        escape(&folded)
+    )
+}
+
+/// `text` with each path's prefix before `site-packages/` or
+/// `dist-packages/` cut to `…/`; `None` when there is none.
+fn fold_packages(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut folded = false;
+    while let Some(at) = ["site-packages/", "dist-packages/", "site-packages\\"]
+        .iter()
+        .filter_map(|m| rest.find(m))
+        .min()
+    {
+        // The path starts after the last space or `(` before the marker.
+        let start = rest[..at].rfind([' ', '(']).map_or(0, |k| k + 1);
+        out.push_str(&rest[..start]);
+        if at > start {
+            out.push_str("…/");
+            folded = true;
+        }
+        out.push_str(&rest[at..at + "site-packages/".len()]);
+        rest = &rest[at + "site-packages/".len()..];
+    }
+    out.push_str(rest);
+    folded.then_some(out)
+}
+
 /// The page's end: the data block and the script.
 fn foot(out: &mut String, page: &data::PageData<'_>) {
     let json = serde_json::to_string(page).expect("page data serializes");
@@ -218,8 +213,9 @@ fn device_heading(out: &mut String, k: usize, s: &Section<'_>) {
     let _ = writeln!(
         out,
         "<section id=\"device-{k}\">\n<h2>{} — dev{}</h2>\n<p>allocated peak {} · dynamic \
-         peak {} · reserved peak {} · rules {} · {} trace entries, {} samples drawn (each \
-         the highest moment of its stretch of entries, and every peak's own moment)</p>",
+         peak {} · reserved peak {} · rules {} · {} trace entries, {} samples drawn (the \
+         lowest and the highest moment of each stretch of entries, and every peak's own \
+         moment)</p>",
         escape(s.path),
         s.report.device,
         Bytes(f.allocated_peak),
@@ -233,7 +229,7 @@ fn device_heading(out: &mut String, k: usize, s: &Section<'_>) {
 
 /// The whole page: the profile document, with `timelines[i][j]` the
 /// timeline of device `j` of snapshot `i`.
-pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
+pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>], x: XAxis) -> String {
     let sections: Vec<Section<'_>> = doc
         .snapshots
         .iter()
@@ -247,6 +243,7 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
         })
         .collect();
     let page = data::PageData {
+        x: x.id(),
         devices: sections
             .iter()
             .map(|s| data::DeviceData::new(s.path, s.report, s.timeline))
@@ -262,6 +259,9 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
             ));
         }
     }
+    if sections.len() > 1 {
+        summary(&mut out, &sections);
+    }
     for (k, s) in sections.iter().enumerate() {
         device_heading(&mut out, k, s);
         out.push_str(&chart(k, s.path, s.report.device));
@@ -274,9 +274,62 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>]) -> String {
     out
 }
 
+/// The table at the top of a page of many devices: each snapshot and
+/// device with its peaks, linking to its section.
+fn summary(out: &mut String, sections: &[Section<'_>]) {
+    out.push_str(
+        "<table class=\"summary\"><caption>Snapshots and devices</caption><tr>\
+         <th>snapshot</th><th>device</th><th>allocated peak</th><th>reserved peak</th>\
+         <th>trace entries</th></tr>\n",
+    );
+    for (k, s) in sections.iter().enumerate() {
+        let f = &s.report.figures;
+        let _ = writeln!(
+            out,
+            "<tr><td><a href=\"#device-{k}\">{}</a></td><td>dev{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td></tr>",
+            escape(s.path),
+            s.report.device,
+            Bytes(f.allocated_peak),
+            Bytes(f.reserved_peak),
+            f.trace_entries
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn site_packages_prefixes_are_folded_and_the_full_path_kept_in_a_title() {
+        assert_eq!(
+            fold_packages("forward (/home/u/.venv/lib/python3.11/site-packages/torch/nn/x.py:5)")
+                .as_deref(),
+            Some("forward (…/site-packages/torch/nn/x.py:5)")
+        );
+        assert_eq!(
+            fold_packages("/usr/lib/python3/dist-packages/a.py:1 b (/x/site-packages/c.py:2)")
+                .as_deref(),
+            Some("…/dist-packages/a.py:1 b (…/site-packages/c.py:2)")
+        );
+        assert_eq!(fold_packages("train.py:3"), None);
+        assert_eq!(
+            fold_packages("site-packages/a.py"),
+            None,
+            "nothing before it"
+        );
+        let html = folded_path("f (/v/site-packages/<b>.py:1)");
+        assert!(
+            html.contains("title=\"f (/v/site-packages/&lt;b&gt;.py:1)\""),
+            "{html}"
+        );
+        assert!(
+            html.contains(">f (…/site-packages/&lt;b&gt;.py:1)<"),
+            "{html}"
+        );
+    }
 
     #[test]
     fn a_large_run_gets_fewer_samples_per_device_but_never_under_two_hundred() {

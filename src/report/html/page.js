@@ -41,9 +41,13 @@
     return (k === 0 ? String(v) : v.toFixed(2).replace(/\.?0+$/, '')) + ' ' + UNITS[k];
   }
   function exact(b) { return bytes(b) + ' (' + b + ' bytes)'; }
-  function xText(d, x) {
-    return d.axis === 's' ? '+' + (x / 1e6).toFixed(3) + ' s' : x + ' entries';
-  }
+  function signed(b) { return (b < 0 ? '-' : '') + bytes(Math.abs(b)); }
+  function seconds(x) { return '+' + (x / 1e6).toFixed(3) + ' s'; }
+  // A path's prefix before site-packages/ (or dist-packages/) folded.
+  var PACKAGES = /(^|[ (])[^ (]*?[\/\\]((?:site|dist)-packages[\/\\])/g;
+  function fold(s) { return s.replace(PACKAGES, '$1…/$2'); }
+  // Text cut to n characters with an ellipsis.
+  function cut(s, n) { return s.length <= n ? s : n < 2 ? '' : s.slice(0, n - 1) + '…'; }
   // Ticks at 1, 2 or 5 times a power of ten (of the byte unit for y).
   function niceStep(span, n) {
     var raw = span / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -68,25 +72,64 @@
     for (var c = 0; c < d.cats.length; c++) { s += d.cats[c].bytes[i]; }
     return s;
   }
+  function plusOne(e) { return e + 1; }
 
   function Chart(host, d, id) {
     this.host = host; this.d = d; this.id = id;
-    var xs = d.x, last = xs.length ? xs[xs.length - 1] : 1;
-    if (d.baseline && d.baseline.x.length) { last = Math.max(last, d.baseline.x[d.baseline.x.length - 1]); }
-    this.full = [0, Math.max(last, 1)];
-    this.dom = this.full.slice();
+    d.ex = d.entry.map(plusOne);
+    var want = data.x === 'entries' ? 'entry' : data.x === 'time' ? 's' : d.auto;
     this.sel = -1;
     // Nested or overlapping phases go on separate rows (at most three).
     var ends = [];
     d.bands.filter(function (b) { return !b.iteration; })
-      .sort(function (a, b) { return a.x0 - b.x0 || b.x1 - a.x1; }).forEach(function (b) {
+      .sort(function (a, b) { return a.e0 - b.e0 || b.e1 - a.e1; }).forEach(function (b) {
       var row = 0;
-      while (row < ends.length && ends[row] > b.x0) { row++; }
+      while (row < ends.length && ends[row] > b.e0) { row++; }
       b.row = Math.min(row, 2);
-      ends[b.row] = Math.max(ends[b.row] || 0, b.x1);
+      ends[b.row] = Math.max(ends[b.row] || 0, b.e1);
     });
     this.build();
+    this.setMode(d.axis === 's' ? want : 'entry', true);
+    // Open on the allocated peak's moment, its largest stacks listed.
+    var peak = d.marks.filter(function (m) { return m.figure === 'allocated-peak'; })[0];
+    if (peak) { this.select(peak.moment, true); } else { this.draw(); }
   }
+
+  // The x axis: 's' (microseconds since the first timed entry) or 'entry'
+  // (entries applied); every x the chart draws is read through here.
+  Chart.prototype.setMode = function (mode, first) {
+    var d = this.d, e = mode === 'entry';
+    this.mode = mode;
+    this.xs = e ? d.ex : d.x;
+    this.bx = function (b) { return e ? [b.e0, b.e1] : [b.x0, b.x1]; };
+    this.mx = function (m) { return e ? m.e : m.x; };
+    this.ox = function (m) { return e ? m.entry + 1 : m.x; };
+    this.blx = d.baseline ? (e ? d.baseline.e : d.baseline.x) : null;
+    this.fx = d.fine ? (e ? d.fine.e : d.fine.x) : null;
+    var last = this.xs.length ? this.xs[this.xs.length - 1] : 1;
+    if (this.blx && this.blx.length) { last = Math.max(last, this.blx[this.blx.length - 1]); }
+    this.full = [0, Math.max(last, 1)];
+    this.dom = this.full.slice();
+    if (d.window) {
+      // `--window`: open zoomed to it (a twentieth of its width around).
+      var w = this.bx(d.window), pad = Math.max((w[1] - w[0]) / 20, 1);
+      this.dom = [Math.max(this.full[0], w[0] - pad), Math.min(this.full[1], w[1] + pad)];
+      if (this.dom[1] <= this.dom[0]) { this.dom = this.full.slice(); }
+    }
+    this.svg.setAttribute('data-axis', mode);
+    for (var k = 0; k < this.modeButtons.length; k++) {
+      var b = this.modeButtons[k];
+      b.setAttribute('aria-pressed', String(b.getAttribute('data-x') === mode));
+    }
+    if (!first) { this.draw(); }
+  };
+  // Zoomed in far enough for the finer level to add detail.
+  Chart.prototype.fineOn = function () {
+    return !!this.fx && this.dom[1] - this.dom[0] < (this.full[1] - this.full[0]) * 0.75;
+  };
+  Chart.prototype.xText = function (x) {
+    return this.mode === 's' ? seconds(x) : 'entry ' + x;
+  };
 
   Chart.prototype.sx = function (x) {
     return L + (x - this.dom[0]) / (this.dom[1] - this.dom[0]) * (W - L - R);
@@ -104,16 +147,37 @@
     var tools = tag('div', null, this.host, 'tools');
     var reset = tag('button', 'Reset zoom', tools);
     reset.type = 'button';
+    var axes = tag('span', 'x axis:', tools, 'axes');
+    this.modeButtons = [];
+    [['entry', 'entries'], ['s', 'time']].forEach(function (m) {
+      var b = tag('button', m[1], axes);
+      b.type = 'button';
+      b.setAttribute('data-x', m[0]);
+      if (m[0] === 's' && d.axis !== 's') {
+        b.disabled = true;
+        b.title = 'this trace has no usable time_us';
+      }
+      b.addEventListener('click', function () { self.setMode(m[0]); });
+      self.modeButtons.push(b);
+    });
+    if (d.rise !== undefined && d.rise !== null) {
+      axes.title = 'auto: ' + (d.auto === 'entry' ? 'entries' : 'time') + ': the rise to the ' +
+        'allocated peak takes ' + (d.rise * 100).toPrecision(2) + '% of the time axis (entries ' +
+        'under 1%)';
+    }
     tag('span', 'wheel or drag to zoom, shift+wheel to pan, click or arrow keys to pick a moment', tools);
     this.readout = tag('div', '', this.host, 'readout');
     this.readout.setAttribute('aria-live', 'polite');
     var legend = tag('div', null, this.host, 'legend');
     d.cats.forEach(function (c) {
-      var s = tag('span', null, legend);
-      tag('span', null, s, 'sw c' + (c.color % PALETTE.length));
-      s.appendChild(document.createTextNode(c.name));
+      var s = tag('span', null, legend, 'cat');
+      s.title = c.name;
+      var sw = svg('svg', {'class': 'sw', viewBox: '0 0 10 10', 'aria-hidden': 'true'}, s);
+      svg('rect', {width: 10, height: 10, fill: c.color}, sw);
+      tag('span', c.name, s, 'name');
     });
-    tag('span', 'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
+    tag('span', (d.fine ? 'zoomed in, a thin line draws the allocated total in finer detail · ' : '') +
+      'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
       (d.baseline ? ' · baseline: grey line allocated, dotted reserved' : ''), legend);
     this.table = tag('div', null, this.host);
     reset.addEventListener('click', function () { self.dom = self.full.slice(); self.draw(); });
@@ -123,7 +187,6 @@
     this.svg.addEventListener('mousedown', function (e) { self.onDown(e); });
     window.addEventListener('mouseup', function (e) { self.onUp(e); });
     this.svg.addEventListener('keydown', function (e) { self.onKey(e); });
-    this.draw();
   };
 
   Chart.prototype.px = function (e) {
@@ -132,109 +195,162 @@
   };
 
   Chart.prototype.draw = function () {
-    var self = this, d = this.d, s = this.svg;
+    var self = this, d = this.d, s = this.svg, xs = this.xs;
     while (s.firstChild) { s.removeChild(s.firstChild); }
-    var i0 = Math.max(0, lowerBound(d.x, this.dom[0]) - 1);
-    var i1 = Math.min(d.x.length, lowerBound(d.x, this.dom[1]) + 1);
+    s.setAttribute('data-domain', this.dom[0] + ' ' + this.dom[1]);
+    var i0 = Math.max(0, lowerBound(xs, this.dom[0]) - 1);
+    var i1 = Math.min(xs.length, lowerBound(xs, this.dom[1]) + 1);
     var ymax = 1;
     for (var i = i0; i < i1; i++) { ymax = Math.max(ymax, total(d, i), d.reserved[i]); }
     d.marks.forEach(function (m) {
-      if (m.x >= self.dom[0] && m.x <= self.dom[1]) { ymax = Math.max(ymax, m.y); }
+      var x = self.mx(m);
+      if (x >= self.dom[0] && x <= self.dom[1]) { ymax = Math.max(ymax, m.y); }
     });
-    var bl = d.baseline;
+    var bl = d.baseline, blx = this.blx;
     if (bl) {
-      var b0 = Math.max(0, lowerBound(bl.x, this.dom[0]) - 1), b1 = Math.min(bl.x.length, lowerBound(bl.x, this.dom[1]) + 1);
+      var b0 = Math.max(0, lowerBound(blx, this.dom[0]) - 1), b1 = Math.min(blx.length, lowerBound(blx, this.dom[1]) + 1);
       for (var bi = b0; bi < b1; bi++) { ymax = Math.max(ymax, bl.allocated[bi], bl.reserved[bi]); }
     }
+    // A budget within half again of the data widens the scale to show it;
+    // one far above is drawn at the top edge and says so.
+    (d.budgets || []).forEach(function (b) {
+      if (b.bytes <= ymax * 1.5) { ymax = Math.max(ymax, b.bytes); }
+    });
     var ticks = byteTicks(ymax * 1.05);
     this.ymax = Math.max(ticks[ticks.length - 1], ymax * 1.05);
     var clip = 'clip' + this.id;
     var cp = svg('clipPath', {id: clip}, svg('defs', {}, s));
     svg('rect', {x: L, y: T - 32, width: W - L - R, height: H - B - T + 32}, cp);
     var axis = svg('g', {'class': 'axis'}, s);
+    var plot = svg('g', {'clip-path': 'url(#' + clip + ')'}, s);
+    this.drawBands(plot);
+    // Grid lines over the bands, under the curves.
+    var grid = svg('g', {'class': 'gridlines'}, plot);
     ticks.forEach(function (v) {
       var y = self.sy(v);
-      svg('line', {'class': 'grid', x1: L, x2: W - R, y1: y, y2: y}, axis);
+      svg('line', {'class': 'grid', x1: L, x2: W - R, y1: y, y2: y}, grid);
       svg('text', {x: L - 6, y: y + 4, 'text-anchor': 'end'}, axis).textContent = bytes(v);
     });
-    var span = this.dom[1] - this.dom[0];
-    var step = niceStep(span / (d.axis === 's' ? 1e6 : 1), 8) * (d.axis === 's' ? 1e6 : 1);
-    if (d.axis !== 's') { step = Math.max(1, Math.round(step)); }
+    var span = this.dom[1] - this.dom[0], timed = this.mode === 's';
+    var step = niceStep(span / (timed ? 1e6 : 1), 8) * (timed ? 1e6 : 1);
+    if (!timed) { step = Math.max(1, Math.round(step)); }
     for (var v = Math.ceil(this.dom[0] / step) * step; v <= this.dom[1]; v += step) {
       var x = this.sx(v);
+      svg('line', {'class': 'grid', x1: x, x2: x, y1: T, y2: H - B}, grid);
       svg('line', {x1: x, x2: x, y1: H - B, y2: H - B + 5}, axis);
       svg('text', {x: x, y: H - B + 17, 'text-anchor': 'middle'}, axis).textContent =
-        d.axis === 's' ? +(v / 1e6).toPrecision(6) + ' s' : String(v);
+        timed ? +(v / 1e6).toPrecision(6) + ' s' : String(v);
     }
     svg('path', {d: 'M' + L + ',' + T + 'V' + (H - B) + 'H' + (W - R), fill: 'none'}, axis);
     svg('text', {x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle'}, axis).textContent =
-      d.axis === 's' ? 'seconds since the first timed entry' : 'trace entries applied (no usable time_us)';
-    var plot = svg('g', {'clip-path': 'url(#' + clip + ')'}, s);
-    this.drawBands(plot);
+      timed ? 'seconds since the first timed entry'
+        : 'trace entries applied (allocation order)' + (d.axis === 's' ? '' : '; no usable time_us');
     this.drawAreas(plot, i0, i1);
-    this.drawMarks(plot);
+    this.drawBudgets(s);
+    // Markers are not clipped: one at the plot's edge shows whole.
+    this.drawMarks(svg('g', {'class': 'marks'}, s));
     this.hoverLine = svg('line', {'class': 'hover', y1: T, y2: H - B, visibility: 'hidden'}, s);
     this.brush = svg('rect', {'class': 'brush', y: T, height: H - B - T, width: 0, visibility: 'hidden'}, s);
     if (this.sel >= 0) { this.showSelected(); }
   };
 
+  Chart.prototype.drawBudgets = function (g) {
+    var self = this;
+    (this.d.budgets || []).forEach(function (b) {
+      var above = b.bytes > self.ymax, y = above ? T : self.sy(b.bytes);
+      var grp = svg('g', {'class': 'budget', 'data-check': b.check, 'data-bytes': String(b.bytes),
+        'data-headroom': String(b.headroom)}, g);
+      svg('line', {x1: L, x2: W - R, y1: y, y2: y}, grp);
+      var label = (above ? '↑ ' : '') + 'budget ' + b.check + ' ' + bytes(b.bytes) + ' · ' +
+        (b.headroom >= 0 ? 'headroom ' + bytes(b.headroom) : 'over by ' + bytes(-b.headroom)) +
+        (above ? ' (above the chart)' : '');
+      svg('text', {x: W - R - 4, y: y - 3, 'text-anchor': 'end'}, grp).textContent = label;
+      svg('title', {}, grp).textContent = label + ' (' + b.bytes + ' bytes, headroom ' +
+        signed(b.headroom) + ')';
+    });
+  };
+
+  // A phase's colour, by its name: the palette, then hues 47° apart (a
+  // name keeps its colour on every span; no two names share one).
+  Chart.prototype.phaseColour = function (name) {
+    if (!this.phaseNames) {
+      var names = this.phaseNames = Object.create(null), n = 0;
+      this.d.bands.forEach(function (b) {
+        if (!b.iteration && !(b.name in names)) { names[b.name] = n++; }
+      });
+    }
+    var k = this.phaseNames[name];
+    return k < PALETTE.length ? PALETTE[k] : 'hsl(' + (k * 47 % 360) + ',55%,' + [62, 45, 75, 35][Math.floor(k / 360) % 4] + '%)';
+  };
+
   Chart.prototype.drawBands = function (g) {
-    var self = this, d = this.d, k = 0;
+    var self = this, d = this.d;
     d.bands.forEach(function (b) {
-      if (b.x1 < self.dom[0] || b.x0 > self.dom[1]) { return; }
-      var x0 = self.sx(b.x0), x1 = Math.max(self.sx(b.x1), x0 + 1);
+      var r = self.bx(b);
+      if (r[1] < self.dom[0] || r[0] > self.dom[1]) { return; }
+      var x0 = Math.max(self.sx(r[0]), L - 1), x1 = Math.min(Math.max(self.sx(r[1]), x0 + 1), W - R + 1);
       var band = svg('g', {'class': 'band'}, g);
       if (b.iteration) {
         svg('rect', {x: x0, y: T, width: x1 - x0, height: H - B - T,
           fill: (Number(b.name) % 2) ? '#f4f4f4' : '#fafafa'}, band);
         svg('title', {}, band).textContent = 'iteration ' + b.name;
       } else {
-        k++;
-        var c = PALETTE[(k - 1) % PALETTE.length];
+        var c = self.phaseColour(b.name);
         var y = T - 30 + 10 * b.row;
         svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: c, 'fill-opacity': 0.55}, band);
         svg('title', {}, band).textContent = 'phase ' + b.name;
-        if (x1 - x0 > 60) {
-          svg('text', {x: x0 + 2, y: y + 8}, band).textContent = b.name.slice(0, Math.floor((x1 - x0) / 6));
+        // About 5 px a character at this size; cut names end in an ellipsis.
+        var fit = Math.floor((x1 - x0 - 4) / 5);
+        if (fit >= 3) {
+          svg('text', {x: x0 + 2, y: y + 8}, band).textContent = cut(b.name, fit);
         }
       }
     });
     if (d.window) {
-      var w = d.window, wx0 = this.sx(w.x0), wx1 = Math.max(this.sx(w.x1), wx0 + 1);
+      var w = this.bx(d.window), wx0 = this.sx(w[0]), wx1 = Math.max(this.sx(w[1]), wx0 + 1);
       var wr = svg('rect', {'class': 'windowspan', x: wx0, y: T, width: wx1 - wx0, height: H - B - T}, g);
-      svg('title', {}, wr).textContent = 'window ' + w.name;
+      svg('title', {}, wr).textContent = 'window ' + d.window.name;
     }
   };
 
   Chart.prototype.drawAreas = function (g, i0, i1) {
-    var self = this, d = this.d, below = [];
+    var self = this, d = this.d, xs = this.xs, below = [];
     for (var i = i0; i < i1; i++) { below.push(0); }
     d.cats.forEach(function (c) {
       var top = [], pts = [];
       for (var i = i0; i < i1; i++) {
         top.push(below[i - i0] + c.bytes[i]);
-        pts.push(self.sx(d.x[i]).toFixed(1) + ',' + self.sy(top[i - i0]).toFixed(1));
+        pts.push(self.sx(xs[i]).toFixed(1) + ',' + self.sy(top[i - i0]).toFixed(1));
       }
       for (var j = i1 - 1; j >= i0; j--) {
-        pts.push(self.sx(d.x[j]).toFixed(1) + ',' + self.sy(below[j - i0]).toFixed(1));
+        pts.push(self.sx(xs[j]).toFixed(1) + ',' + self.sy(below[j - i0]).toFixed(1));
       }
       if (pts.length) {
-        var p = svg('polygon', {points: pts.join(' '), fill: PALETTE[c.color % PALETTE.length]}, g);
+        var p = svg('polygon', {points: pts.join(' '), fill: c.color}, g);
         svg('title', {}, p).textContent = c.name;
       }
       below = top;
     });
     var line = [];
     for (var k = i0; k < i1; k++) {
-      line.push(this.sx(d.x[k]).toFixed(1) + ',' + this.sy(d.reserved[k]).toFixed(1));
+      line.push(this.sx(xs[k]).toFixed(1) + ',' + this.sy(d.reserved[k]).toFixed(1));
     }
     if (line.length) { svg('polyline', {'class': 'reserved', points: line.join(' ')}, g); }
-    var bl = d.baseline;
+    if (this.fineOn()) {
+      var fx = this.fx, fv = d.fine.v, fine = [];
+      var f0 = Math.max(0, lowerBound(fx, this.dom[0]) - 1), f1 = Math.min(fx.length, lowerBound(fx, this.dom[1]) + 1);
+      for (var f = f0; f < f1; f++) { fine.push(this.sx(fx[f]).toFixed(1) + ',' + this.sy(fv[f]).toFixed(1)); }
+      if (fine.length) {
+        var fl = svg('polyline', {'class': 'fine', points: fine.join(' ')}, g);
+        svg('title', {}, fl).textContent = 'allocated, finer detail (' + (f1 - f0) + ' samples in view)';
+      }
+    }
+    var bl = d.baseline, blx = this.blx;
     if (!bl) { return; }
-    var b0 = Math.max(0, lowerBound(bl.x, this.dom[0]) - 1), b1 = Math.min(bl.x.length, lowerBound(bl.x, this.dom[1]) + 1);
+    var b0 = Math.max(0, lowerBound(blx, this.dom[0]) - 1), b1 = Math.min(blx.length, lowerBound(blx, this.dom[1]) + 1);
     ['allocated', 'reserved'].forEach(function (key) {
       var pts = [];
-      for (var i = b0; i < b1; i++) { pts.push(self.sx(bl.x[i]).toFixed(1) + ',' + self.sy(bl[key][i]).toFixed(1)); }
+      for (var i = b0; i < b1; i++) { pts.push(self.sx(blx[i]).toFixed(1) + ',' + self.sy(bl[key][i]).toFixed(1)); }
       if (pts.length) {
         var p = svg('polyline', {'class': 'baseline ' + key, points: pts.join(' ')}, g);
         svg('title', {}, p).textContent = 'baseline ' + key + ' (' + bl.snapshot + ')';
@@ -245,16 +361,18 @@
   Chart.prototype.drawMarks = function (g) {
     var self = this, d = this.d;
     d.moments.forEach(function (m, k) {
-      if (m.x < self.dom[0] || m.x > self.dom[1]) { return; }
+      var mx = self.ox(m);
+      if (mx < self.dom[0] || mx > self.dom[1]) { return; }
       var t = svg('path', {'class': 'tick' + (k === self.sel ? ' sel' : ''), 'data-moment': k,
-        d: 'M' + self.sx(m.x) + ',' + (H - B) + 'l-5,9h10z'}, g);
-      svg('title', {}, t).textContent = m.label + ' · ' + xText(d, m.x) + ' · ' + bytes(m.allocated);
+        d: 'M' + self.sx(mx) + ',' + (H - B) + 'l-5,9h10z'}, g);
+      svg('title', {}, t).textContent = m.label + ' · ' + self.momentText(m) + ' · ' + bytes(m.allocated);
     });
     // The allocated peak (the figure the README says to gate) on top.
     var order = {'oom': 0, 'reserved-peak': 1, 'dynamic-peak': 2, 'allocated-peak': 3};
     d.marks.slice().sort(function (a, b) { return order[a.figure] - order[b.figure]; }).forEach(function (m) {
-      if (m.x < self.dom[0] || m.x > self.dom[1]) { return; }
-      var x = self.sx(m.x), y = self.sy(m.y), e;
+      var mx = self.mx(m);
+      if (mx < self.dom[0] || mx > self.dom[1]) { return; }
+      var x = self.sx(mx), y = self.sy(m.y), e;
       if (m.figure === 'oom') {
         e = svg('path', {d: 'M' + (x - 6) + ',' + (y - 6) + 'l12,12m0,-12l-12,12'}, g);
         e.setAttribute('class', 'mark oom');
@@ -267,16 +385,22 @@
       e.setAttribute('data-figure', m.figure);
       e.setAttribute('data-bytes', m.bytes);
       e.setAttribute('data-moment', m.moment);
-      svg('title', {}, e).textContent = NAMES[m.figure] + ': ' + exact(m.y) + ' · ' + xText(d, m.x);
+      svg('title', {}, e).textContent = NAMES[m.figure] + ': ' + exact(m.y) + ' · ' +
+        self.momentText(d.moments[m.moment]);
     });
   };
 
-  // The sample nearest to pixel px, or the moment of the marker under the
-  // pointer.
+  // Where a moment is: its time (when timed) and its entry.
+  Chart.prototype.momentText = function (m) {
+    return (this.d.axis === 's' ? seconds(m.x) + ' · ' : '') +
+      (m.entry >= 0 ? 'after entry ' + m.entry : 'before the first entry');
+  };
+
+  // The sample nearest to pixel px.
   Chart.prototype.pointAt = function (px) {
-    var d = this.d, x = this.ix(px), i = lowerBound(d.x, x);
-    if (i >= d.x.length) { i = d.x.length - 1; }
-    if (i > 0 && x - d.x[i - 1] < d.x[i] - x) { i--; }
+    var xs = this.xs, x = this.ix(px), i = lowerBound(xs, x);
+    if (i >= xs.length) { i = xs.length - 1; }
+    if (i > 0 && x - xs[i - 1] < xs[i] - x) { i--; }
     return i;
   };
   Chart.prototype.indexOfEntry = function (entry) {
@@ -285,22 +409,51 @@
     return -1;
   };
 
-  Chart.prototype.show = function (i, label) {
+  // The readout for sample i; `px`: the pointer's pixel, whose samples'
+  // lowest and highest are given too where it spans more than one.
+  Chart.prototype.show = function (i, label, px) {
     var d = this.d, t = total(d, i), lines = [];
-    lines.push((label ? label + ' · ' : '') + xText(d, d.x[i]) +
-      (d.entry[i] >= 0 ? ' · after entry ' + d.entry[i] : ' · before the first entry') +
+    lines.push((label ? label + ' · ' : '') + (d.axis === 's' ? seconds(d.x[i]) + ' · ' : '') +
+      (d.entry[i] >= 0 ? 'after entry ' + d.entry[i] : 'before the first entry') +
       ' · allocated ' + exact(t) + ' · reserved ' + bytes(d.reserved[i]));
+    var lo = t, hi = t, entry = d.entry[i];
+    if (px !== undefined) {
+      var a = lowerBound(this.xs, this.ix(px - 0.5)), b = lowerBound(this.xs, this.ix(px + 0.5)), n = b - a;
+      for (var j = a; j < b; j++) { var v = total(d, j); lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      if (this.fineOn()) {
+        // The finer level's samples under the pointer, and its nearest
+        // one when nearer than the nearest sample.
+        var fx = this.fx, x = this.ix(px), fa = lowerBound(fx, this.ix(px - 0.5)), fb = lowerBound(fx, this.ix(px + 0.5));
+        for (var f = fa; f < fb; f++) { lo = Math.min(lo, d.fine.v[f]); hi = Math.max(hi, d.fine.v[f]); }
+        n += fb - fa;
+        var fj = Math.min(lowerBound(fx, x), fx.length - 1);
+        if (fj > 0 && x - fx[fj - 1] < fx[fj] - x) { fj--; }
+        if (Math.abs(fx[fj] - x) < Math.abs(this.xs[i] - x)) {
+          t = d.fine.v[fj];
+          entry = d.fine.e[fj] - 1;
+          lines[0] = (d.axis === 's' ? seconds(d.fine.x[fj]) + ' · ' : '') + 'after entry ' + entry +
+            ' · allocated ' + exact(t) + ' (finer detail; categories and reserved at the nearest sample, ' +
+            (d.entry[i] >= 0 ? 'after entry ' + d.entry[i] : 'before the first entry') + ')';
+          lo = Math.min(lo, t); hi = Math.max(hi, t);
+        }
+      }
+      if (n > 1) {
+        lines[0] += ' · this pixel: ' + n + ' samples, lowest ' + exact(lo) + ', highest ' + bytes(hi);
+      }
+    }
     lines.push(d.cats.map(function (c) { return c.name + ' ' + bytes(c.bytes[i]); }).join(' · '));
-    var bl = d.baseline;
-    if (bl && bl.x.length) {
-      var j = Math.min(lowerBound(bl.x, d.x[i]), bl.x.length - 1);
-      lines.push('baseline at ' + xText(d, bl.x[j]) + ': allocated ' + bytes(bl.allocated[j]) +
-        ' · reserved ' + bytes(bl.reserved[j]));
+    var bl = d.baseline, blx = this.blx;
+    if (bl && blx.length) {
+      var k = Math.min(lowerBound(blx, this.xs[i]), blx.length - 1);
+      lines.push('baseline (drawn at ' + this.xText(blx[k]) + '): allocated ' + bytes(bl.allocated[k]) +
+        ' · reserved ' + bytes(bl.reserved[k]));
     }
     this.readout.textContent = lines.join('\n');
     this.readout.setAttribute('data-allocated', String(t));
-    this.readout.setAttribute('data-entry', String(d.entry[i]));
-    var x = this.sx(d.x[i]);
+    this.readout.setAttribute('data-low', String(lo));
+    this.readout.setAttribute('data-high', String(hi));
+    this.readout.setAttribute('data-entry', String(entry));
+    var x = this.sx(this.xs[i]);
     this.hoverLine.setAttribute('x1', x);
     this.hoverLine.setAttribute('x2', x);
     this.hoverLine.setAttribute('visibility', 'visible');
@@ -320,8 +473,8 @@
       var mo = this.d.moments[Number(m)], i = this.indexOfEntry(mo.entry);
       if (i >= 0) { this.show(i, NAMES[e.target.getAttribute('data-figure')]); return; }
     }
-    if (px < L || px > W - R || !this.d.x.length) { return; }
-    this.show(this.pointAt(px));
+    if (px < L || px > W - R || !this.xs.length) { return; }
+    this.show(this.pointAt(px), null, px);
   };
 
   Chart.prototype.onWheel = function (e) {
@@ -368,7 +521,7 @@
   Chart.prototype.nearestMoment = function (px) {
     var best = -1, dist = Infinity, self = this;
     this.d.moments.forEach(function (m, k) {
-      var dd = Math.abs(self.sx(m.x) - px);
+      var dd = Math.abs(self.sx(self.ox(m)) - px);
       if (dd < dist) { dist = dd; best = k; }
     });
     return best;
@@ -387,13 +540,15 @@
     e.preventDefault();
   };
 
-  Chart.prototype.select = function (k) {
+  // Select moment k and list its stacks; `stay`: keep the zoom even when
+  // the moment lies outside it.
+  Chart.prototype.select = function (k, stay) {
     if (k < 0 || k >= this.d.moments.length) { return; }
     this.sel = k;
-    var m = this.d.moments[k];
-    if (m.x < this.dom[0] || m.x > this.dom[1]) {
+    var m = this.d.moments[k], mx = this.ox(m);
+    if (!stay && (mx < this.dom[0] || mx > this.dom[1])) {
       var span = this.dom[1] - this.dom[0];
-      this.setDomain(m.x - span / 2, m.x + span / 2);
+      this.setDomain(mx - span / 2, mx + span / 2);
     } else {
       this.draw();
     }
@@ -401,8 +556,10 @@
   };
 
   Chart.prototype.showSelected = function () {
-    var m = this.d.moments[this.sel], x = this.sx(m.x);
-    svg('line', {'class': 'selline', x1: x, x2: x, y1: T, y2: H - B}, this.svg);
+    var m = this.d.moments[this.sel], mx = this.ox(m), x = this.sx(mx);
+    if (mx >= this.dom[0] && mx <= this.dom[1]) {
+      svg('line', {'class': 'selline', x1: x, x2: x, y1: T, y2: H - B}, this.svg);
+    }
     var i = this.indexOfEntry(m.entry);
     if (i >= 0) { this.show(i, m.label); }
     var sel = this.svg.querySelectorAll('[data-moment="' + this.sel + '"]');
@@ -415,8 +572,7 @@
     var t = tag('table', null, host, 'moment');
     t.setAttribute('data-entry', String(m.entry));
     var label = m.label.split(', ').map(function (l) { return NAMES[l] || l; }).join(', ');
-    tag('caption', 'Largest live allocations at ' + label + ' (' + xText(d, m.x) +
-      (m.entry >= 0 ? ', after entry ' + m.entry : ', before the first entry') + '): ' +
+    tag('caption', 'Largest live allocations at ' + label + ' (' + this.momentText(m) + '): ' +
       exact(m.allocated) + ' live', t);
     var head = tag('tr', null, t);
     tag('th', 'bytes', head);
@@ -428,7 +584,11 @@
       b.setAttribute('data-bytes', String(st.bytes));
       tag('td', String(st.count), row);
       var cell = tag('td', null, row, 'stack');
-      st.lines.forEach(function (l) { tag('div', d.lines[l], cell); });
+      st.lines.forEach(function (l) {
+        // Folded, and cut with an ellipsis when too long: the full line on hover.
+        var full = d.lines[l];
+        tag('div', fold(full), cell).title = full;
+      });
       if (!st.lines.length) { tag('div', '(no frames recorded)', cell); }
     });
   };
