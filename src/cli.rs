@@ -437,6 +437,18 @@ pub struct CheckArgs {
     /// baseline's drawn over it, and the deltas.
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    /// Write the figures as Bencher Metric Format JSON, one benchmark per
+    /// target/snapshot/device/figure (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub bencher: Option<PathBuf>,
+    /// Write the figures for github-action-benchmark
+    /// (`tool: customSmallerIsBetter`; `-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub benchmark_json: Option<PathBuf>,
+    /// Write GitLab's Code Quality report (Code Climate JSON): one issue per
+    /// check that did not pass, at its budget-file line (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub codequality: Option<PathBuf>,
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -563,6 +575,9 @@ impl CheckArgs {
             json: self.json.clone(),
             metrics: self.metrics.clone(),
             html: self.html.clone(),
+            bencher: self.bencher.clone(),
+            benchmark_json: self.benchmark_json.clone(),
+            codequality: self.codequality.clone(),
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,

@@ -2,6 +2,9 @@
 //! [documents](crate::document): pure functions, one file per format or per
 //! document; [`escape`] says how a name is written to each kind of sink.
 
+pub(crate) mod bencher;
+pub(crate) mod benchmark_json;
+pub(crate) mod codequality;
 pub mod diff;
 pub mod document_json;
 pub mod escape;
@@ -19,6 +22,7 @@ pub mod peak;
 pub mod phases;
 pub mod profile;
 pub(crate) mod rules;
+pub(crate) mod series;
 pub(crate) mod terminal;
 
 use crate::analysis::DeviceReport;

@@ -8,6 +8,7 @@ mod common;
 mod architecture;
 mod category_rules;
 mod check_cannot_judge;
+mod check_dashboards;
 mod check_gate;
 mod check_html;
 mod check_metrics;

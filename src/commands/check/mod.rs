@@ -48,6 +48,12 @@ pub struct CheckOptions {
     pub metrics: Option<PathBuf>,
     /// The HTML page of the run.
     pub html: Option<PathBuf>,
+    /// Bencher Metric Format JSON of the figures.
+    pub bencher: Option<PathBuf>,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON of the figures.
+    pub benchmark_json: Option<PathBuf>,
+    /// GitLab's Code Quality report of the checks that did not pass.
+    pub codequality: Option<PathBuf>,
     pub warn_only: bool,
     pub require_baseline: bool,
     pub comment_size: bool,
