@@ -531,10 +531,18 @@ where
     };
     let mut stdout = Vec::new();
     let outcome = match &cli.command {
-        Command::Check(args) if !github => {
+        Command::Check(args) => {
+            // Captured text is for a program: never coloured, whatever
+            // CLICOLOR_FORCE says.
+            let opts = args.options(false);
             let opts = CheckOptions {
-                github: GithubEnv::default(),
-                ..args.options(false)
+                github: if github {
+                    opts.github.clone()
+                } else {
+                    GithubEnv::default()
+                },
+                color: false,
+                ..opts
             };
             commands::check::run(&opts, &mut stdout)
         }
@@ -563,7 +571,8 @@ fn env(name: &str) -> Option<String> {
 
 impl CheckArgs {
     /// The options, with what the environment says: `SOURCE_DATE_EPOCH`
-    /// (report timestamps), `NO_COLOR`, and GitHub Actions' files.
+    /// (report timestamps), `NO_COLOR` / `CLICOLOR` / `CLICOLOR_FORCE`, and
+    /// GitHub Actions' files.
     pub fn options(&self, out_is_terminal: bool) -> CheckOptions {
         CheckOptions {
             config: self.config.clone(),
@@ -582,7 +591,7 @@ impl CheckArgs {
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,
             timestamp: env("SOURCE_DATE_EPOCH").and_then(|s| s.trim().parse().ok()),
-            color: out_is_terminal && env("NO_COLOR").is_none(),
+            color: crate::report::terminal::colour_wanted(out_is_terminal),
             github: GithubEnv {
                 step_summary: env("GITHUB_STEP_SUMMARY").map(PathBuf::from),
                 output: env("GITHUB_OUTPUT").map(PathBuf::from),

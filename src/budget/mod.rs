@@ -21,6 +21,7 @@ mod data;
 #[cfg(test)]
 mod example_file;
 pub mod raw;
+mod suggest;
 mod target;
 #[cfg(test)]
 mod tests;

@@ -157,7 +157,7 @@ fn the_code_quality_report_has_one_issue_per_failed_or_warned_check_at_its_budge
                     assert_eq!(issue["location"]["path"], loc["file"], "{issue}");
                     assert_eq!(issue["location"]["lines"]["begin"], loc["line"], "{issue}");
                     // The line is the key the verdict comes from.
-                    let line = loc["line"].as_u64().unwrap() as usize;
+                    let line = usize::try_from(loc["line"].as_u64().unwrap()).unwrap();
                     assert!(
                         budget.lines().nth(line - 1).unwrap().contains('='),
                         "{line}"

@@ -32,6 +32,7 @@ mod real_figures;
 mod renderings;
 mod rule_phases;
 mod synthetic_figures;
+mod terminal_colour;
 mod time_budgets;
 mod time_structure;
 mod time_windows;
