@@ -5,8 +5,6 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::fd::AsFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use strum::IntoStaticStr;
@@ -185,18 +183,10 @@ pub(crate) fn check(reports: &[Report]) -> Vec<DestinationError> {
     errors
 }
 
-/// Whether what is written to stdout goes nowhere. Rust's runtime reopens
-/// a closed descriptor 1 on /dev/null (and its stdout swallows EBADF), so a
-/// closed stdout shows as the null device.
+/// Whether what is written to stdout goes nowhere (a closed stdout, or
+/// one sent to the null device).
 fn stdout_discards() -> bool {
-    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
-        return true;
-    };
-    let null = std::fs::metadata("/dev/null").map(|m| m.rdev());
-    match (std::fs::File::from(fd).metadata(), null) {
-        (Ok(m), Ok(null)) => m.file_type().is_char_device() && m.rdev() == null,
-        _ => false,
-    }
+    crate::platform::stdout_is_null()
 }
 
 /// Reports that would overwrite an input (budget file, snapshot, baseline):
