@@ -486,9 +486,23 @@ where
     let mut out = stdout.lock();
     let outcome = cli.run(&mut out, terminal);
     let _ = out.flush();
+    let err_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut err = std::io::stderr().lock();
-    for line in error_lines(&outcome) {
-        let _ = writeln!(err, "error: {line}");
+    for (e, line) in outcome.errors.iter().zip(error_lines(&outcome)) {
+        // On a terminal a budget-file error shows its line and a caret;
+        // elsewhere (CI logs) the one-line `file:line:col: message`.
+        let snippet = e.budget_snippet().filter(|_| err_terminal).and_then(|b| {
+            let color = crate::report::terminal::colour_wanted(true);
+            crate::report::snippet::render(&b.file, b.line, b.col, &b.message, &b.source, color)
+        });
+        match snippet {
+            Some(s) => {
+                let _ = err.write_all(s.as_bytes());
+            }
+            None => {
+                let _ = writeln!(err, "error: {line}");
+            }
+        }
     }
     outcome.exit_code()
 }

@@ -23,6 +23,7 @@ pub mod phases;
 pub mod profile;
 pub(crate) mod rules;
 pub(crate) mod series;
+pub mod snippet;
 pub(crate) mod terminal;
 
 use crate::analysis::DeviceReport;
