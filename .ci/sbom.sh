@@ -5,7 +5,7 @@
 #
 # cargo-cyclonedx (pinned in release.yml) writes one SBOM per binary beside
 # each Cargo.toml of the workspace; the root package's `memgate` one is
-# moved to OUT, the others removed. Dependencies are those of TRIPLE (a
+# moved to OUT, the others removed. PYTHON (default python3) checks it. Dependencies are those of TRIPLE (a
 # Windows SBOM lists windows-sys, a Linux one libc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ if [[ $(wc -l <<<"$made") != 1 || -z $made ]]; then
 fi
 mv "$made" "$out"
 find python -maxdepth 1 -name '*.cdx.json' -delete
-python3 - "$out" <<'PY'
+"${PYTHON:-python3}" - "$out" <<'PY'
 import json, sys
 bom = json.load(open(sys.argv[1]))
 assert bom.get("bomFormat") == "CycloneDX", "not a CycloneDX document"
