@@ -18,8 +18,16 @@ GITHUB_STEP_SUMMARY files, `bash -e` like the runner.
   written through (the check step then the comment step, in one workspace).
 * `download`: against a fake release directory (file:// URLs through the
   step's test-only MEMGATE_TEST_RELEASE_BASE) holding an archive of the given
-  binary and SHA256SUMS: installs on a match, refuses a tampered checksum,
-  a missing asset or line, and an unsupported platform.
+  binary (a .tar.gz for Linux, a .zip for Windows) and SHA256SUMS: installs
+  on a match, refuses a tampered checksum, a missing asset or line, an
+  unsupported platform and a server-url that is not https; checksums
+  committed in the action (checksums/TAG.sha256) win over the release's.
+* `resolve`: `version: auto` is the action's own tag (github.action_ref, or
+  the _actions/OWNER/NAME/REF checkout path), a source build at a branch;
+  `source` builds; a tag is that tag.
+* `working-directory`, `metrics` and `html`: memgate runs in the directory,
+  the two reports land in the step's own directory and are copied; a
+  working directory through a symlink or `..` is refused.
 * the comment step: against a fake `gh` that answers the comment listing
   from a JSON file through real jq (the step's own --jq filter) and records
   each call: POST when no marked comment of the step's own login exists
@@ -69,6 +77,15 @@ CASES = [
      {"-gate.toml": "config", "out": "outside"}, 0, "pass"),
     ("warn-only neither true nor false is refused", {"config": "examples/memgate-regressed.toml", "warn-only": "yes"},
      None, 2, None),
+    ("metrics and html reports", {"config": "examples/memgate-regressed.toml", "metrics": "m/metrics.txt",
+                                  "html": "memgate.html"}, None, 1, "fail"),
+    ("working-directory: paths relative to it", {"working-directory": "sub/dir", "config": "-gate.toml",
+                                                 "html": "out/page.html", "metrics": "metrics.txt"},
+     {"sub/dir/-gate.toml": "config"}, 0, "pass"),
+    ("working-directory through a symlink is refused", {"working-directory": "link/dir", "config": "-gate.toml"},
+     {"real/dir/-gate.toml": "config", "link": ("symlink", "real")}, 2, None),
+    ("working-directory with .. is refused", {"working-directory": "sub/../..", "config": "-gate.toml"},
+     {"sub/-gate.toml": "config"}, 2, None),
 ]
 
 def step_env(step, inputs, context):
@@ -103,7 +120,8 @@ def run_step(step, env, tmp, cwd=ROOT):
     return p, outputs, open(env["GITHUB_PATH"]).read().splitlines()
 
 
-REPORTS = {"junit": "memgate-junit.xml", "markdown": "memgate.md", "json": "memgate.json"}
+REPORTS = {"junit": "memgate-junit.xml", "markdown": "memgate.md", "json": "memgate.json",
+           "metrics": "memgate-metrics.txt", "html": "memgate.html"}
 
 
 def example_config():
@@ -124,6 +142,7 @@ def make_workspace(ws, files):
     os.makedirs(ws)
     for name, what in files.items():
         path = os.path.join(ws, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         if what == "config":
             open(path, "w").write(example_config())
         elif what == "golden":
@@ -192,7 +211,7 @@ def check_cases(action, defaults, bindir):
             if want_verdict is not None:
                 ok = ok and outputs.get("verdict") == want_verdict
                 ok = ok and os.path.getsize(os.path.join(tmp, "summary")) > 0
-                wrong = reports_ok(outputs, values, runner_temp, cwd)
+                wrong = reports_ok(outputs, values, runner_temp, os.path.join(cwd, values["working-directory"]))
                 outside = os.path.join(tmp, OUTSIDE)
                 if os.path.isdir(outside) and os.listdir(outside):
                     wrong.append(f"wrote {os.listdir(outside)} outside the workspace")
@@ -215,35 +234,56 @@ X86_ASSET = f"memgate-{VERSION}-x86_64-unknown-linux-gnu.tar.gz"
 DOWNLOAD_CASES = [
     # (what, runner os/arch, SHA256SUMS edit, release-repository input, action path under _actions,
     #  exit code, stderr/stdout must contain[, version input])
-    ("matching checksum installs", ("Linux", "X64"), None, "", True, 0, "matches SHA256SUMS"),
+    ("matching checksum installs", ("Linux", "X64"), None, "", True, 0, "matches the release's SHA256SUMS"),
     ("tampered checksum refused", ("Linux", "X64"), "tamper", "", True, 2, "checksum mismatch"),
     ("SHA256SUMS without the asset's line", ("Linux", "X64"), "drop", "", True, 2, "has no line for"),
     ("asset missing from the release", ("Linux", "ARM64"), None, "", True, 2, "could not download"),
-    ("unsupported platform", ("Windows", "X64"), None, "", True, 2, "no prebuilt memgate for Windows/X64"),
+    ("unsupported platform", ("Linux", "ARM"), None, "", True, 2, "no prebuilt memgate for Linux/ARM"),
+    ("Windows: the zip, checked and unpacked", ("Windows", "X64"), None, "", True, 0, "matches the release's SHA256SUMS"),
+    ("committed checksums win over a tampered release's", ("Linux", "X64"), "tamper+committed", "", True, 0,
+     "matches checksums/v0.0.0-smoke.sha256 of the action"),
+    ("a tampered committed checksum refuses", ("Linux", "X64"), "committed-tamper", "", True, 2,
+     "checksums/v0.0.0-smoke.sha256 of the action says"),
+    ("a server-url that is not https", ("Linux", "X64"), None, "", True, 2, "is not an https:// base URL",
+     VERSION, "http://example.com"),
     ("local action, no release-repository", ("Linux", "X64"), None, "", False, 2, "set the 'release-repository'"),
     ("local action, release-repository given", ("Linux", "X64"), None, "acme/memgate", False, 0,
-     "matches SHA256SUMS"),
+     "matches the release's SHA256SUMS"),
     ("a release-repository that is not owner/name", ("Linux", "X64"), None, "acme/memgate/../../x", False, 2,
      "is not owner/name"),
     ("a version that is not a tag name", ("Linux", "X64"), None, "", True, 2, "is not a release tag",
      "v0/../../../x"),
 ]
 
+WINDOWS_ASSET = f"memgate-{VERSION}-x86_64-pc-windows-msvc.zip"
 
-def fake_release(tmp, binary, sums_edit):
-    """A release directory: the x86_64 archive of `binary` and SHA256SUMS."""
+
+def fake_release(tmp, binary, sums_edit, action_path):
+    """A release directory: the x86_64 Linux archive and the Windows zip of
+    `binary`, and SHA256SUMS; with a `committed` edit, the action's
+    checksums/VERSION.sha256 too (right, or tampered)."""
     rel = os.path.join(tmp, "releases", VERSION)
     os.makedirs(rel)
     with tarfile.open(os.path.join(rel, X86_ASSET), "w:gz") as tar:
         tar.add(binary, arcname="memgate")
-    digest = hashlib.sha256(open(os.path.join(rel, X86_ASSET), "rb").read()).hexdigest()
-    if sums_edit == "tamper":
-        digest = digest[::-1]
+    import zipfile
+    with zipfile.ZipFile(os.path.join(rel, WINDOWS_ASSET), "w") as z:
+        z.write(binary, arcname="memgate.exe")
+    digests = {a: hashlib.sha256(open(os.path.join(rel, a), "rb").read()).hexdigest()
+               for a in (X86_ASSET, WINDOWS_ASSET)}
+    right = "".join(f"{d}  {a}\n" for a, d in digests.items())
+    if sums_edit and "tamper" in sums_edit.split("+")[0]:
+        digests = {a: d[::-1] for a, d in digests.items()}
     lines = [f"{'0' * 64}  memgate-{VERSION}-riscv64gc-unknown-linux-gnu.tar.gz"]
     if sums_edit != "drop":
-        lines.append(f"{digest}  {X86_ASSET}")
+        lines += [f"{d}  {a}" for a, d in digests.items()]
     with open(os.path.join(rel, "SHA256SUMS"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    if sums_edit and "committed" in sums_edit:
+        os.makedirs(os.path.join(action_path, "checksums"), exist_ok=True)
+        committed = right if sums_edit == "tamper+committed" else "".join(
+            f"{d}  {a}\n" for a, d in digests.items())
+        open(os.path.join(action_path, "checksums", f"{VERSION}.sha256"), "w").write(committed)
     return "file://" + os.path.join(tmp, "releases")
 
 
@@ -251,23 +291,26 @@ def download_cases(action, defaults, bindir):
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "download")
     binary = os.path.join(bindir, "memgate")
     failures = 0
-    for what, (os_name, arch), sums_edit, repo, under_actions, want_code, want_text, *version in DOWNLOAD_CASES:
+    for what, (os_name, arch), sums_edit, repo, under_actions, want_code, want_text, *extra in DOWNLOAD_CASES:
+        version = (extra + [VERSION])[0]
+        server = (extra[1:] + ["https://github.com"])[0]
         with tempfile.TemporaryDirectory() as tmp:
             action_path = (os.path.join(tmp, "_actions", "acme", "memgate", "v1") if under_actions
                            else os.path.join(tmp, "work", "repo"))
             runner_temp = os.path.join(tmp, "runner-temp")
             os.makedirs(runner_temp)
             context = {"runner.os": os_name, "runner.arch": arch, "runner.temp": runner_temp,
-                       "github.action_path": action_path}
-            values = dict(defaults, version=(version or [VERSION])[0], **{"release-repository": repo})
+                       "github.action_path": action_path, "steps.resolve.outputs.tag": version}
+            values = dict(defaults, **{"release-repository": repo, "server-url": server})
             env = step_env(step, values, context)
-            env["MEMGATE_TEST_RELEASE_BASE"] = fake_release(tmp, binary, sums_edit)
+            env["MEMGATE_TEST_RELEASE_BASE"] = fake_release(tmp, binary, sums_edit, action_path)
             p, _, path = run_step(step, env, tmp)
             text = p.stdout + p.stderr
             ok = p.returncode == want_code and want_text in text
             if want_code == 0:
                 # Installed: on GITHUB_PATH, the very binary that was packed.
-                installed = os.path.join(path[0], "memgate") if len(path) == 1 else ""
+                exe = "memgate.exe" if os_name == "Windows" else "memgate"
+                installed = os.path.join(path[0], exe) if len(path) == 1 else ""
                 ok = ok and os.path.isfile(installed) and open(installed, "rb").read() == open(binary, "rb").read()
             else:
                 ok = ok and not path and "::error title=memgate::" in text
@@ -447,6 +490,31 @@ def hostile_checkout_cases(action, defaults, bindir):
     return failures
 
 
+RESOLVE_CASES = [
+    # (what, version input, github.action_ref, action path tail, tag wanted)
+    ("auto at a release tag", "auto", "v1.2.3", "_actions/acme/memgate/v1.2.3", "v1.2.3"),
+    ("auto, action_ref empty: the checkout path's ref", "auto", "", "_actions/acme/memgate/v0.3.0-rc.1", "v0.3.0-rc.1"),
+    ("auto at a branch builds from source", "auto", "main", "_actions/acme/memgate/main", ""),
+    ("auto as a local action builds from source", "auto", "", "work/repo", ""),
+    ("source builds from source", "source", "v1.2.3", "_actions/acme/memgate/v1.2.3", ""),
+    ("empty builds from source", "", "v1.2.3", "_actions/acme/memgate/v1.2.3", ""),
+    ("a tag is that tag", "v0.1.0", "main", "_actions/acme/memgate/main", "v0.1.0"),
+]
+
+
+def resolve_cases(action, defaults):
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "resolve")
+    failures = 0
+    for what, version, ref, tail, want in RESOLVE_CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            context = {"github.action_ref": ref, "github.action_path": os.path.join(tmp, tail)}
+            env = step_env(step, dict(defaults, version=version), context)
+            p, outputs, _ = run_step(step, env, tmp)
+            ok = p.returncode == 0 and outputs.get("tag") == want
+            failures += report(ok, f"resolve: {what}: tag {outputs.get('tag')!r}", p)
+    return failures
+
+
 def toolchain_pin(action):
     """The source build's toolchain and cache key name Cargo.toml's rust-version."""
     msrv = re.search(r'^rust-version = "([0-9.]+)"', open(os.path.join(ROOT, "Cargo.toml")).read(), re.M).group(1)
@@ -460,7 +528,11 @@ def main():
     bindir = os.path.abspath(sys.argv[1])
     action = YAML(typ="safe").load(open(os.path.join(ROOT, "action.yml")))
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+    # What the runner substitutes for the expression default.
+    assert defaults["server-url"] == "${{ github.server_url }}", defaults["server-url"]
+    defaults["server-url"] = "https://github.com"
     failures = check_cases(action, defaults, bindir)
+    failures += resolve_cases(action, defaults)
     failures += download_cases(action, defaults, bindir)
     failures += comment_cases(action, defaults)
     failures += hostile_checkout_cases(action, defaults, bindir)

@@ -104,9 +104,9 @@ for t in "${triples[@]}"; do
         # extracts exactly `memgate`.
         stage=$(mktemp -d)
         cp "$bin" "$stage/memgate"
-        cp LICENSE README.md "$stage/"
+        cp LICENSE README.md THIRD-PARTY-NOTICES.md "$stage/"
         tar -czf "$out/memgate-$version-$t.tar.gz" -C "$stage" --owner=0 --group=0 --numeric-owner \
-            memgate LICENSE README.md
+            memgate LICENSE README.md THIRD-PARTY-NOTICES.md
         rm -rf "$stage"
     fi
 done

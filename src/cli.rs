@@ -525,6 +525,18 @@ pub struct CheckArgs {
     #[arg(long = "x", value_enum, value_name = "AXIS", default_value = "auto")]
     pub x_axis: XAxis,
 
+    /// Write the figures as Bencher Metric Format JSON, one benchmark per
+    /// target/snapshot/device/figure (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub bencher: Option<PathBuf>,
+    /// Write the figures for github-action-benchmark
+    /// (`tool: customSmallerIsBetter`; `-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub benchmark_json: Option<PathBuf>,
+    /// Write GitLab's Code Quality report (Code Climate JSON): one issue per
+    /// check that did not pass, at its budget-file line (`-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub codequality: Option<PathBuf>,
     /// Report failures but exit 0 instead of 1 (a gate that could not
     /// judge still exits 2).
     #[arg(long)]
@@ -569,9 +581,23 @@ where
     let mut out = stdout.lock();
     let outcome = cli.run(&mut out, terminal);
     let _ = out.flush();
+    let err_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut err = std::io::stderr().lock();
-    for line in error_lines(&outcome) {
-        let _ = writeln!(err, "error: {line}");
+    for (e, line) in outcome.errors.iter().zip(error_lines(&outcome)) {
+        // On a terminal a budget-file error shows its line and a caret;
+        // elsewhere (CI logs) the one-line `file:line:col: message`.
+        let snippet = e.budget_snippet().filter(|_| err_terminal).and_then(|b| {
+            let color = crate::report::terminal::colour_wanted(true);
+            crate::report::snippet::render(&b.file, b.line, b.col, &b.message, &b.source, color)
+        });
+        match snippet {
+            Some(s) => {
+                let _ = err.write_all(s.as_bytes());
+            }
+            None => {
+                let _ = writeln!(err, "error: {line}");
+            }
+        }
     }
     outcome.exit_code()
 }
@@ -614,10 +640,18 @@ where
     };
     let mut stdout = Vec::new();
     let outcome = match &cli.command {
-        Command::Check(args) if !github => {
+        Command::Check(args) => {
+            // Captured text is for a program: never coloured, whatever
+            // CLICOLOR_FORCE says.
+            let opts = args.options(false);
             let opts = CheckOptions {
-                github: GithubEnv::default(),
-                ..args.options(false)
+                github: if github {
+                    opts.github.clone()
+                } else {
+                    GithubEnv::default()
+                },
+                color: false,
+                ..opts
             };
             commands::check::run(&opts, &mut stdout)
         }
@@ -646,7 +680,8 @@ fn env(name: &str) -> Option<String> {
 
 impl CheckArgs {
     /// The options, with what the environment says: `SOURCE_DATE_EPOCH`
-    /// (report timestamps), `NO_COLOR`, and GitHub Actions' files.
+    /// (report timestamps), `NO_COLOR` / `CLICOLOR` / `CLICOLOR_FORCE`, and
+    /// GitHub Actions' files.
     pub fn options(&self, out_is_terminal: bool) -> CheckOptions {
         CheckOptions {
             config: if self.budget_json.is_some() {
@@ -663,11 +698,14 @@ impl CheckArgs {
             metrics: self.metrics.clone(),
             html: self.html.clone(),
             x_axis: self.x_axis,
+            bencher: self.bencher.clone(),
+            benchmark_json: self.benchmark_json.clone(),
+            codequality: self.codequality.clone(),
             warn_only: self.warn_only,
             require_baseline: self.require_baseline,
             comment_size: self.comment_size,
             timestamp: env("SOURCE_DATE_EPOCH").and_then(|s| s.trim().parse().ok()),
-            color: out_is_terminal && env("NO_COLOR").is_none(),
+            color: crate::report::terminal::colour_wanted(out_is_terminal),
             github: GithubEnv {
                 step_summary: env("GITHUB_STEP_SUMMARY").map(PathBuf::from),
                 output: env("GITHUB_OUTPUT").map(PathBuf::from),

@@ -67,7 +67,45 @@ pub enum Error {
     Target { target: String, error: Box<Error> },
 }
 
+/// A budget-file error with what a terminal snippet needs: where, what,
+/// and the file's text.
+pub struct BudgetSnippet {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+    pub source: String,
+}
+
 impl Error {
+    /// The budget-file error's position, message and the file's text (read
+    /// again, regular files only, under the size cap), for a snippet on a
+    /// terminal; `None` for any other error or a file that cannot be read.
+    pub fn budget_snippet(&self) -> Option<BudgetSnippet> {
+        let Error::Config(c) = self else { return None };
+        if c.loc.line == 0 {
+            return None;
+        }
+        let bytes = crate::files::read_capped(
+            std::path::Path::new(&c.loc.file),
+            "budget file",
+            crate::files::TEXT_CAP,
+        )
+        .ok()?;
+        let message = if c.key.is_empty() {
+            c.message.clone()
+        } else {
+            format!("`{}`: {}", c.key, c.message)
+        };
+        Some(BudgetSnippet {
+            file: c.loc.file.clone(),
+            line: c.loc.line,
+            col: c.loc.col,
+            message,
+            source: String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    }
+
     /// The process exit code this error calls for.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {

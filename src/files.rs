@@ -7,7 +7,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -35,22 +34,6 @@ pub enum FileError {
     Write(std::io::Error),
 }
 
-fn kind_name(t: std::fs::FileType) -> &'static str {
-    if t.is_fifo() {
-        "FIFO (named pipe)"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else if t.is_symlink() {
-        "symbolic link"
-    } else {
-        "special file"
-    }
-}
-
 fn open_error(e: std::io::Error) -> FileError {
     match e.kind() {
         std::io::ErrorKind::NotFound => FileError::NotFound,
@@ -63,9 +46,7 @@ fn open_error(e: std::io::Error) -> FileError {
 /// once, and the type is then checked on the open handle (no race with a
 /// rename between a check and the open).
 pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+    let file = crate::platform::nonblocking(OpenOptions::new().read(true))
         .open(path)
         .map_err(open_error)?;
     let meta = file.metadata().map_err(FileError::Read)?;
@@ -74,7 +55,7 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
         return Err(FileError::Directory);
     }
     if !t.is_file() {
-        return Err(FileError::NotRegular(kind_name(t)));
+        return Err(FileError::NotRegular(crate::platform::special_kind(t)));
     }
     Ok((file, meta.len()))
 }
@@ -193,9 +174,9 @@ fn poll_in(
 /// A path's identity: device and inode when it exists (whatever symlinks
 /// or hard links lead to it), else its parent's canonical path and its
 /// name (a report not yet written).
-fn identity(p: &Path) -> Option<Result<(u64, u64), PathBuf>> {
-    if let Ok(m) = std::fs::metadata(p) {
-        return Some(Ok((m.dev(), m.ino())));
+fn identity(p: &Path) -> Option<Result<crate::platform::FileId, PathBuf>> {
+    if let Some(id) = crate::platform::file_id(p) {
+        return Some(Ok(id));
     }
     let parent = p
         .parent()
@@ -272,18 +253,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     sync_dir(path).map_err(FileError::Write)
 }
 
-/// Flush the directory holding `path` (its entries: the rename). A file
-/// system that cannot sync a directory says so with EINVAL; that is no
-/// error of the write.
+/// Flush the directory holding `path` (its entries: the rename).
 fn sync_dir(path: &Path) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    match File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
-        other => other,
-    }
+    crate::platform::sync_dir(dir)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod error;
 pub(crate) mod files;
 pub mod input;
 pub mod pickle;
+pub mod platform;
 pub(crate) mod prefault;
 pub mod report;
 pub mod snapshot;

@@ -3,7 +3,7 @@
 //! loop or repeat: a directory that cannot
 //! be listed and a name that is not UTF-8 are errors naming the path (the
 //! `glob` crate skips both silently), `**` visits each directory once by
-//! device and inode (a symlink loop ends, with memory bounded by the number
+//! file identity (src/platform; a symlink loop ends, with memory bounded by the number
 //! of real directories), and a file reached twice is listed once.
 //! Matching of one path component is `glob::Pattern`'s, with the shell's
 //! rule for hidden names: `*`, `?` and `[…]` never match a leading `.`
@@ -13,7 +13,6 @@
 //! ([`files::is_temporary`]) are matched by no pattern at all.
 
 use std::collections::HashSet;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use glob::{MatchOptions, Pattern};
@@ -101,9 +100,9 @@ fn parse(pattern: &str) -> Result<(PathBuf, Vec<Part>), WalkError> {
 struct Walk<'a> {
     pattern: &'a str,
     /// Directories entered below a `**`, by (device, inode).
-    seen_dirs: HashSet<(u64, u64)>,
+    seen_dirs: HashSet<crate::platform::FileId>,
     /// Files listed so far, by (device, inode).
-    seen_files: HashSet<(u64, u64)>,
+    seen_files: HashSet<crate::platform::FileId>,
     found: Vec<PathBuf>,
     errors: Vec<WalkError>,
 }
@@ -158,19 +157,26 @@ impl Walk<'_> {
         let Ok(m) = std::fs::metadata(&path) else {
             return;
         };
-        if !m.is_dir() && self.seen_files.insert((m.dev(), m.ino())) {
+        if m.is_dir() {
+            return;
+        }
+        if crate::platform::file_id(&path).is_none_or(|id| self.seen_files.insert(id)) {
             self.found.push(path);
         }
     }
 
-    fn dir_id(path: &Path) -> Option<(u64, u64)> {
-        let m = std::fs::metadata(if path.as_os_str().is_empty() {
+    fn dir_id(path: &Path) -> Option<crate::platform::FileId> {
+        let path = if path.as_os_str().is_empty() {
             Path::new(".")
         } else {
             path
-        })
-        .ok()?;
-        m.is_dir().then(|| (m.dev(), m.ino()))
+        };
+        let m = std::fs::metadata(path).ok()?;
+        if m.is_dir() {
+            crate::platform::file_id(path)
+        } else {
+            None
+        }
     }
 
     fn go(&mut self, dir: &Path, parts: &[Part]) {
@@ -267,9 +273,9 @@ pub(crate) fn expand(
     // The same file reached by two patterns (or a pattern and a literal
     // path, or through a link) is judged once.
     let mut seen = HashSet::new();
-    out.retain(|p| match std::fs::metadata(p) {
-        Ok(m) => seen.insert((m.dev(), m.ino())),
-        Err(_) => true,
+    out.retain(|p| match crate::platform::file_id(p) {
+        Some(id) => seen.insert(id),
+        None => true,
     });
     if errors.is_empty() {
         Ok(out)
@@ -300,6 +306,7 @@ pub fn expand_pattern(pattern: &str) -> Result<Vec<PathBuf>, Vec<WalkError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
 
     fn touch(p: &Path) {
@@ -352,6 +359,8 @@ mod tests {
         assert_eq!(names(d.path(), &named), [".cache/rank1.json"]);
     }
 
+    // Symlinks and byte file names: Unix only.
+    #[cfg(unix)]
     #[test]
     fn a_symlink_loop_under_double_star_ends_and_each_file_is_listed_once() {
         let d = tempfile::tempdir().unwrap();
@@ -362,6 +371,8 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
     }
 
+    // Symlinks and byte file names: Unix only.
+    #[cfg(unix)]
     #[test]
     fn a_name_that_is_not_utf8_is_an_error_naming_the_path() {
         use std::ffi::OsStr;

@@ -38,8 +38,15 @@ from ._documents import (
     TargetVerdict,
     Verdict,
 )
+from . import _name
 from ._native import __version__
 from ._record import Recording, current_rank, environment, record
+
+# PyPI's `memgate` is another project with this module name (_name.py).
+if _name.clash():
+    import warnings as _warnings
+
+    _warnings.warn(_name.clash() or "", RuntimeWarning, stacklevel=2)
 
 __all__ = [
     "BudgetError",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Literal, Optional, Tuple
 
@@ -195,12 +196,28 @@ class AnalysedSnapshot(_Document):
     window_not_placed: Optional[List[Record]] = _of(_records)
 
 
+def _figure_metrics(snapshots: List[AnalysedSnapshot]) -> Dict[str, float]:
+    """``SNAPSHOT/deviceN/FIGURE`` → value, the snapshot as its path given."""
+    return {
+        f"{_escaped(s.path)}/device{d.device}/{figure}": value
+        for s in snapshots
+        for d in s.devices
+        for figure, value in d.figures.items()
+        if value is not None
+    }
+
+
 @dataclass(frozen=True)
 class PeakReport(_Document):
     """``memgate peak --format json``."""
 
     schema_version: int = _of(key="schema_version")
     snapshots: List[AnalysedSnapshot] = _of(_list_of(AnalysedSnapshot))
+
+    def metrics(self) -> Dict[str, float]:
+        """Every figure as a flat ``{SNAPSHOT/deviceN/FIGURE: value}`` dict
+        for W&B, MLflow or TensorBoard (docs/dashboards.md)."""
+        return _figure_metrics(self.snapshots)
 
 
 @dataclass(frozen=True)
@@ -419,6 +436,29 @@ class Verdict(_Document):
         """What exit code 0 means: no check failed (warnings allowed)."""
         return self.exit_code == 0
 
+    def metrics(self) -> Dict[str, float]:
+        """Every measured figure of the run as a flat ``{name: value}`` dict
+        for W&B, MLflow or TensorBoard, named as ``check --bencher`` and
+        ``--benchmark-json`` name them: ``TARGET/SNAPSHOT/deviceN/FIGURE``
+        (docs/dashboards.md). The ``baseline`` and ``window`` checks measure
+        nothing, and a figure that is only a lower bound is left out."""
+        out: Dict[str, float] = {}
+        for t in self.targets:
+            for s in t.snapshots:
+                for d in s.devices:
+                    for c in d.checks:
+                        if c.id in ("baseline", "window") or c.current is None or _lower_bound(c):
+                            continue
+                        n, snapshot = 1, _escaped(s.name)
+                        while True:
+                            name = f"{_escaped(t.name)}/{snapshot}/device{d.device}/{_escaped(c.id)}"
+                            if name not in out:
+                                break
+                            n += 1
+                            snapshot = f"{_escaped(s.name)} ({n})"
+                        out[name] = c.current
+        return out
+
     def failures(self, *, warnings: bool = False) -> List["Failure"]:
         """Every failed check (and warned one with ``warnings=True``), and
         every snapshot that could not be judged, in report order."""
@@ -434,6 +474,26 @@ class Verdict(_Document):
                 # The checks across ranks, as the reports name them.
                 out += [Failure(t.name, "ranks", None, c, None) for c in t.ranks.checks if c.status in wanted]
         return out
+
+
+def _lower_bound(c: Check) -> bool:
+    """Whether the check's current value is only a lower bound."""
+    return any(f.get("kind") == "lower-bound" and f.get("current") for f in c.findings or [])
+
+
+_BIDI = {0x200E, 0x200F, 0x061C, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+_SHORT = {"\t": "\\t", "\r": "\\r", "\n": "\\n"}
+
+
+def _escaped(name: str) -> str:
+    """A name as memgate's reports write it for a terminal: control and
+    bidirectional characters as Rust escapes (``\\n``, ``\\u{1b}``)."""
+    return "".join(
+        _SHORT.get(ch) or f"\\u{{{ord(ch):x}}}"
+        if unicodedata.category(ch) == "Cc" or ord(ch) in _BIDI
+        else ch
+        for ch in name
+    )
 
 
 @dataclass(frozen=True)

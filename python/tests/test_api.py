@@ -337,3 +337,26 @@ def test_every_json_object_is_a_record_reachable_by_snake_case(examples):
     cut = memgate.phases(snap).snapshots[0].devices[0]
     assert len(cut.annotations) == min(20, len(phases.annotations))
     assert len(cut.annotations) + cut.annotations_left_out == len(phases.annotations)
+
+
+def test_metrics_are_the_bencher_files_values_under_the_same_names(examples, memgate_bin, tmp_path):
+    verdict = memgate.check(config=examples / "memgate-regressed.toml")
+    bmf = tmp_path / "bmf.json"
+    subprocess.run(
+        [memgate_bin, "check", "--config", str(examples / "memgate-regressed.toml"), "--bencher", str(bmf)],
+        check=False,
+        capture_output=True,
+    )
+    want = {name: next(iter(measures.values()))["value"] for name, measures in json.loads(bmf.read_text()).items()}
+    assert len(want) >= 20
+    assert verdict.metrics() == want
+    assert all("/device" in name for name in want)
+
+
+def test_peak_metrics_are_its_figures_by_snapshot_device_and_figure(examples):
+    report = memgate.peak(examples / "snapshots" / "rank0.pickle")
+    metrics = report.metrics()
+    device = report.snapshots[0].devices[0]
+    path = report.snapshots[0].path
+    assert metrics[f"{path}/device{device.device}/allocated-peak"] == device.figures["allocated-peak"]
+    assert len(metrics) == sum(v is not None for s in report.snapshots for d in s.devices for v in d.figures.values())

@@ -50,3 +50,23 @@ def test_the_module_entry_point_is_the_same_command(examples):
         text=True,
     )
     assert done.returncode == 1
+
+
+def test_pypis_unrelated_memgate_is_named_after_the_version_and_at_import(tmp_path):
+    # A stand-in for PyPI's `memgate` distribution: its metadata on the path.
+    info = tmp_path / "memgate-9.9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: memgate\nVersion: 9.9.9\n")
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    done = subprocess.run([installed_memgate(), "--version"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0
+    assert done.stdout.startswith("memgate ") and "9.9.9" not in done.stdout
+    assert "unrelated PyPI project 'memgate' 9.9.9" in done.stderr
+    imported = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", "import memgate"], capture_output=True, text=True, env=env
+    )
+    assert imported.returncode != 0 and "unrelated PyPI project 'memgate'" in imported.stderr
+    clean = subprocess.run([installed_memgate(), "--version"], capture_output=True, text=True)
+    assert clean.stderr == ""

@@ -22,6 +22,7 @@ mod data;
 mod example_file;
 mod ranks;
 pub mod raw;
+mod suggest;
 mod target;
 #[cfg(test)]
 mod tests;

@@ -436,10 +436,8 @@ impl Reader {
             if known.contains(&key) {
                 kept.push((key, at, item));
             } else {
-                let message = format!(
-                    "unknown key `{key}` in {name}; expected one of: {}",
-                    known.join(", ")
-                );
+                let hint = super::suggest::hint(key, known);
+                let message = format!("unknown key `{key}` in {name}; {hint}");
                 self.unknown_keys.push(Misfit { span: at, message });
             }
         }

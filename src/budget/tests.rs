@@ -175,15 +175,33 @@ fn errors_deep_in_a_long_file_name_their_exact_line_and_column() {
 }
 
 #[test]
+fn a_near_miss_key_says_the_key_meant_and_a_stranger_lists_them_all() {
+    let e = errors(
+        "[[target]]\nname = \"t\"\nsnapshots = \"*.none\"\n[target.budget]\noveral-peak = \"1 GiB\"\nbogus = 1\n",
+    );
+    let key = |k: &str| {
+        e.iter()
+            .find(|l| l.contains(k))
+            .unwrap_or_else(|| panic!("{e:#?}"))
+    };
+    assert_eq!(
+        key("overal-peak"),
+        "memgate.toml:5:1: unknown key `overal-peak` in [target.budget]; did you mean `overall-peak`?"
+    );
+    assert!(key("bogus").contains("expected one of: category, phase, dynamic-peak"));
+}
+
+#[test]
 fn defaults_figures_are_checked_one_by_one_where_each_is_written() {
     let e = errors(
         "[defaults]\nfigures = [\"allocated-peak\", \"overall-peek\", 3, \"allocated-peak\"]\n\
          [[target]]\nname = \"t\"\n",
     );
     assert_eq!(e.len(), 3, "{e:#?}");
-    assert!(e[0].starts_with(
-        "memgate.toml:2:30: `defaults.figures`: unknown figure `overall-peek`; expected one of: dynamic-peak,"
-    ));
+    assert_eq!(
+        e[0],
+        "memgate.toml:2:30: `defaults.figures`: unknown figure `overall-peek`; did you mean `overall-peak`?"
+    );
     assert!(e[1].starts_with("memgate.toml:2:46: `defaults.figures`: must be a figure id"));
     assert!(
         e[2].starts_with("memgate.toml:2:49: `defaults.figures`: `allocated-peak` is listed twice")

@@ -112,7 +112,8 @@ impl Validator<'_> {
             let figure = match item.get_ref() {
                 Value::String(s) => Figure::from_id(s).ok_or_else(|| {
                     let ids: Vec<&str> = Figure::ALL.iter().map(|f| f.id()).collect();
-                    format!("unknown figure `{s}`; expected one of: {}", ids.join(", "))
+                    let hint = super::suggest::hint(s, &ids);
+                    format!("unknown figure `{s}`; {hint}")
                 }),
                 other => Err(format!(
                     "must be a figure id (a string), not {}",

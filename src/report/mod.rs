@@ -3,6 +3,9 @@
 //! document; [`escape`] says how a name is written to each kind of sink.
 
 pub(crate) mod amount;
+pub(crate) mod bencher;
+pub(crate) mod benchmark_json;
+pub(crate) mod codequality;
 pub mod diff;
 pub mod document_json;
 pub mod escape;
@@ -22,6 +25,8 @@ pub mod profile;
 pub(crate) mod ranks;
 pub(crate) mod regression;
 pub(crate) mod rules;
+pub(crate) mod series;
+pub mod snippet;
 pub(crate) mod terminal;
 pub mod x_axis;
 

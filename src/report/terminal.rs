@@ -1,6 +1,9 @@
 //! The short human summary printed after a check: one line per finding
 //! that did not pass (its figures, change, headroom and top site), one
-//! compact line per device that passed, then the verdict. Colour only when asked (a TTY without `NO_COLOR`).
+//! compact line per device that passed, then the verdict. Colour only when
+//! asked ([`colour_wanted`]).
+
+use anstyle::{AnsiColor, Style};
 
 use super::case_label;
 use super::escape::terminal as one_line;
@@ -12,13 +15,30 @@ fn paint(text: &str, status: Status, color: bool) -> String {
     if !color {
         return text.to_string();
     }
-    let code = match status {
-        Status::Pass => "32",
-        Status::Reported | Status::Skipped => "2",
-        Status::Warn => "33",
-        Status::Fail | Status::Error => "31",
+    let style = match status {
+        Status::Pass => AnsiColor::Green.on_default(),
+        Status::Reported | Status::Skipped => Style::new().dimmed(),
+        Status::Warn => AnsiColor::Yellow.on_default(),
+        Status::Fail | Status::Error => AnsiColor::Red.on_default(),
     };
-    format!("\u{1b}[{code}m{text}\u{1b}[0m")
+    format!("{style}{text}{style:#}")
+}
+
+/// Whether the summary is coloured, by the conventions anstream follows:
+/// `NO_COLOR` (set, not empty) turns colour off whatever else is set;
+/// `CLICOLOR_FORCE` (not `0`) turns it on even in a pipe, as for a CI log
+/// that renders it; `CLICOLOR=0` turns it off on a terminal; otherwise a
+/// terminal gets colour.
+pub fn colour_wanted(out_is_terminal: bool) -> bool {
+    if anstyle_query::no_color() {
+        return false;
+    }
+    // anstyle-query takes any value as forcing; the convention's `0` does not.
+    let forced = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0");
+    if anstyle_query::clicolor_force() && forced {
+        return true;
+    }
+    out_is_terminal && anstyle_query::clicolor() != Some(false)
 }
 
 fn label(s: Status) -> &'static str {

@@ -363,6 +363,8 @@ fn a_missing_file_is_named_and_refused() {
     assert_refused(&run, &path, &["no such file"]);
 }
 
+// Unix permission bits and symlinks (src/platform has the Windows side).
+#[cfg(unix)]
 #[test]
 fn an_unreadable_file_is_named_and_refused_unless_we_run_as_root() {
     use std::os::unix::fs::PermissionsExt;

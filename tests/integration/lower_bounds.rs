@@ -286,3 +286,45 @@ fn every_command_and_report_says_the_figures_are_lower_bounds() {
         assert!(text.contains(said), "{args:?}:\n{text}");
     }
 }
+
+#[test]
+fn the_dashboards_leave_out_a_lower_bound_and_keep_the_exact_figures() {
+    let w = workdir("[target.budget]\nallocated-peak = \"1 GiB\"\nreserved-peak = \"1 GiB\"\n");
+    w.check()
+        .args(["--json", "verdict.json", "--bencher", "bmf.json"])
+        .args(["--benchmark-json", "bench.json"])
+        .assert()
+        .code(2);
+    let verdict: Value = serde_json::from_str(&w.read("verdict.json")).unwrap();
+    let checks = &verdict["targets"][0]["snapshots"][0]["devices"][0]["checks"];
+    let bounded = |id: &str| {
+        let c = checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap();
+        c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "lower-bound" && f["current"] == true)
+    };
+    assert!(bounded("allocated-peak"), "{checks}");
+    assert!(!bounded("reserved-peak"), "{checks}");
+    let bmf: Value = serde_json::from_str(&w.read("bmf.json")).unwrap();
+    assert!(
+        bmf.get("train/rank0/device0/allocated-peak").is_none(),
+        "{bmf}"
+    );
+    assert!(
+        bmf.get("train/rank0/device0/reserved-peak").is_some(),
+        "{bmf}"
+    );
+    let bench = w.read("bench.json");
+    assert!(!bench.contains("/allocated-peak\""), "{bench}");
+    assert!(
+        bench.contains("train/rank0/device0/reserved-peak"),
+        "{bench}"
+    );
+}

@@ -189,6 +189,8 @@ fn category_checks_against_a_baseline_of_other_rules_are_errors_not_growth() {
         .stdout(contains("grew").not());
 }
 
+// Unix permission bits and symlinks (src/platform has the Windows side).
+#[cfg(unix)]
 #[test]
 fn an_unreadable_baseline_gets_no_torch_npu_hint_unless_we_run_as_root() {
     use std::os::unix::fs::PermissionsExt;

@@ -109,6 +109,8 @@ fn with_rules_file() -> Workdir {
     w
 }
 
+// Unix permission bits and symlinks (src/platform has the Windows side).
+#[cfg(unix)]
 #[test]
 fn a_report_over_the_budgets_rules_file_is_refused_by_path_symlink_or_hard_link() {
     let w = with_rules_file();

@@ -50,6 +50,12 @@ pub struct CheckOptions {
     pub html: Option<PathBuf>,
     /// The page's x axis at first (`--x`).
     pub x_axis: crate::report::html::XAxis,
+    /// Bencher Metric Format JSON of the figures.
+    pub bencher: Option<PathBuf>,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON of the figures.
+    pub benchmark_json: Option<PathBuf>,
+    /// GitLab's Code Quality report of the checks that did not pass.
+    pub codequality: Option<PathBuf>,
     pub warn_only: bool,
     pub require_baseline: bool,
     pub comment_size: bool,

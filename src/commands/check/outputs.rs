@@ -5,8 +5,6 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::fd::AsFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use strum::IntoStaticStr;
@@ -16,7 +14,7 @@ use crate::error::{DestinationError, OutputError};
 use crate::files::{self, same_file};
 use crate::report::escape::terminal;
 use crate::report::exporter::Exporter;
-use crate::report::{html, json, junit, markdown, metrics};
+use crate::report::{bencher, benchmark_json, codequality, html, json, junit, markdown, metrics};
 
 /// A report destination.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +56,15 @@ pub(crate) enum ReportKind {
     /// The HTML page of the run.
     #[strum(serialize = "--html")]
     Html,
+    /// Bencher Metric Format JSON.
+    #[strum(serialize = "--bencher")]
+    Bencher,
+    /// github-action-benchmark's `customSmallerIsBetter` JSON.
+    #[strum(serialize = "--benchmark-json")]
+    BenchmarkJson,
+    /// GitLab's Code Quality report (Code Climate JSON).
+    #[strum(serialize = "--codequality")]
+    CodeQuality,
 }
 
 impl ReportKind {
@@ -73,6 +80,9 @@ impl ReportKind {
             ReportKind::Json => &json::Json,
             ReportKind::Metrics => &metrics::Metrics,
             ReportKind::Html => &html::Page,
+            ReportKind::Bencher => &bencher::Bencher,
+            ReportKind::BenchmarkJson => &benchmark_json::BenchmarkJson,
+            ReportKind::CodeQuality => &codequality::CodeQuality,
         }
     }
 }
@@ -86,7 +96,9 @@ pub(crate) struct Report {
 
 /// The reports the options ask for, in the order they are written:
 /// `--junit`, `--markdown`, `--json`, `--metrics` (each a file or `-`),
-/// then `--html` (a file always: the page is no report for a terminal).
+/// then `--html` (a file always: the page is no report for a terminal),
+/// then the dashboards' `--bencher`, `--benchmark-json` and GitLab's
+/// `--codequality` (each a file or `-`).
 pub(crate) fn reports(opts: &CheckOptions) -> Vec<Report> {
     let to = |kind, path: &Option<PathBuf>, dest: fn(&Path) -> Dest| {
         let dest = dest(path.as_deref()?);
@@ -99,6 +111,9 @@ pub(crate) fn reports(opts: &CheckOptions) -> Vec<Report> {
         to(ReportKind::Json, &opts.json, Dest::new),
         to(ReportKind::Metrics, &opts.metrics, Dest::new),
         to(ReportKind::Html, &opts.html, file),
+        to(ReportKind::Bencher, &opts.bencher, Dest::new),
+        to(ReportKind::BenchmarkJson, &opts.benchmark_json, Dest::new),
+        to(ReportKind::CodeQuality, &opts.codequality, Dest::new),
     ]
     .into_iter()
     .flatten()
@@ -179,18 +194,10 @@ fn in_the_way(dir: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// Whether what is written to stdout goes nowhere. Rust's runtime reopens
-/// a closed descriptor 1 on /dev/null (and its stdout swallows EBADF), so a
-/// closed stdout shows as the null device.
+/// Whether what is written to stdout goes nowhere (a closed stdout, or
+/// one sent to the null device).
 fn stdout_discards() -> bool {
-    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
-        return true;
-    };
-    let null = std::fs::metadata("/dev/null").map(|m| m.rdev());
-    match (std::fs::File::from(fd).metadata(), null) {
-        (Ok(m), Ok(null)) => m.file_type().is_char_device() && m.rdev() == null,
-        _ => false,
-    }
+    crate::platform::stdout_is_null()
 }
 
 /// Reports that would overwrite an input (budget file, snapshot, baseline):
@@ -303,18 +310,26 @@ mod tests {
     }
 
     #[test]
-    fn only_the_json_report_writes_nothing_when_the_gate_could_not_judge() {
+    fn only_the_json_and_dashboard_reports_write_nothing_when_the_gate_could_not_judge() {
         let kinds = [
             ReportKind::Junit,
             ReportKind::Markdown,
             ReportKind::Json,
             ReportKind::Metrics,
             ReportKind::Html,
+            ReportKind::Bencher,
+            ReportKind::BenchmarkJson,
+            ReportKind::CodeQuality,
         ];
         let reasons = ["m.toml:1:1: broken".to_string()];
         for k in kinds {
             let text = k.exporter().render_error(&reasons, 0);
-            assert_eq!(text.is_none(), k == ReportKind::Json, "{}", k.flag());
+            let silent = [
+                ReportKind::Json,
+                ReportKind::Bencher,
+                ReportKind::BenchmarkJson,
+            ];
+            assert_eq!(text.is_none(), silent.contains(&k), "{}", k.flag());
         }
     }
 }

@@ -1,0 +1,71 @@
+//! Linux and macOS: identities are (device, inode), inputs open with
+//! `O_NONBLOCK`, stdout is the null device when it has /dev/null's device
+//! number, a directory is flushed through an open handle, and SIGXFSZ is
+//! ignored so a file-size limit fails the write with EFBIG.
+
+use std::fs::{FileType, OpenOptions};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Device and inode.
+pub(crate) type FileId = (u64, u64);
+
+pub(crate) fn file_id(path: &Path) -> Option<FileId> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino()))
+}
+
+pub(crate) fn nonblocking(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.custom_flags(libc::O_NONBLOCK)
+}
+
+pub(crate) fn special_kind(t: FileType) -> &'static str {
+    if t.is_fifo() {
+        "FIFO (named pipe)"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+/// Rust's runtime reopens a closed descriptor 1 on /dev/null (and its
+/// stdout swallows EBADF), so a closed stdout shows as the null device.
+pub(crate) fn stdout_is_null() -> bool {
+    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
+        return true;
+    };
+    let null = std::fs::metadata("/dev/null").map(|m| m.rdev());
+    match (std::fs::File::from(fd).metadata(), null) {
+        (Ok(m), Ok(null)) => m.file_type().is_char_device() && m.rdev() == null,
+        _ => false,
+    }
+}
+
+/// A file system that cannot sync a directory says so with EINVAL; that is
+/// no error of the write.
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+        other => other,
+    }
+}
+
+/// By default SIGXFSZ kills the process (exit 153, no message, no report);
+/// ignored, the write fails with EFBIG and the error names the file.
+#[allow(unsafe_code)]
+pub fn ignore_file_size_signal() {
+    // SAFETY: called first thing in `main`, before any thread exists;
+    // SIG_IGN installs no handler, so no code of ours runs in signal
+    // context; the return value (the old disposition) is not needed.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}

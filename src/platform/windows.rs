@@ -1,0 +1,37 @@
+//! Windows: identities are (volume serial number, file index) from the
+//! `file-id` crate (std's are unstable there); a file path cannot be a FIFO,
+//! so an open needs no flag; whether stdout is NUL is not asked (a report
+//! sent there is lost, as with any redirect); NTFS makes a rename durable
+//! without flushing the directory (a directory cannot be opened as a file);
+//! there is no file-size signal.
+
+use std::fs::{FileType, OpenOptions};
+use std::path::Path;
+
+pub(crate) type FileId = file_id::FileId;
+
+pub(crate) fn file_id(path: &Path) -> Option<FileId> {
+    file_id::get_file_id(path).ok()
+}
+
+pub(crate) fn nonblocking(options: &mut OpenOptions) -> &mut OpenOptions {
+    options
+}
+
+pub(crate) fn special_kind(t: FileType) -> &'static str {
+    if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+pub(crate) fn stdout_is_null() -> bool {
+    false
+}
+
+pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+pub fn ignore_file_size_signal() {}
