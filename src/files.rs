@@ -90,13 +90,11 @@ pub fn read_capped_or_pipe(
     what: &'static str,
     cap: u64,
 ) -> Result<Vec<u8>, FileError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+    let file = crate::platform::nonblocking(OpenOptions::new().read(true))
         .open(path)
         .map_err(open_error)?;
     let t = file.metadata().map_err(FileError::Read)?.file_type();
-    if !t.is_fifo() {
+    if !crate::platform::is_fifo(t) {
         drop(file);
         return read_capped(path, what, cap);
     }
@@ -137,13 +135,11 @@ fn read_pipe(
 
 /// Waits until the pipe has bytes or its writer hung up, or fails at the
 /// deadline.
-#[allow(unsafe_code)]
 fn poll_in(
     file: &File,
     deadline: std::time::Instant,
     wait: std::time::Duration,
 ) -> Result<(), FileError> {
-    use std::os::fd::AsRawFd;
     let left = deadline.saturating_duration_since(std::time::Instant::now());
     if left.is_zero() {
         return Err(FileError::Read(std::io::Error::new(
@@ -154,21 +150,7 @@ fn poll_in(
             ),
         )));
     }
-    let mut fd = libc::pollfd {
-        fd: file.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: one valid pollfd, alive for the duration of the call.
-    let r = unsafe { libc::poll(&raw mut fd, 1, ms.max(1)) };
-    if r < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(FileError::Read(e));
-        }
-    }
-    Ok(())
+    crate::platform::wait_readable(file, left).map_err(FileError::Read)
 }
 
 /// A path's identity: device and inode when it exists (whatever symlinks
@@ -266,6 +248,7 @@ fn sync_dir(path: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn mkfifo(path: &Path) {
         let made = std::process::Command::new("mkfifo").arg(path).status();
         assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
@@ -273,6 +256,7 @@ mod tests {
 
     /// A write end of the FIFO (opened read-write, so the open never
     /// blocks) holding `bytes`.
+    #[cfg(unix)]
     fn writer(fifo: &Path, bytes: &[u8]) -> File {
         let mut w = std::fs::OpenOptions::new()
             .read(true)
@@ -283,6 +267,7 @@ mod tests {
         w
     }
 
+    #[cfg(unix)] // FIFOs
     #[test]
     fn a_pipe_is_read_to_its_end_under_the_cap() {
         let dir = tempfile::tempdir().unwrap();
@@ -307,6 +292,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)] // FIFOs
     #[test]
     fn a_fifo_nobody_writes_is_an_error_at_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -318,6 +304,7 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
+    #[cfg(unix)] // FIFOs
     #[test]
     fn a_pipe_whose_writer_never_finishes_times_out() {
         let dir = tempfile::tempdir().unwrap();
@@ -329,9 +316,7 @@ mod tests {
             .write(true)
             .open(&fifo)
             .unwrap();
-        let f = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+        let f = crate::platform::nonblocking(OpenOptions::new().read(true))
             .open(&fifo)
             .unwrap();
         let err = read_pipe(
@@ -346,6 +331,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)] // FIFOs
     #[test]
     fn a_fifo_is_refused_at_once_instead_of_blocking_the_open() {
         let dir = tempfile::tempdir().unwrap();

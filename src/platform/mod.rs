@@ -13,6 +13,8 @@
 //!   for a FIFO with no writer (Windows has no FIFOs on file paths).
 //! * `special_kind(type)`: what a non-regular, non-directory file is.
 //! * `stdout_is_null()`: whether what goes to stdout is discarded.
+//! * `is_fifo(type)`, `wait_readable(file, left)`: a pipe given as an input
+//!   (`--rules <(…)`) and the bounded wait for its bytes.
 //! * `sync_dir(dir)`: flush a directory's entries (a rename) to disk.
 //! * `ignore_file_size_signal()`: make a file-size limit a write error.
 
@@ -27,4 +29,6 @@ mod windows;
 use windows as os;
 
 pub use os::ignore_file_size_signal;
-pub(crate) use os::{file_id, nonblocking, special_kind, stdout_is_null, sync_dir, FileId};
+pub(crate) use os::{
+    file_id, is_fifo, nonblocking, special_kind, stdout_is_null, sync_dir, wait_readable, FileId,
+};

@@ -69,3 +69,34 @@ pub fn ignore_file_size_signal() {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
+
+/// Whether a file is a FIFO (a named pipe or `<(…)`).
+pub(crate) fn is_fifo(t: FileType) -> bool {
+    t.is_fifo()
+}
+
+/// Waits at most `left` until a non-blocking pipe has bytes or its writer
+/// hung up (`poll`); an interrupted wait returns early, as a spurious
+/// wake-up, and the caller reads again.
+#[allow(unsafe_code)]
+pub(crate) fn wait_readable(
+    file: &std::fs::File,
+    left: std::time::Duration,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: one valid pollfd, alive for the duration of the call.
+    let r = unsafe { libc::poll(&raw mut fd, 1, ms.max(1)) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}

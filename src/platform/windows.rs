@@ -35,3 +35,19 @@ pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 }
 
 pub fn ignore_file_size_signal() {}
+
+/// A file path on Windows is never a FIFO.
+pub(crate) fn is_fifo(_t: FileType) -> bool {
+    false
+}
+
+/// Never called: no input on Windows is a pipe ([`is_fifo`]).
+pub(crate) fn wait_readable(
+    _file: &std::fs::File,
+    _left: std::time::Duration,
+) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "pipes are not read on Windows",
+    ))
+}

@@ -39,6 +39,7 @@ fn device_status(d: &DeviceVerdict) -> Status {
 pub(super) fn badge(st: Status) -> String {
     let (icon, words) = match st {
         Status::Pass => ("✔", "pass"),
+        Status::Reported => ("·", "reported"),
         Status::Skipped => ("–", "skipped"),
         Status::Warn => ("▲", "warn"),
         Status::Fail => ("✖", "fail"),
