@@ -59,6 +59,8 @@ impl Cli {
             Command::Diff(a) => commands::diff::run(&a.options(), out),
             Command::Summarize(a) => commands::summarize::run(&a.options(), out),
             Command::Check(a) => commands::check::run(&a.options(out_is_terminal), out),
+            #[cfg(feature = "mcp")]
+            Command::Mcp(a) => a.run(),
         }
     }
 }
@@ -162,6 +164,11 @@ pub enum Command {
     /// the budget-file lines.
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
+    /// A Model Context Protocol server on stdin/stdout for agents: the
+    /// analyses and the gate as tools (docs/mcp.md).
+    #[cfg(feature = "mcp")]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
+    Mcp(crate::mcp::McpArgs),
 }
 
 // The arguments several commands share, declared once (their help text is
