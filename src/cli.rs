@@ -476,11 +476,20 @@ where
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let stdout = std::io::stdout();
-    let terminal = std::io::IsTerminal::is_terminal(&stdout);
-    let mut out = stdout.lock();
-    let outcome = cli.run(&mut out, terminal);
-    let _ = out.flush();
+    let outcome = match &cli.command {
+        // The server writes stdout itself (from its runtime's threads): a
+        // lock held here would block its first answer.
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => a.run(),
+        _ => {
+            let stdout = std::io::stdout();
+            let terminal = std::io::IsTerminal::is_terminal(&stdout);
+            let mut out = stdout.lock();
+            let outcome = cli.run(&mut out, terminal);
+            let _ = out.flush();
+            outcome
+        }
+    };
     let mut err = std::io::stderr().lock();
     for line in error_lines(&outcome) {
         let _ = writeln!(err, "error: {line}");

@@ -27,7 +27,12 @@ pub(crate) struct Trust {
 impl Trust {
     /// What the loaded snapshot says.
     pub(crate) fn add_snapshot(&mut self, s: &Snapshot) {
-        let kind = if s.generation.starts_with("torch_npu") {
+        let npu_frames = || {
+            s.strings
+                .iter()
+                .any(|t| t.contains("torch_npu") || t.contains("c10_npu"))
+        };
+        let kind = if s.generation.starts_with("torch_npu") || npu_frames() {
             "npu"
         } else {
             "cuda"
@@ -87,8 +92,7 @@ impl Trust {
 fn any_incomplete(v: &Value) -> bool {
     match v {
         Value::Object(m) => {
-            m.get("trace-complete") == Some(&Value::Bool(false))
-                || m.values().any(any_incomplete)
+            m.get("trace-complete") == Some(&Value::Bool(false)) || m.values().any(any_incomplete)
         }
         Value::Array(a) => a.iter().any(any_incomplete),
         _ => false,
@@ -156,11 +160,7 @@ const FRAMES: usize = 8;
 /// A stack's frames with user code first (their order kept), then the
 /// rest, at most [`FRAMES`], and how many there were.
 pub(crate) fn user_first(frames: &[Value]) -> Value {
-    let parsed: Vec<Value> = frames
-        .iter()
-        .filter_map(Value::as_str)
-        .map(frame)
-        .collect();
+    let parsed: Vec<Value> = frames.iter().filter_map(Value::as_str).map(frame).collect();
     let (mut user, rest): (Vec<Value>, Vec<Value>) =
         parsed.iter().cloned().partition(|f| f["user"] == true);
     user.extend(rest);
@@ -213,7 +213,10 @@ mod tests {
         assert!(!t.lower_bound);
         t.add_document(&json!({"snapshots": [{"devices": [{"trace-complete": false}]}]}));
         assert!(t.lower_bound && t.trace_incomplete);
-        assert!(t.to_json()["note"].as_str().unwrap().contains("lower bounds"));
+        assert!(t.to_json()["note"]
+            .as_str()
+            .unwrap()
+            .contains("lower bounds"));
     }
 
     #[test]

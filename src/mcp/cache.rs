@@ -40,7 +40,9 @@ impl Fingerprint {
         hash.update(&buf);
         if len > DIGEST_SPAN {
             buf.clear();
-            f.seek(SeekFrom::Start(len.saturating_sub(DIGEST_SPAN).max(DIGEST_SPAN)))?;
+            f.seek(SeekFrom::Start(
+                len.saturating_sub(DIGEST_SPAN).max(DIGEST_SPAN),
+            ))?;
             f.take(DIGEST_SPAN).read_to_end(&mut buf)?;
             hash.update(&buf);
         }
@@ -56,7 +58,11 @@ impl Fingerprint {
 /// cache bound counts).
 pub(crate) fn estimated_bytes(s: &Snapshot) -> u64 {
     let blocks: usize = s.segments.iter().map(|g| g.blocks.len()).sum();
-    let strings: usize = s.strings.iter().map(|t| t.len() + size_of::<Box<str>>()).sum();
+    let strings: usize = s
+        .strings
+        .iter()
+        .map(|t| t.len() + size_of::<Box<str>>())
+        .sum();
     let total = s.entries.len() * size_of::<crate::snapshot::TraceEntry>()
         + s.segments.len() * size_of::<crate::snapshot::Segment>()
         + blocks * 64

@@ -50,16 +50,14 @@ impl Drop for Removed {
 /// must be relative and stay below its directory.
 fn budget_paths_inside(budget: &toml::Table) -> Result<(), String> {
     let mut named: Vec<(String, String)> = Vec::new();
-    let mut take = |what: String, v: Option<&toml::Value>| {
-        match v {
-            Some(toml::Value::String(s)) => named.push((what, s.clone())),
-            Some(toml::Value::Array(a)) => named.extend(
-                a.iter()
-                    .filter_map(|x| x.as_str())
-                    .map(|s| (what.clone(), s.to_string())),
-            ),
-            _ => {}
-        }
+    let mut take = |what: String, v: Option<&toml::Value>| match v {
+        Some(toml::Value::String(s)) => named.push((what, s.clone())),
+        Some(toml::Value::Array(a)) => named.extend(
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .map(|s| (what.clone(), s.to_string())),
+        ),
+        _ => {}
     };
     if let Some(d) = budget.get("defaults").and_then(|d| d.as_table()) {
         take("defaults.rules".into(), d.get("rules"));
@@ -91,7 +89,11 @@ impl Work {
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let base = self.roots.existing(&a.base)?;
         let new = self.roots.existing(&a.new)?;
-        let html = a.html.as_deref().map(|p| self.roots.writable(p)).transpose()?;
+        let html = a
+            .html
+            .as_deref()
+            .map(|p| self.roots.writable(p))
+            .transpose()?;
         let rules = match a.rules.as_deref().unwrap_or("default") {
             s @ ("default" | "mosaic") => s.to_string(),
             f => path_text(&self.roots.existing(f)?),
@@ -168,7 +170,11 @@ impl Work {
             .as_deref()
             .map(|b| self.roots.existing(b).map(|p| path_text(&p)))
             .transpose()?;
-        let html = a.html.as_deref().map(|p| self.roots.writable(p)).transpose()?;
+        let html = a
+            .html
+            .as_deref()
+            .map(|p| self.roots.writable(p))
+            .transpose()?;
         let window = a
             .window
             .as_deref()
@@ -205,7 +211,11 @@ impl Work {
         let doc: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
         let findings: Vec<Value> = String::from_utf8_lossy(&text)
             .lines()
-            .filter(|l| ["FAIL ", "WARN ", "ERROR ", "SKIP "].iter().any(|p| l.starts_with(p)))
+            .filter(|l| {
+                ["FAIL ", "WARN ", "ERROR ", "SKIP "]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
             .map(|l| Value::from(crate::report::escape::terminal(l).into_owned()))
             .collect();
         let checks = not_passed(&doc);
@@ -320,4 +330,3 @@ fn page_lists(v: &mut Value, at: PageAt, more: &mut bool) {
         _ => {}
     }
 }
-

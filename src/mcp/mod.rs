@@ -32,6 +32,7 @@ pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
     let work = work::Work {
         roots,
         cache: Arc::new(cache::Cache::new(CACHE_BYTES)),
+        memo: work::Memo::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

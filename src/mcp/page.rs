@@ -8,7 +8,7 @@ use serde_json::Value;
 pub(crate) const ANSWER_CAP: usize = 64 * 1024;
 
 /// The default page length, and the most a page may hold.
-pub(crate) const DEFAULT_LIMIT: usize = 10;
+pub(crate) const DEFAULT_LIMIT: usize = 5;
 pub(crate) const MAX_LIMIT: usize = 1000;
 
 /// Where a page starts and how long it is.

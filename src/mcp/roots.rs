@@ -150,7 +150,10 @@ mod tests {
             "../{}/secret.pickle",
             other.path().file_name().unwrap().to_str().unwrap()
         );
-        assert!(r.existing(&climb).unwrap_err().contains("outside the roots"));
+        assert!(r
+            .existing(&climb)
+            .unwrap_err()
+            .contains("outside the roots"));
         std::os::unix::fs::symlink(&secret, root.path().join("link.pickle")).unwrap();
         assert!(r
             .existing("link.pickle")

@@ -7,24 +7,21 @@ use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::work::Work;
 
-
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct InspectArgs {
     /// Snapshot files (pickle or JSON), under the server's roots.
     pub paths: Vec<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct PeakArgs {
     /// A snapshot file under the server's roots.
     pub path: String,
@@ -34,13 +31,13 @@ pub struct PeakArgs {
     pub rules: Option<String>,
     /// Figures inside a window only: FROM..TO as `memgate peak --window` takes it (time_us, +2.5s, #entry, @annotation:START).
     pub window: Option<String>,
-    /// How many stacks and sites per page (default 10, at most 1000).
+    /// How many stacks and sites per page (default 5, at most 1000).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct ProfileArgs {
     /// A snapshot file under the server's roots.
     pub path: String,
@@ -54,13 +51,13 @@ pub struct ProfileArgs {
     pub window: Option<String>,
     /// Also write the HTML report here (a path under the roots); the answer gives the path, never the page.
     pub html: Option<String>,
-    /// How many sites and stacks per page (default 10, at most 1000).
+    /// How many sites and stacks per page (default 5, at most 1000).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct PhasesArgs {
     /// A snapshot file under the server's roots.
     pub path: String,
@@ -70,13 +67,13 @@ pub struct PhasesArgs {
     pub iteration_boundary: Option<String>,
     /// default, or a rules file under the roots whose [phases] table names phases by stack.
     pub rules: Option<String>,
-    /// How many annotation events, phases and iterations per page (default 10).
+    /// How many annotation events, phases and iterations per page (default 5).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct LiveAtArgs {
     /// A snapshot file under the server's roots.
     pub path: String,
@@ -94,13 +91,13 @@ pub struct LiveAtArgs {
     pub peak: Option<String>,
     /// Category rules: default, mosaic, or a rules file under the roots.
     pub rules: Option<String>,
-    /// How many allocation groups per page (default 10).
+    /// How many allocation groups per page (default 5).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct DiffArgs {
     /// The baseline: a snapshot or a summary JSON under the roots.
     pub base: String,
@@ -112,13 +109,13 @@ pub struct DiffArgs {
     pub window: Option<String>,
     /// Also write the HTML comparison here (a path under the roots).
     pub html: Option<String>,
-    /// How many sites per page (default 10).
+    /// How many sites per page (default 5).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct RanksArgs {
     /// One snapshot (or summary-free snapshot) per rank, under the roots.
     pub paths: Vec<String>,
@@ -126,23 +123,23 @@ pub struct RanksArgs {
     pub rules: Option<String>,
     /// Figures inside a window only (FROM..TO).
     pub window: Option<String>,
-    /// How many rows per page (default 10).
+    /// How many rows per page (default 5).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct OomArgs {
     /// A snapshot file under the server's roots.
     pub path: String,
-    /// How many OOM events and stacks per page (default 10).
+    /// How many OOM events and stacks per page (default 5).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct CheckArgs {
     /// A budget file (memgate.toml) under the roots; its paths are relative to it.
     pub config: Option<String>,
@@ -158,13 +155,13 @@ pub struct CheckArgs {
     pub window: Option<String>,
     /// Also write the HTML report of the run here (a path under the roots).
     pub html: Option<String>,
-    /// How many findings and failing checks per page (default 10).
+    /// How many findings and failing checks per page (default 5).
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SummarizeArgs {
     /// Snapshots to summarize, under the roots.
     pub paths: Vec<String>,
@@ -180,6 +177,11 @@ pub struct SummarizeArgs {
     pub iteration_boundary: Option<String>,
 }
 
+/// Rules that are no file: an answer with a rules file is not repeated (the
+/// file may have changed).
+fn built_in(rules: &Option<String>) -> bool {
+    matches!(rules.as_deref(), None | Some("default" | "mosaic"))
+}
 
 /// The server: the work and the tool router.
 #[derive(Clone)]
@@ -196,7 +198,11 @@ async fn call(
     let w = Arc::clone(work);
     let result = tokio::task::spawn_blocking(move || f(&w))
         .await
-        .unwrap_or_else(|e| Err(format!("internal error (reported, the server goes on): {e}")));
+        .unwrap_or_else(|e| {
+            Err(format!(
+                "internal error (reported, the server goes on): {e}"
+            ))
+        });
     Ok(match result {
         Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
         Err(message) => CallToolResult::error(vec![ContentBlock::text(
@@ -214,52 +220,97 @@ impl Memgate {
         }
     }
 
-    #[tool(description = "What is in snapshot files without analysis: format, torch generation, segments, blocks, frames, per device the trace entries and action counts. Answer memgate.mcp.inspect/1.")]
+    #[tool(
+        description = "What is in snapshot files without analysis: format, torch generation, segments, blocks, frames, per device the trace entries and action counts. Answer memgate.mcp.inspect/1."
+    )]
     async fn inspect(&self, p: Parameters<InspectArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.inspect(&p.0.paths)).await
     }
 
-    #[tool(description = "The peaks of a snapshot (allocated, reserved, Mosaic's dynamic/static/overall), where each falls (phase, iteration, time), OOM count, and the call stacks and sites live at a peak, user code first. The document equals `memgate peak --format json`. Answer memgate.mcp.peak/1.")]
+    #[tool(
+        description = "The peaks of a snapshot (allocated, reserved, Mosaic's dynamic/static/overall), where each falls (phase, iteration, time), OOM count, and the call stacks and sites live at a peak, user code first. The document equals `memgate peak --format json`. Answer memgate.mcp.peak/1."
+    )]
     async fn peak(&self, p: Parameters<PeakArgs>) -> Result<CallToolResult, ErrorData> {
-        call(&self.work, move |w| w.peak(&p.0)).await
+        call(&self.work, move |w| {
+            w.memoized("peak", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
+                w.peak(&p.0)
+            })
+        })
+        .await
     }
 
-    #[tool(description = "Bytes per category (built-in rules, Mosaic's, a rules file, or inline custom categories), or per annotation, or per compile context, at the peaks and each group's own peak; optionally writes the HTML timeline to a path. Answer memgate.mcp.profile/1.")]
+    #[tool(
+        description = "Bytes per category (built-in rules, Mosaic's, a rules file, or inline custom categories), or per annotation, or per compile context, at the peaks and each group's own peak; optionally writes the HTML timeline to a path. Answer memgate.mcp.profile/1."
+    )]
     async fn profile(&self, p: Parameters<ProfileArgs>) -> Result<CallToolResult, ErrorData> {
-        call(&self.work, move |w| w.profile(&p.0)).await
+        // A profile that writes HTML writes it every time.
+        call(&self.work, move |w| {
+            let again = p.0.html.is_none() && built_in(&p.0.rules);
+            w.memoized("profile", &p.0, &p.0.path, again, |w| w.profile(&p.0))
+        })
+        .await
     }
 
-    #[tool(description = "When memory grew: annotation events with the memory at each, phase spans with their peaks, iterations, the steady-state peak and the leak per iteration. Answer memgate.mcp.phases/1.")]
+    #[tool(
+        description = "When memory grew: annotation events with the memory at each, phase spans with their peaks, iterations, the steady-state peak and the leak per iteration. Answer memgate.mcp.phases/1."
+    )]
     async fn phases(&self, p: Parameters<PhasesArgs>) -> Result<CallToolResult, ErrorData> {
-        call(&self.work, move |w| w.phases(&p.0)).await
+        call(&self.work, move |w| {
+            w.memoized("phases", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
+                w.phases(&p.0)
+            })
+        })
+        .await
     }
 
-    #[tool(description = "The largest live allocations (grouped by call stack, user code first) at one moment: after a trace entry, at a time, at the peak inside a phase, or at a named peak. Give exactly one of entry, time_us, phase, peak. Answer memgate.mcp.live_at/1.")]
+    #[tool(
+        description = "The largest live allocations (grouped by call stack, user code first) at one moment: after a trace entry, at a time, at the peak inside a phase, or at a named peak. Give exactly one of entry, time_us, phase, peak. Answer memgate.mcp.live_at/1."
+    )]
     async fn live_at(&self, p: Parameters<LiveAtArgs>) -> Result<CallToolResult, ErrorData> {
-        call(&self.work, move |w| w.live_at(&p.0)).await
+        call(&self.work, move |w| {
+            w.memoized("live_at", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
+                w.live_at(&p.0)
+            })
+        })
+        .await
     }
 
-    #[tool(description = "Figure, category and allocation-site deltas between two snapshots or summaries (base, new). The document equals `memgate diff --format json`. Answer memgate.mcp.diff/1.")]
+    #[tool(
+        description = "Figure, category and allocation-site deltas between two snapshots or summaries (base, new). The document equals `memgate diff --format json`. Answer memgate.mcp.diff/1."
+    )]
     async fn diff(&self, p: Parameters<DiffArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.diff(&p.0)).await
     }
 
-    #[tool(description = "Per-rank figures of a distributed run, one row per file and device, and the spread (max, min, which rank) of the peaks. Answer memgate.mcp.ranks/1.")]
+    #[tool(
+        description = "Per-rank figures of a distributed run, one row per file and device, and the spread (max, min, which rank) of the peaks. Answer memgate.mcp.ranks/1."
+    )]
     async fn ranks(&self, p: Parameters<RanksArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.ranks(&p.0)).await
     }
 
-    #[tool(description = "Every out-of-memory event of a snapshot: the request, what the device had free, allocated and reserved, the phase and iteration, the call stack (user code first); and the stacks at the peak. Answer memgate.mcp.explain_oom/1.")]
+    #[tool(
+        description = "Every out-of-memory event of a snapshot: the request, what the device had free, allocated and reserved, the phase and iteration, the call stack (user code first); and the stacks at the peak. Answer memgate.mcp.explain_oom/1."
+    )]
     async fn explain_oom(&self, p: Parameters<OomArgs>) -> Result<CallToolResult, ErrorData> {
-        call(&self.work, move |w| w.explain_oom(&p.0)).await
+        call(&self.work, move |w| {
+            w.memoized("explain_oom", &p.0, &p.0.path, true, |w| {
+                w.explain_oom(&p.0)
+            })
+        })
+        .await
     }
 
-    #[tool(description = "The gate: a budget file or an inline budget against snapshots or summaries. Returns the verdict (pass, warn, fail, error), every finding with its cause (over budget, grew past tolerance, where the peak moved), and the failing checks. The document is the verdict `memgate check --json` writes. Answer memgate.mcp.check/1.")]
+    #[tool(
+        description = "The gate: a budget file or an inline budget against snapshots or summaries. Returns the verdict (pass, warn, fail, error), every finding with its cause (over budget, grew past tolerance, where the peak moved), and the failing checks. The document is the verdict `memgate check --json` writes. Answer memgate.mcp.check/1."
+    )]
     async fn check(&self, p: Parameters<CheckArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.check(&p.0)).await
     }
 
-    #[tool(description = "Write one summary JSON per snapshot (the golden baselines `check` compares against) into a directory under the roots. Answer memgate.mcp.summarize/1.")]
+    #[tool(
+        description = "Write one summary JSON per snapshot (the golden baselines `check` compares against) into a directory under the roots. Answer memgate.mcp.summarize/1."
+    )]
     async fn summarize(&self, p: Parameters<SummarizeArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.summarize(&p.0)).await
     }

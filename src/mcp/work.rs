@@ -18,18 +18,29 @@ use crate::report::html;
 use crate::snapshot::Snapshot;
 
 use super::answer::{self, Trust};
-use super::cache::{Cache, Source};
+use super::cache::{Cache, Fingerprint, Source};
 use super::page::{self, PageAt};
 use super::roots::Roots;
 
 /// The most files one call may name.
 pub(crate) const MAX_FILES: usize = 64;
 
-/// The server's state: its roots and its snapshot cache.
+/// The server's state: its roots, its snapshot cache, and its last answers.
 pub(crate) struct Work {
     pub(crate) roots: Roots,
     pub(crate) cache: Arc<Cache>,
+    pub(crate) memo: Memo,
 }
+
+/// The last answers of the single-file tools, by tool and arguments, each
+/// valid while its file's fingerprint is unchanged (answers are capped, so
+/// this holds at most `MEMO_ANSWERS` × 64 KiB).
+#[derive(Default)]
+pub(crate) struct Memo {
+    answers: std::sync::Mutex<std::collections::VecDeque<(String, PathBuf, Fingerprint, Value)>>,
+}
+
+const MEMO_ANSWERS: usize = 64;
 
 /// An answer being built.
 pub(crate) struct Answer {
@@ -87,7 +98,10 @@ pub(crate) struct Loaded {
 
 fn window(spec: Option<&str>) -> Result<Option<Window>, String> {
     spec.filter(|s| !s.is_empty())
-        .map(|s| s.parse::<Window>().map_err(|e| format!("window `{s}`: {e}")))
+        .map(|s| {
+            s.parse::<Window>()
+                .map_err(|e| format!("window `{s}`: {e}"))
+        })
         .transpose()
 }
 
@@ -108,6 +122,45 @@ pub(crate) fn peak_at(name: Option<&str>) -> Result<PeakAt, String> {
 const MAX_INLINE_RULES: usize = 256;
 
 impl Work {
+    /// `tool`'s answer for `args` on the file `path`: the one given before
+    /// while the file is unchanged, else `f`'s (kept when it succeeded and
+    /// `again` says the answer depends on nothing but the file and `args`).
+    pub(crate) fn memoized(
+        &self,
+        tool: &str,
+        args: &impl serde::Serialize,
+        path: &str,
+        again: bool,
+        f: impl FnOnce(&Work) -> Result<Value, String>,
+    ) -> Result<Value, String> {
+        if !again {
+            return f(self);
+        }
+        let key = format!("{tool} {}", serde_json::to_string(args).unwrap_or_default());
+        let file = self.roots.existing(path)?;
+        let print = Fingerprint::of(&file).map_err(|e| format!("{path}: {e}"))?;
+        let mut q = self.memo.answers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, _, v)) = q
+            .iter()
+            .find(|(k, p, fp, _)| *k == key && *p == file && *fp == print)
+        {
+            let mut v = v.clone();
+            v["cache"] = json!({"reused": 1, "decoded": 0, "answer": "repeated",
+                                "held": answer::bytes(self.cache.held()),
+                                "snapshots": self.cache.len()});
+            return Ok(v);
+        }
+        drop(q);
+        let v = f(self)?;
+        q = self.memo.answers.lock().unwrap_or_else(|p| p.into_inner());
+        q.retain(|(k, p, _, _)| !(*k == key && *p == file));
+        if q.len() >= MEMO_ANSWERS {
+            q.pop_front();
+        }
+        q.push_back((key, file, print, v.clone()));
+        Ok(v)
+    }
+
     pub(crate) fn load(&self, path: &str, ans: &mut Answer) -> Result<Loaded, String> {
         let p = self.roots.existing(path)?;
         let (snap, source) = self.cache.get(&p)?;
@@ -323,8 +376,14 @@ impl Work {
         } else {
             (None, peak_at(a.peak.as_deref())?)
         };
-        let mut doc =
-            self.peak_document(&mut ans, &a.path, &rules, which, spec.as_deref(), at.wanted())?;
+        let mut doc = self.peak_document(
+            &mut ans,
+            &a.path,
+            &rules,
+            which,
+            spec.as_deref(),
+            at.wanted(),
+        )?;
         let next = page_devices(&mut doc, PEAK_LISTS, at);
         let mut live = Vec::new();
         for snap in doc["snapshots"].as_array().into_iter().flatten() {
@@ -367,9 +426,9 @@ impl Work {
                     let mut row = json!({"device": dev["device"]});
                     for (k, v) in o.as_object().into_iter().flatten() {
                         row[k] = match (k.as_str(), v.as_u64()) {
-                            ("frames", _) => answer::user_first(
-                                v.as_array().map(Vec::as_slice).unwrap_or(&[]),
-                            ),
+                            ("frames", _) => {
+                                answer::user_first(v.as_array().map(Vec::as_slice).unwrap_or(&[]))
+                            }
                             ("entry" | "iteration", _) => v.clone(),
                             (_, Some(n)) => answer::bytes(n),
                             _ => v.clone(),
