@@ -338,3 +338,25 @@ def test_the_other_tools_answer_with_their_kinds(tmp_path):
     rows = r["ranks"][1]["ranks"]
     assert [row["device"] for row in rows] == [0, 1]
     assert r["oom"][1]["oom_events"] == 0
+
+
+def test_oom_lower_bound_and_npu_are_flagged_as_the_cli_reports_them():
+    syn = REPO / "tests" / "fixtures" / "synthetic"
+
+    async def body(s):
+        return (await call(s, "explain_oom", {"path": "oom_snapshot.pickle"}),
+                await call(s, "peak", {"path": "ring_wrapped.pickle"}),
+                await call(s, "peak", {"path": "npu.pickle"}))
+
+    (e1, oom), (e2, ring), (e3, npu) = session([syn], body)
+    assert not (e1 or e2 or e3)
+    want = cli_json("peak", str(syn / "oom_snapshot.pickle"))["snapshots"][0]["devices"]
+    events = sum(d["figures"]["oom-events"] for d in want)
+    assert events > 0 and oom["oom_events"] == events
+    first = next(d["oom"][0] for d in want if d.get("oom"))
+    assert oom["ooms"][0]["requested"]["bytes"] == first["requested"]
+    assert oom["ooms"][0]["requested"]["human"]
+    ring_cli = cli_json("peak", str(syn / "ring_wrapped.pickle"))["snapshots"][0]["devices"][0]
+    assert ring_cli["trace-complete"] is False
+    assert ring["trust"]["lower_bound"] is True and ring["trust"]["trace_incomplete"] is True
+    assert npu["trust"]["device_kind"] == "npu"
