@@ -14,8 +14,8 @@ use crate::commands::{Outcome, OutputFormat};
 
 use super::answer;
 use super::page::{self, PageAt};
+use super::params::{CheckArgs, DiffArgs, SummarizeArgs};
 use super::roots::Roots;
-use super::tools::{CheckArgs, DiffArgs, SummarizeArgs};
 use super::work::{few, path_text, Answer, Work};
 
 /// Memgate's error lines of an outcome.
@@ -143,7 +143,7 @@ impl Work {
                 (path, None)
             }
             (None, Some(b)) => {
-                let text = crate::toml_text(b).map_err(|e| format!("budget: {e}"))?;
+                let text = crate::budget::toml_text(b).map_err(|e| format!("budget: {e}"))?;
                 let table: toml::Table = text.parse().map_err(|e| format!("budget: {e}"))?;
                 budget_paths_inside(&table)?;
                 // Relative paths in an inline budget are the first root's.

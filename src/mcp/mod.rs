@@ -11,6 +11,7 @@ mod args;
 mod cache;
 mod gate;
 mod page;
+mod params;
 mod roots;
 mod tools;
 mod work;

@@ -254,7 +254,7 @@ impl Work {
         to_value(&PeakDocument::new(vec![snap]))
     }
 
-    pub(crate) fn peak(&self, a: &super::tools::PeakArgs) -> Result<Value, String> {
+    pub(crate) fn peak(&self, a: &super::params::PeakArgs) -> Result<Value, String> {
         let mut ans = Answer::new("peak");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let rules = self.rules(a.rules.as_deref(), None)?;
@@ -274,7 +274,7 @@ impl Work {
         Ok(ans.finish())
     }
 
-    pub(crate) fn profile(&self, a: &super::tools::ProfileArgs) -> Result<Value, String> {
+    pub(crate) fn profile(&self, a: &super::params::ProfileArgs) -> Result<Value, String> {
         let mut ans = Answer::new("profile");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let rules = self.rules(a.rules.as_deref(), a.categories.as_ref())?;
@@ -325,7 +325,7 @@ impl Work {
         Ok(ans.finish())
     }
 
-    pub(crate) fn phases(&self, a: &super::tools::PhasesArgs) -> Result<Value, String> {
+    pub(crate) fn phases(&self, a: &super::params::PhasesArgs) -> Result<Value, String> {
         let mut ans = Answer::new("phases");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let rules = self.rules(a.rules.as_deref(), None)?;
@@ -348,7 +348,7 @@ impl Work {
         Ok(ans.finish())
     }
 
-    pub(crate) fn live_at(&self, a: &super::tools::LiveAtArgs) -> Result<Value, String> {
+    pub(crate) fn live_at(&self, a: &super::params::LiveAtArgs) -> Result<Value, String> {
         let mut ans = Answer::new("live_at");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let rules = self.rules(a.rules.as_deref(), None)?;
@@ -404,7 +404,7 @@ impl Work {
         Ok(ans.finish())
     }
 
-    pub(crate) fn explain_oom(&self, a: &super::tools::OomArgs) -> Result<Value, String> {
+    pub(crate) fn explain_oom(&self, a: &super::params::OomArgs) -> Result<Value, String> {
         let mut ans = Answer::new("explain_oom");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let rules = self.rules(None, None)?;
@@ -455,7 +455,7 @@ impl Work {
         Ok(ans.finish())
     }
 
-    pub(crate) fn ranks(&self, a: &super::tools::RanksArgs) -> Result<Value, String> {
+    pub(crate) fn ranks(&self, a: &super::params::RanksArgs) -> Result<Value, String> {
         let mut ans = Answer::new("ranks");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let rules = self.rules(a.rules.as_deref(), None)?;
