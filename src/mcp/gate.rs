@@ -195,7 +195,7 @@ impl Work {
             warn_only: false,
             require_baseline: a.require_baseline.unwrap_or(false),
             comment_size: false,
-            timestamp: Some(0),
+            timestamp: None,
             color: false,
             github: GithubEnv::default(),
             window,

@@ -364,8 +364,9 @@ impl Work {
         let (spec, which) = if let Some(e) = a.entry {
             (Some(format!("#{e}..#{e}")), PeakAt::AllocatedPeak)
         } else if let Some(t) = a.time_us {
-            let l = self.load(&a.path, &mut ans)?;
-            let e = entry_at_time(&l.snap, a.device, t)?;
+            // The same cached snapshot the analysis below reads (counted there).
+            let (snap, _) = self.cache.get(&self.roots.existing(&a.path)?)?;
+            let e = entry_at_time(&snap, a.device, t)?;
             (Some(format!("#{e}..#{e}")), PeakAt::AllocatedPeak)
         } else if let Some(name) = &a.phase {
             let n = a.occurrence.unwrap_or(0);
