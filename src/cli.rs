@@ -63,6 +63,8 @@ impl Cli {
             Command::Summarize(a) => commands::summarize::run(&a.options(), out),
             Command::Check(a) => commands::check::run(&a.options(out_is_terminal), out),
             Command::Init(a) => commands::init::run(&a.options(), out),
+            #[cfg(feature = "mcp")]
+            Command::Mcp(a) => a.run(),
         }
     }
 }
@@ -172,6 +174,11 @@ pub enum Command {
     /// figures plus a margin, then prints the next commands.
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Init(InitArgs),
+    /// A Model Context Protocol server on stdin/stdout for agents: the
+    /// analyses and the gate as tools (docs/mcp.md).
+    #[cfg(feature = "mcp")]
+    #[command(after_help = EXIT_CODES_NO_GATE)]
+    Mcp(crate::mcp::McpArgs),
 }
 
 // The arguments several commands share, declared once (their help text is
@@ -576,11 +583,20 @@ where
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let stdout = std::io::stdout();
-    let terminal = std::io::IsTerminal::is_terminal(&stdout);
-    let mut out = stdout.lock();
-    let outcome = cli.run(&mut out, terminal);
-    let _ = out.flush();
+    let outcome = match &cli.command {
+        // The server writes stdout itself (from its runtime's threads): a
+        // lock held here would block its first answer.
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => a.run(),
+        _ => {
+            let stdout = std::io::stdout();
+            let terminal = std::io::IsTerminal::is_terminal(&stdout);
+            let mut out = stdout.lock();
+            let outcome = cli.run(&mut out, terminal);
+            let _ = out.flush();
+            outcome
+        }
+    };
     let err_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut err = std::io::stderr().lock();
     for (e, line) in outcome.errors.iter().zip(error_lines(&outcome)) {

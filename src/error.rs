@@ -180,6 +180,9 @@ pub enum UsageError {
     /// A report destination `check` refuses before reading anything.
     #[error(transparent)]
     Destination(#[from] DestinationError),
+    /// `memgate mcp` could not start or its session failed.
+    #[error("mcp: {0}")]
+    Mcp(String),
 }
 
 /// A report path `check` refuses; `flag` is the option that gave it.

@@ -16,6 +16,8 @@ pub mod document;
 pub mod error;
 pub(crate) mod files;
 pub mod input;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod pickle;
 pub mod platform;
 pub(crate) mod prefault;

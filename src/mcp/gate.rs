@@ -1,0 +1,341 @@
+//! The tools that run a whole command of the library (`diff`, `check`,
+//! `summarize`) on confined paths: what they read is re-read per call, what
+//! they write goes to a path under the roots (or a private temporary file).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{json, Value};
+
+use crate::commands::check::{CheckOptions, GithubEnv};
+use crate::commands::diff::DiffOptions;
+use crate::commands::summarize::SummarizeOptions;
+use crate::commands::{Outcome, OutputFormat};
+
+use super::answer;
+use super::page::{self, PageAt};
+use super::params::{CheckArgs, DiffArgs, SummarizeArgs};
+use super::roots::Roots;
+use super::work::{few, path_text, Answer, Work};
+
+/// Memgate's error lines of an outcome.
+fn errors(o: &Outcome) -> Vec<String> {
+    o.errors.iter().map(ToString::to_string).collect()
+}
+
+fn failed(o: &Outcome) -> Result<(), String> {
+    match errors(o).as_slice() {
+        [] => Ok(()),
+        lines => Err(lines.join("\n")),
+    }
+}
+
+/// A file in the system's temporary directory no other call shares.
+fn private_temp(ext: &str) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("memgate-mcp-{}-{n}.{ext}", std::process::id()))
+}
+
+/// Removes a file when dropped.
+struct Removed(PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The paths a budget names (snapshot patterns, baselines, rules files)
+/// must be relative and stay below its directory.
+fn budget_paths_inside(budget: &toml::Table) -> Result<(), String> {
+    let mut named: Vec<(String, String)> = Vec::new();
+    let mut take = |what: String, v: Option<&toml::Value>| match v {
+        Some(toml::Value::String(s)) => named.push((what, s.clone())),
+        Some(toml::Value::Array(a)) => named.extend(
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .map(|s| (what.clone(), s.to_string())),
+        ),
+        _ => {}
+    };
+    if let Some(d) = budget.get("defaults").and_then(|d| d.as_table()) {
+        take("defaults.rules".into(), d.get("rules"));
+        take("defaults.baseline".into(), d.get("baseline"));
+    }
+    for t in budget
+        .get("target")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_table())
+    {
+        for key in ["snapshots", "baseline", "rules"] {
+            take(format!("target.{key}"), t.get(key));
+        }
+    }
+    for (what, value) in named {
+        if what.ends_with("rules") && (value == "default" || value == "mosaic") {
+            continue;
+        }
+        Roots::relative_inside(&what, &value)?;
+    }
+    Ok(())
+}
+
+impl Work {
+    pub(crate) fn diff(&self, a: &DiffArgs) -> Result<Value, String> {
+        let mut ans = Answer::new("diff");
+        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let base = self.roots.existing(&a.base)?;
+        let new = self.roots.existing(&a.new)?;
+        let html = a
+            .html
+            .as_deref()
+            .map(|p| self.roots.writable(p))
+            .transpose()?;
+        let rules = match a.rules.as_deref().unwrap_or("default") {
+            s @ ("default" | "mosaic") => s.to_string(),
+            f => path_text(&self.roots.existing(f)?),
+        };
+        let window = a
+            .window
+            .as_deref()
+            .map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
+            .transpose()?;
+        let opts = DiffOptions {
+            base: path_text(&base),
+            new: path_text(&new),
+            format: OutputFormat::Json,
+            rules,
+            top: at.wanted(),
+            window,
+            html: html.clone(),
+            categories: None,
+            x_axis: crate::report::html::XAxis::Auto,
+        };
+        let mut out = Vec::new();
+        let outcome = crate::commands::diff::run(&opts, &mut out);
+        failed(&outcome)?;
+        let mut doc: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
+        // The site lists of each device, paged like the analysis lists.
+        let end = at.offset.saturating_add(at.limit);
+        let mut more = false;
+        page_lists(&mut doc, at, &mut more);
+        ans.set("next_cursor", more.then(|| page::cursor(end)));
+        if let Some(h) = html {
+            ans.set("html", path_text(&h));
+        }
+        ans.set("document", doc);
+        Ok(ans.finish())
+    }
+
+    pub(crate) fn check(&self, a: &CheckArgs) -> Result<Value, String> {
+        let mut ans = Answer::new("check");
+        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let (config, _inline) = match (&a.config, &a.budget) {
+            (Some(c), None) => {
+                let path = self.roots.existing(c)?;
+                let text = crate::files::read_capped(&path, "budget file", crate::files::TEXT_CAP)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                let table: toml::Table = String::from_utf8_lossy(&text)
+                    .parse()
+                    .map_err(|e: toml::de::Error| format!("{}: {}", path.display(), e))?;
+                budget_paths_inside(&table)?;
+                (path, None)
+            }
+            (None, Some(b)) => {
+                let text = toml::to_string(b).map_err(|e| format!("budget: {e}"))?;
+                let table: toml::Table = text.parse().map_err(|e| format!("budget: {e}"))?;
+                budget_paths_inside(&table)?;
+                // Relative paths in an inline budget are the first root's.
+                static N: AtomicU64 = AtomicU64::new(0);
+                let file = self.roots.first().join(format!(
+                    ".memgate-mcp-budget-{}-{}.toml",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                crate::files::write_atomic(&file, text.as_bytes())
+                    .map_err(|e| format!("cannot write the inline budget: {e}"))?;
+                (file.clone(), Some(Removed(file)))
+            }
+            _ => return Err("give either config (a budget file) or budget (inline)".into()),
+        };
+        let snapshots = a
+            .snapshots
+            .iter()
+            .flatten()
+            .map(|s| self.roots.existing(s).map(|p| path_text(&p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let baseline = a
+            .baseline
+            .as_deref()
+            .map(|b| self.roots.existing(b).map(|p| path_text(&p)))
+            .transpose()?;
+        let html = a
+            .html
+            .as_deref()
+            .map(|p| self.roots.writable(p))
+            .transpose()?;
+        let window = a
+            .window
+            .as_deref()
+            .map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
+            .transpose()?;
+        let json_out = private_temp("json");
+        let _gone = Removed(json_out.clone());
+        let opts = CheckOptions {
+            config: Some(config),
+            snapshots,
+            validate: false,
+            baseline,
+            junit: None,
+            markdown: None,
+            json: Some(json_out.clone()),
+            metrics: None,
+            html: html.clone(),
+            warn_only: false,
+            require_baseline: a.require_baseline.unwrap_or(false),
+            comment_size: false,
+            timestamp: None,
+            color: false,
+            github: GithubEnv::default(),
+            window,
+            x_axis: crate::report::html::XAxis::Auto,
+            bencher: None,
+            benchmark_json: None,
+            codequality: None,
+            categories: None,
+            budget_json: None,
+        };
+        let mut text = Vec::new();
+        let outcome = crate::commands::check::run(&opts, &mut text);
+        let Ok(bytes) = std::fs::read(&json_out) else {
+            // No verdict at all: the budget or the inputs could not be used.
+            return Err(failed(&outcome)
+                .err()
+                .unwrap_or_else(|| "check wrote no verdict".into()));
+        };
+        let doc: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let findings: Vec<Value> = String::from_utf8_lossy(&text)
+            .lines()
+            .filter(|l| {
+                ["FAIL ", "WARN ", "ERROR ", "SKIP "]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(|l| Value::from(crate::report::escape::terminal(l).into_owned()))
+            .collect();
+        let checks = not_passed(&doc);
+        let (findings, next_f) = page::page(&findings, at);
+        let (checks, next_c) = page::page(&checks, at);
+        ans.set("verdict", doc["verdict"].clone());
+        ans.set("exit_code", outcome.exit_code());
+        ans.set("counts", doc["counts"].clone());
+        ans.set("errors", errors(&outcome));
+        ans.set("findings", findings);
+        ans.set("checks", checks);
+        ans.set("next_cursor", next_f.or(next_c));
+        if let Some(h) = html {
+            ans.set("html", path_text(&h));
+        }
+        ans.set("document", doc);
+        Ok(ans.finish())
+    }
+
+    pub(crate) fn summarize(&self, a: &SummarizeArgs) -> Result<Value, String> {
+        let mut ans = Answer::new("summarize");
+        let paths = few(&a.paths)?
+            .iter()
+            .map(|p| self.roots.existing(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let dir = self.roots.existing(&a.output_dir)?;
+        if !dir.is_dir() {
+            return Err(format!("{}: not a directory", a.output_dir));
+        }
+        let rules = match a.rules.as_deref().unwrap_or("default") {
+            s @ ("default" | "mosaic") => s.to_string(),
+            f => path_text(&self.roots.existing(f)?),
+        };
+        let window = a
+            .window
+            .as_deref()
+            .map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
+            .transpose()?;
+        let opts = SummarizeOptions {
+            snapshots: paths.iter().map(|p| path_text(p)).collect(),
+            output: dir.clone(),
+            rules,
+            top: a.top.unwrap_or(50),
+            window,
+            categories: None,
+            iteration_boundary: a.iteration_boundary.clone(),
+        };
+        let mut out = Vec::new();
+        let outcome = crate::commands::summarize::run(&opts, &mut out);
+        failed(&outcome)?;
+        let written: Vec<Value> = paths
+            .iter()
+            .map(|p| {
+                let stem = p.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
+                let file = dir.join(format!("{stem}.json"));
+                let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+                json!({"snapshot": path_text(p), "summary": path_text(&file), "size": answer::bytes(size)})
+            })
+            .collect();
+        ans.set("written", written);
+        Ok(ans.finish())
+    }
+}
+
+/// The checks of a verdict that did not pass, with their findings.
+fn not_passed(doc: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for t in doc["targets"].as_array().into_iter().flatten() {
+        for s in t["snapshots"].as_array().into_iter().flatten() {
+            for d in s["devices"].as_array().into_iter().flatten() {
+                for c in d["checks"].as_array().into_iter().flatten() {
+                    if c["status"] == "pass" {
+                        continue;
+                    }
+                    let mut row = json!({
+                        "target": t["name"], "snapshot": s["name"], "path": s["path"],
+                        "device": d["device"], "check": c["id"], "status": c["status"],
+                        "findings": c["findings"],
+                    });
+                    for k in ["current", "budget", "baseline"] {
+                        if let Some(n) = c[k].as_u64().filter(|_| c["unit"] == "bytes") {
+                            row[k] = answer::bytes(n);
+                        } else {
+                            row[k] = c[k].clone();
+                        }
+                    }
+                    out.push(row);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Page every list of more than one item below the document's device
+/// entries (a diff's sites and stacks).
+fn page_lists(v: &mut Value, at: PageAt, more: &mut bool) {
+    let end = at.offset.saturating_add(at.limit);
+    match v {
+        Value::Object(m) => {
+            for (k, item) in m.iter_mut() {
+                if let Value::Array(items) = item {
+                    if k.contains("sites") || k.contains("stacks") {
+                        *more |= items.len() > end;
+                        *items = page::page(items, at).0;
+                        continue;
+                    }
+                }
+                page_lists(item, at, more);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| page_lists(x, at, more)),
+        _ => {}
+    }
+}

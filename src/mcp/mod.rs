@@ -1,0 +1,53 @@
+//! `memgate mcp`: a Model Context Protocol server over stdio (the official
+//! Rust SDK, `rmcp`) whose tools answer with memgate's own documents,
+//! findings and verdicts. Snapshots are decoded once per session
+//! ([`cache`]), answers fit a context window ([`page`]), and every path is
+//! confined to the roots the server was started with ([`roots`]). Nothing
+//! in a snapshot is executed and nothing goes to the network: stdin and
+//! stdout carry the protocol, stderr nothing but errors.
+
+mod answer;
+mod args;
+mod cache;
+mod gate;
+mod page;
+mod params;
+mod roots;
+mod tools;
+mod work;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+
+pub use args::McpArgs;
+
+/// The decoded snapshots a session keeps, at most (estimated bytes).
+pub const CACHE_BYTES: u64 = 2 << 30;
+
+/// Serve on stdin/stdout until the client closes the connection. An error
+/// when a root is unusable or the transport fails.
+pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
+    let roots = roots::Roots::new(roots)?;
+    let work = work::Work {
+        roots,
+        cache: Arc::new(cache::Cache::new(CACHE_BYTES)),
+        memo: work::Memo::default(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    runtime.block_on(async move {
+        let service = tools::Memgate::new(work)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| format!("the MCP session could not start: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the MCP session ended with an error: {e}"))
+    })
+}
