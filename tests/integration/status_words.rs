@@ -67,7 +67,7 @@ fn a_budget_only_target_that_passes_is_pass_in_every_format() {
     );
 
     let html = w.read("p.html");
-    assert!(html.contains("<section class=\"case pass\">"), "{html}");
+    assert!(html.contains("<section class=\"case pass\""), "{html}");
     assert!(!html.contains("SKIPPED"));
 
     let junit = w.read("j.xml");
