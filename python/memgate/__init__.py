@@ -10,7 +10,7 @@ snapshot per rank on CUDA or Ascend NPU; the pytest plugin
 executed.
 """
 
-from ._api import GroupBy, MemgateError, Rules, check, diff, inspect, peak, phases, profile, summarize
+from ._api import GroupBy, MemgateError, Rules, XAxis, check, diff, inspect, peak, phases, profile, summarize
 from ._budget import BudgetError, parse_size
 from ._documents import (
     AnalysedDevice,
@@ -54,6 +54,7 @@ __all__ = [
     "Figures",
     "GroupBy",
     "Rules",
+    "XAxis",
     "Status",
     "environment",
     "parse_size",

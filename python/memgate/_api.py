@@ -48,6 +48,12 @@ Paths = Union[PathLike, Iterable[PathLike]]
 #: rules file's ``[categories]``).
 Rules = Union[PathLike, Mapping[str, str]]
 GroupBy = Literal["category", "annotation", "compile-context"]
+#: The x axis an ``html`` page's charts open on (``--x``): ``"entries"``
+#: (allocation order), ``"time"``, or ``"auto"`` (entries when the rise to
+#: the allocated peak takes under 1% of the time axis). The page has a
+#: control to switch.
+XAxis = Literal["auto", "entries", "time"]
+_X_AXES = ("auto", "entries", "time")
 
 __all__ = [
     "MemgateError",
@@ -167,6 +173,18 @@ def _rules(rules: Any) -> List[str]:
     return [f"--categories={json.dumps(dict(rules), ensure_ascii=False)}"]
 
 
+def _page(html: Optional[PathLike], x: Any) -> List[str]:
+    """The ``--html`` page and its ``--x`` axis; an axis other than
+    ``"auto"`` without a page is refused (it would change nothing)."""
+    if not isinstance(x, str) or x not in _X_AXES:
+        raise _refuse(f"x: {x!r} is not one of {', '.join(map(repr, _X_AXES))}")
+    if html is None:
+        if x != "auto":
+            raise _refuse(f"x={x!r} chooses the axis of an html page: give html= as well")
+        return []
+    return [f"--html={_path(html, 'html')}", f"--x={x}"]
+
+
 def _json_command(args: Sequence[str]) -> Any:
     code, out, errors = _run(args)
     if code != 0:
@@ -190,11 +208,15 @@ def profile(
     top: int = 10,
     rules: Rules = "default",
     group_by: GroupBy = "category",
+    html: Optional[PathLike] = None,
+    x: XAxis = "auto",
 ) -> ProfileReport:
     """``memgate profile --format json``; ``group_by`` is ``category``,
     ``annotation`` or ``compile-context``; ``rules`` a rule set, a rules
-    file or a mapping category -> regex (Mosaic's custom profile)."""
-    args = ["profile", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules)]
+    file or a mapping category -> regex (Mosaic's custom profile).
+    ``html`` also writes the interactive page there, its charts on the
+    ``x`` axis (:data:`XAxis`)."""
+    args = ["profile", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules), *_page(html, x)]
     args += [f"--group-by={_text(group_by, 'group_by')}", "--"]
     return _document(ProfileReport, _json_command(args + _paths(paths)))
 
@@ -231,9 +253,19 @@ def inspect(paths: Paths) -> InspectReport:
     return _document(InspectReport, _json_command(["inspect", "--format=json", "--"] + _paths(paths)))
 
 
-def diff(base: PathLike, new: PathLike, *, top: int = 20, rules: Rules = "default") -> DiffReport:
-    """``memgate diff --format json BASE NEW`` (snapshots or summaries)."""
-    args = ["diff", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules), "--"]
+def diff(
+    base: PathLike,
+    new: PathLike,
+    *,
+    top: int = 20,
+    rules: Rules = "default",
+    html: Optional[PathLike] = None,
+    x: XAxis = "auto",
+) -> DiffReport:
+    """``memgate diff --format json BASE NEW`` (snapshots or summaries);
+    ``html`` also writes the comparison page there, its charts on the
+    ``x`` axis (:data:`XAxis`)."""
+    args = ["diff", "--format=json", f"--top={_count(top, 'top')}", *_rules(rules), *_page(html, x), "--"]
     return _document(DiffReport, _json_command(args + [_path(base, "base"), _path(new, "new")]))
 
 
@@ -316,6 +348,8 @@ def check(
     budget: Optional[Mapping[str, Any]] = None,
     name: str = "budget",
     budget_dir: Optional[PathLike] = None,
+    html: Optional[PathLike] = None,
+    x: XAxis = "auto",
 ) -> Verdict:
     """``memgate check``: judge the snapshots against ``config``'s budgets
     and baselines (``memgate.toml`` in the current directory by default).
@@ -340,6 +374,9 @@ def check(
     Relative paths in it are relative to ``budget_dir`` (default: the
     current directory). The mapping reaches memgate as data, read by the
     budget file's own reader: no file is written.
+
+    ``html`` also writes the run's page there, its charts on the ``x``
+    axis (:data:`XAxis`).
     """
     target_name = _text(name, "name")
     flags = {
@@ -365,7 +402,7 @@ def check(
             elif v is not None:
                 paths[k] = _path(v, name)
         json_path = paths.setdefault("json", os.path.join(scratch, "verdict.json"))
-        args = ["check"] + [f"--{k}={v}" for k, v in paths.items()]
+        args = ["check"] + [f"--{k}={v}" for k, v in paths.items()] + _page(html, x)
         if budget is not None:
             if config is not None:
                 raise _refuse("check(): give a config file or a budget mapping, not both")

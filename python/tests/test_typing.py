@@ -37,3 +37,10 @@ def test_a_mistyped_call_is_a_mypy_error(tmp_path):
     bad.write_text('import memgate\nmemgate.profile("x.pickle", group_by="categroy")\n')
     done = mypy(str(bad), cwd=PACKAGE.parent)
     assert done.returncode == 1 and "group_by" in done.stdout, done.stdout
+
+
+def test_an_axis_that_is_not_one_of_the_three_is_a_mypy_error(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('import memgate\nmemgate.diff("a.pickle", "b.pickle", html="d.html", x="clock")\n')
+    done = mypy(str(bad), cwd=PACKAGE.parent)
+    assert done.returncode == 1 and '"x"' in done.stdout, done.stdout

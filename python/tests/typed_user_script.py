@@ -11,6 +11,8 @@ def gate(snapshot: str) -> List[str]:
     with memgate.record("snapshots", summarize=True) as rec:
         pass
     report = memgate.profile(rec.path, rules={"attn": "attention", "hccl": "hccl"}, group_by="annotation")
+    axis: memgate.XAxis = "entries"
+    memgate.diff(snapshot, rec.path, html="diff.html", x=axis)
     device = report.snapshots[0].devices[0]
     peak: int = device.figures["allocated_peak"] + device.figures.allocated_peak
     categories = device.categories

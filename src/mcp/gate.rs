@@ -13,9 +13,9 @@ use crate::commands::summarize::SummarizeOptions;
 use crate::commands::{Outcome, OutputFormat};
 
 use super::answer;
+use super::confine::budget_paths_inside;
 use super::page::{self, PageAt};
 use super::params::{CheckArgs, DiffArgs, SummarizeArgs};
-use super::roots::Roots;
 use super::work::{few, path_text, Answer, Work};
 
 /// Memgate's error lines of an outcome.
@@ -46,49 +46,14 @@ impl Drop for Removed {
     }
 }
 
-/// The paths a budget names (snapshot patterns, baselines, rules files)
-/// must be relative and stay below its directory.
-fn budget_paths_inside(budget: &toml::Table) -> Result<(), String> {
-    let mut named: Vec<(String, String)> = Vec::new();
-    let mut take = |what: String, v: Option<&toml::Value>| match v {
-        Some(toml::Value::String(s)) => named.push((what, s.clone())),
-        Some(toml::Value::Array(a)) => named.extend(
-            a.iter()
-                .filter_map(|x| x.as_str())
-                .map(|s| (what.clone(), s.to_string())),
-        ),
-        _ => {}
-    };
-    if let Some(d) = budget.get("defaults").and_then(|d| d.as_table()) {
-        take("defaults.rules".into(), d.get("rules"));
-        take("defaults.baseline".into(), d.get("baseline"));
-    }
-    for t in budget
-        .get("target")
-        .and_then(|t| t.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.as_table())
-    {
-        for key in ["snapshots", "baseline", "rules"] {
-            take(format!("target.{key}"), t.get(key));
-        }
-    }
-    for (what, value) in named {
-        if what.ends_with("rules") && (value == "default" || value == "mosaic") {
-            continue;
-        }
-        Roots::relative_inside(&what, &value)?;
-    }
-    Ok(())
-}
-
 impl Work {
     pub(crate) fn diff(&self, a: &DiffArgs) -> Result<Value, String> {
         let mut ans = Answer::new("diff");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let base = self.roots.existing(&a.base)?;
         let new = self.roots.existing(&a.new)?;
+        self.roots.reads_inside("base", &path_text(&base))?;
+        self.roots.reads_inside("new", &path_text(&new))?;
         let html = a
             .html
             .as_deref()
@@ -172,6 +137,16 @@ impl Work {
             .as_deref()
             .map(|b| self.roots.existing(b).map(|p| path_text(&p)))
             .transpose()?;
+        // Every file behind a directory, a pattern or the budget, before
+        // the check reads one.
+        for s in &snapshots {
+            self.roots.reads_inside("snapshots", s)?;
+        }
+        if let Some(b) = &baseline {
+            self.roots.reads_inside("baseline", b)?;
+        }
+        self.roots
+            .budget_reads_inside(&config, !snapshots.is_empty(), baseline.is_some())?;
         let html = a
             .html
             .as_deref()
@@ -249,6 +224,9 @@ impl Work {
             .iter()
             .map(|p| self.roots.existing(p))
             .collect::<Result<Vec<_>, _>>()?;
+        for p in &paths {
+            self.roots.reads_inside("paths", &path_text(p))?;
+        }
         let dir = self.roots.existing(&a.output_dir)?;
         if !dir.is_dir() {
             return Err(format!("{}: not a directory", a.output_dir));

@@ -2,13 +2,15 @@
 //! Rust SDK, `rmcp`) whose tools answer with memgate's own documents,
 //! findings and verdicts. Snapshots are decoded once per session
 //! ([`cache`]), answers fit a context window ([`page`]), and every path is
-//! confined to the roots the server was started with ([`roots`]). Nothing
-//! in a snapshot is executed and nothing goes to the network: stdin and
-//! stdout carry the protocol, stderr nothing but errors.
+//! confined to the roots the server was started with ([`roots`]), every
+//! file behind a directory, a pattern or a budget too ([`confine`]).
+//! Nothing in a snapshot is executed and nothing goes to the network:
+//! stdin and stdout carry the protocol, stderr nothing but errors.
 
 mod answer;
 mod args;
 mod cache;
+mod confine;
 mod gate;
 mod page;
 mod params;

@@ -46,11 +46,11 @@ impl Roots {
         }
     }
 
-    fn inside(&self, canonical: &Path) -> bool {
+    pub(super) fn inside(&self, canonical: &Path) -> bool {
         self.dirs.iter().any(|r| canonical.starts_with(r))
     }
 
-    fn outside(&self, path: &str) -> String {
+    pub(super) fn outside(&self, path: &str) -> String {
         format!(
             "{path}: outside the roots this server may read ({}); start `memgate mcp` with \
              --root DIR to allow another directory",

@@ -202,6 +202,54 @@ def test_outside_the_root_and_hostile_pickles_are_errors_and_the_server_keeps_se
     assert not list(root.rglob("memgate-pwned")) and not list(REPO.rglob("memgate-pwned"))
 
 
+def test_links_behind_a_budget_or_a_directory_are_refused_and_the_server_keeps_serving(tmp_path):
+    # A root whose own files are fine, with a directory outside it that
+    # links inside lead to: the budget names only relative paths, but a
+    # linked directory, a glob matching a link, or a directory holding one
+    # would read the outside file.
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "runs").mkdir(parents=True)
+    outside.mkdir()
+    shutil.copy(REPO / "examples" / "snapshots" / "rank0.pickle", root / "runs" / "rank0.pickle")
+    shutil.copy(REPO / "examples" / "snapshots" / "rank1.pickle", outside / "secret.pickle")
+    (root / "out").symlink_to(outside, target_is_directory=True)
+    (root / "linked").mkdir()
+    (root / "linked" / "rank0.pickle").symlink_to(outside / "secret.pickle")
+
+    def budget(snapshots, **extra):
+        return {"target": [{"name": "t", "snapshots": snapshots, **extra,
+                            "budget": {"allocated-peak": "1 GiB"}}]}
+
+    refused = [
+        ("target.snapshots", "out", {"budget": budget("out/*.pickle")}),
+        ("target.snapshots", "linked/rank0.pickle", {"budget": budget("linked/*.pickle")}),
+        ("target.snapshots", "out", {"budget": budget("*/secret.pickle")}),
+        ("target.baseline", "out", {"budget": budget("runs/*.pickle", baseline="out")}),
+        ("snapshots", "linked/rank0.pickle",
+         {"budget": budget("runs/*.pickle"), "snapshots": ["linked"]}),
+        ("baseline", "linked/rank0.pickle",
+         {"budget": budget("runs/*.pickle"), "baseline": "linked"}),
+    ]
+    (root / "memgate.toml").write_text(
+        '[[target]]\nname = "t"\nsnapshots = "out/*.pickle"\n'
+        '[target.budget]\nallocated-peak = "1 GiB"\n')
+
+    async def body(s):
+        out = [await call(s, "check", args) for _, _, args in refused]
+        out.append(await call(s, "check", {"config": "memgate.toml"}))
+        out.append(await call(s, "diff", {"base": "runs", "new": "linked"}))
+        out.append(await call(s, "check", {"budget": budget("runs/*.pickle")}))
+        return out
+
+    *bad, good = session([root], body)
+    for (key, via, args), (err, text) in zip(refused + [("target.snapshots", "out", None),
+                                                        ("new", "linked/rank0.pickle", None)], bad):
+        assert err, (args, text)
+        assert "outside the roots" in text and key in text and via in text, (args, text)
+    assert not good[0] and good[1]["verdict"] == "pass", good
+    assert not list(root.glob(".memgate-mcp-budget-*"))
+
+
 def many_sites_snapshot(path: Path, n: int):
     """A valid snapshot with `n` live allocations, each from its own site."""
     base, size = 0x7F0000000000, 512
