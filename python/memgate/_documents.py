@@ -357,6 +357,14 @@ class Check(_Document):
     tolerance: Optional[float] = _of()
     findings: List[Record] = _of(_records)
     config_line: Optional[Record] = _of(_records)
+    budget_written: Optional[str] = _of()
+    """The budget as the budget file (or mapping) wrote it, e.g. ``"0.2 GB"``."""
+    headroom: Optional[Record] = _of(_records)
+    """``left`` (in the check's unit) and ``fraction_used`` of the budget."""
+    echo_of: Optional[str] = _of()
+    """The id of the check whose finding this one moved with (same bytes, same peak)."""
+    regression: Optional[Record] = _of(_records)
+    """On a finding's lead check: the figures that moved together, the change and its cause."""
 
 
 @dataclass(frozen=True)

@@ -144,10 +144,13 @@ def test_check_on_the_regressed_example_fails_with_findings_and_causes():
     err, ans = session([REPO], body)
     assert not err, ans
     assert ans["verdict"] == "fail" and ans["exit_code"] == 1
-    assert ans["counts"]["fail"] == 10
-    assert len(ans["findings"]) == 10
-    over = [f for f in ans["findings"] if "allocated-peak:" in f and "over its budget of 208 MiB" in f]
-    assert len(over) == 2, ans["findings"]
+    # Ten failed checks, two regressions: one finding line per rank names
+    # the figures that moved together, the headroom and the top site.
+    assert ans["counts"]["fail"] == 10 and ans["counts"]["regressions"] == 2
+    assert len(ans["findings"]) == 2, ans["findings"]
+    for f in ans["findings"]:
+        assert "allocated-, dynamic-, overall-" in f and "of 208 MiB (102%, over by 4.10 MiB)" in f, f
+        assert "top site: +12 MiB forward" in f, f
     checks = {(c["snapshot"], c["check"]): c for c in ans["checks"]}
     ap = checks[("rank0", "allocated-peak")]
     assert ap["status"] == "fail"
