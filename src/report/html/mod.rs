@@ -11,6 +11,7 @@ mod diff;
 mod overlay;
 mod palette;
 mod peaks;
+mod ranks;
 
 pub use super::exporter::Charted;
 pub(crate) use check::Page;
