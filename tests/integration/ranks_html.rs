@@ -50,16 +50,18 @@ fn the_check_page_has_a_rank_section_with_rank6_heaviest_and_over_the_limit() {
     assert!(html.find("id=\"ranks-0\"").unwrap() < first_pass);
     // The group figures: all ranks, then each stage.
     assert!(html.contains("<caption>Figures across the ranks</caption>"));
-    for group in ["<td>all</td><td>allocated-peak</td><td>8</td>", "<td>stage first</td>"] {
+    for group in [
+        "<td>all</td><td>allocated-peak</td><td>8</td>",
+        "<td>stage first</td>",
+    ] {
         assert!(html.contains(group), "{group}");
     }
     // The rank checks with their badges.
     let check = html
         .find("<td>ranks.allocated-peak.imbalance</td>")
         .expect("the imbalance check's row");
-    assert!(html[check..].starts_with(
-        "<td>ranks.allocated-peak.imbalance</td><td><span class=\"badge fail\""
-    ));
+    assert!(html[check..]
+        .starts_with("<td>ranks.allocated-peak.imbalance</td><td><span class=\"badge fail\""));
     let per: Vec<u64> = (0..8)
         .map(|k| {
             e["run"]["per-rank"][format!("rank{k}")]["allocated-peak"]
@@ -71,8 +73,8 @@ fn the_check_page_has_a_rank_section_with_rank6_heaviest_and_over_the_limit() {
     assert_eq!(e["run"]["all"]["allocated-peak"]["max"], max);
     // The 15% limit: the mean's 115%, in whole bytes, from the generator's
     // values in integers.
-    let limit = u64::try_from(per.iter().map(|&v| u128::from(v)).sum::<u128>() * 115 / 800)
-        .unwrap();
+    let limit =
+        u64::try_from(per.iter().map(|&v| u128::from(v)).sum::<u128>() * 115 / 800).unwrap();
     for (k, &v) in per.iter().enumerate() {
         let name = format!("rank{k}");
         let r = row(&html, &name);
@@ -117,7 +119,10 @@ fn a_hostile_rank_name_is_text_on_the_check_page() {
         html.contains(&format!("data-rank=\"{escaped}\"")),
         "the rank's row"
     );
-    assert!(html.contains(&format!("aria-label=\"{escaped}: ")), "its bar");
+    assert!(
+        html.contains(&format!("aria-label=\"{escaped}: ")),
+        "its bar"
+    );
     // The heaviest is still rank6, and the rank is counted.
     assert!(row(&html, "rank6").starts_with("<tr class=\"heaviest\""));
     assert!(html.contains("across 8 ranks"));

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use super::check::badge;
 use crate::compare::{
-    CheckId, GroupFigures, RankCheckId, RanksVerdict, RankRow, Status, TargetVerdict, Verdict,
+    CheckId, GroupFigures, RankCheckId, RankRow, RanksVerdict, Status, TargetVerdict, Verdict,
 };
 use crate::report::escape::html as escape;
 use crate::report::finding::{self, value};
@@ -38,11 +38,7 @@ pub(super) fn targets(v: &Verdict) -> Vec<(usize, &TargetVerdict, &RanksVerdict)
 
 /// The summary table's row of target `t`'s ranks, linking to its section.
 pub(super) fn summary_row(out: &mut String, t: usize, target: &TargetVerdict, r: &RanksVerdict) {
-    let failed = r
-        .checks
-        .iter()
-        .filter(|c| c.status == Status::Fail)
-        .count();
+    let failed = r.checks.iter().filter(|c| c.status == Status::Fail).count();
     let _ = writeln!(
         out,
         "<tr class=\"ranks\"><td>{}</td><td><a href=\"#ranks-{t}\">{}</a></td><td><a \
@@ -202,8 +198,8 @@ fn at(v: u64, top: u64) -> u64 {
     if top == 0 {
         return 0;
     }
-    let x = (u128::from(v.min(top)) * u128::from(SCALE) * 2 + u128::from(top))
-        / (2 * u128::from(top));
+    let x =
+        (u128::from(v.min(top)) * u128::from(SCALE) * 2 + u128::from(top)) / (2 * u128::from(top));
     u64::try_from(x).unwrap_or(SCALE)
 }
 
@@ -220,10 +216,7 @@ fn bars_table(out: &mut String, r: &RanksVerdict) {
         return;
     };
     let limits = limits(r);
-    let marked: Vec<&Limit> = limits
-        .iter()
-        .filter(|l| l.figure == first)
-        .collect();
+    let marked: Vec<&Limit> = limits.iter().filter(|l| l.figure == first).collect();
     // The scale: the heaviest, or the all-ranks imbalance limit when it is
     // higher (so its marker is on the bars).
     let top = marked
@@ -253,7 +246,11 @@ fn bars_table(out: &mut String, r: &RanksVerdict) {
                 None => "the imbalance limit".to_string(),
                 Some(s) => format!("stage {}'s imbalance limit", escape(s)),
             };
-            let off = if l.bytes > top { " (off the scale)" } else { "" };
+            let off = if l.bytes > top {
+                " (off the scale)"
+            } else {
+                ""
+            };
             format!("{what} at {}{off}", value(unit, l.bytes))
         })
         .collect();
