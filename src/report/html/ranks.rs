@@ -389,18 +389,5 @@ fn bar(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_value_sits_on_the_scale_rounded_and_never_past_its_end() {
-        assert_eq!(at(0, 100), 0);
-        assert_eq!(at(100, 100), SCALE);
-        assert_eq!(at(50, 100), SCALE / 2);
-        assert_eq!(at(1, 3), 333);
-        assert_eq!(at(2, 3), 667);
-        assert_eq!(at(200, 100), SCALE, "clamped");
-        assert_eq!(at(5, 0), 0);
-        assert_eq!(at(u64::MAX, u64::MAX), SCALE);
-    }
-}
+#[path = "ranks_tests.rs"]
+mod tests;
