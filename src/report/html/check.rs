@@ -10,6 +10,7 @@
 use crate::vocab::Device;
 use std::fmt::Write as _;
 
+use super::badge::badge;
 use super::{chart, data, device_heading, foot, head, peaks_table, ranks, Section};
 use crate::analysis::{DeviceReport, Timeline};
 use crate::compare::{
@@ -35,25 +36,6 @@ fn device_status(d: &DeviceVerdict) -> Status {
         .map(|c| c.status)
         .max()
         .unwrap_or(Status::Pass)
-}
-
-/// A verdict as a coloured badge with an icon (the colour is not the only
-/// sign: the icon and the word say it too).
-pub(super) fn badge(st: Status) -> String {
-    let (icon, words) = match st {
-        Status::Pass => ("✔", "pass"),
-        Status::Reported => ("·", "reported"),
-        Status::Skipped => ("–", "skipped"),
-        Status::Warn => ("▲", "warn"),
-        Status::Fail => ("✖", "fail"),
-        Status::Error => ("?", "could not judge"),
-    };
-    format!(
-        "<span class=\"badge {}\" data-status=\"{}\"><span aria-hidden=\"true\">{icon}</span> \
-         {words}</span>",
-        st.id(),
-        st.id()
-    )
 }
 
 /// The budgets the chart can show as lines: those of the allocated and

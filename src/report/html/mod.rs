@@ -5,6 +5,7 @@
 //! inline and the page's Content-Security-Policy allows exactly those two
 //! (by their SHA-256) and nothing else.
 
+mod badge;
 mod check;
 mod data;
 mod diff;

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::check::badge;
+use super::badge::badge;
 use crate::compare::{
     CheckId, GroupFigures, RankCheckId, RankRow, RanksVerdict, Status, TargetVerdict, Verdict,
 };
