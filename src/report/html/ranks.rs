@@ -224,18 +224,26 @@ fn bars_table(out: &mut String, r: &RanksVerdict) {
         .filter(|l| l.stage.is_none() && l.imbalance)
         .map(|l| l.bytes)
         .fold(all.max, u64::max);
-    let heaviest: Vec<&str> = r
+    // The heaviest of each figure over all ranks (the bars draw the first).
+    let heaviest: Vec<(Figure, &str)> = r
         .groups
         .iter()
         .filter(|g| g.stage.is_none())
-        .map(|g| g.heaviest.as_str())
+        .map(|g| (g.figure, g.heaviest.as_str()))
         .collect();
+    let heaviest_in = |rank: &str| -> Vec<Figure> {
+        heaviest
+            .iter()
+            .filter(|(_, h)| *h == rank)
+            .map(|(f, _)| *f)
+            .collect()
+    };
     let overs: Vec<Vec<&str>> = r.ranks.iter().map(|row| over(r, row, &limits)).collect();
     let flagged: Vec<bool> = r
         .ranks
         .iter()
         .zip(&overs)
-        .map(|(row, o)| !o.is_empty() || heaviest.contains(&row.rank.as_str()))
+        .map(|(row, o)| !o.is_empty() || !heaviest_in(&row.rank).is_empty())
         .collect();
     let unit = first.unit();
     let marker_words: Vec<String> = marked
@@ -276,7 +284,8 @@ fn bars_table(out: &mut String, r: &RanksVerdict) {
     let shown = listed(r, &flagged);
     for &k in &shown {
         let row = &r.ranks[k];
-        let is_heaviest = heaviest.contains(&row.rank.as_str());
+        let heaviest_of = heaviest_in(&row.rank);
+        let is_heaviest = heaviest_of.contains(&first);
         let mut class = Vec::new();
         if is_heaviest {
             class.push("heaviest");
@@ -307,8 +316,12 @@ fn bars_table(out: &mut String, r: &RanksVerdict) {
         };
         let stages: Vec<String> = row.stages.iter().map(|s| escape(s).into_owned()).collect();
         let mut mark = Vec::new();
-        if is_heaviest {
+        // `heaviest` in every figure; else the figures it is heaviest in.
+        if heaviest_of.len() == heaviest.len() {
             mark.push("heaviest".to_string());
+        } else if !heaviest_of.is_empty() {
+            let of: Vec<String> = heaviest_of.iter().map(|f| f.to_string()).collect();
+            mark.push(format!("heaviest in {}", of.join(", ")));
         }
         if !overs[k].is_empty() {
             let ids: Vec<String> = overs[k].iter().map(|c| escape(c).into_owned()).collect();

@@ -117,3 +117,55 @@ fn up_to_the_cap_every_rank_is_listed_and_the_limit_extends_the_scale() {
         "{out}"
     );
 }
+
+#[test]
+fn a_rank_heaviest_in_another_figure_only_is_named_so_and_not_drawn_as_the_heaviest() {
+    let (a, b) = (Figure::AllocatedPeak, Figure::ReservedPeak);
+    let group = |figure, heaviest: &str, max| GroupFigures {
+        stage: None,
+        figure,
+        ranks: 2,
+        max,
+        min: 1,
+        mean: 2.0,
+        spread: max - 1,
+        imbalance: 0.0,
+        heaviest: heaviest.into(),
+        lightest: "x".into(),
+    };
+    let row = |rank: &str, values: [u64; 2]| RankRow {
+        rank: rank.into(),
+        stages: Vec::new(),
+        values: values.map(Some).to_vec(),
+        lower_bound: false,
+    };
+    let r = RanksVerdict {
+        status: Status::Pass,
+        figures: vec![a, b],
+        ranks: vec![row("r0", [2, 9]), row("r1", [4, 3])],
+        groups: vec![group(a, "r1", 4), group(b, "r0", 9)],
+        checks: Vec::new(),
+    };
+    let mut out = String::new();
+    bars_table(&mut out, &r);
+    assert!(
+        out.contains("<tr class=\"\" data-rank=\"r0\">"),
+        "r0's bar is not the longest: {out}"
+    );
+    assert!(
+        out.contains("<td>heaviest in reserved-peak</td></tr>"),
+        "{out}"
+    );
+    assert!(
+        out.contains("<tr class=\"heaviest\" data-rank=\"r1\">"),
+        "{out}"
+    );
+    assert!(
+        out.contains("<td>heaviest in allocated-peak</td></tr>"),
+        "{out}"
+    );
+    assert!(
+        out.contains("width=\"500\" height=\"10\" data-value=\"2\""),
+        "{out}"
+    );
+}
