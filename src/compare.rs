@@ -26,7 +26,9 @@ use crate::vocab::Unit;
 
 pub use finding::{AllowedBy, Finding, Lookup};
 pub use group::{figure_names, Regression};
-pub use ranks::{judge_ranks, saturating_u64, RankCheckId, RankInput, RanksVerdict};
+pub use ranks::{
+    judge_ranks, saturating_u64, GroupFigures, RankCheckId, RankInput, RankRow, RanksVerdict,
+};
 pub use reading::{Cause, CauseRow};
 pub use verdict::*;
 

@@ -11,7 +11,7 @@ use crate::vocab::Unit;
 /// How many rank names a sentence lists before `and N more`.
 const NAMED: usize = 8;
 /// How many ranks the Markdown table lists (the JSON report has all).
-const TABLE_ROWS: usize = 256;
+pub(crate) const TABLE_ROWS: usize = 256;
 /// The width of a rank's bar, in block characters, for the heaviest.
 const BAR: usize = 20;
 
@@ -107,7 +107,7 @@ fn listed(names: &[String]) -> String {
 
 /// A mean in the figure's unit: bytes rounded to the byte, counts to a
 /// tenth.
-fn mean_of(unit: Unit, mean: f64) -> String {
+pub(crate) fn mean_of(unit: Unit, mean: f64) -> String {
     match unit {
         Unit::Bytes => Bytes(saturating_u64(mean.round())).to_string(),
         Unit::Count => format!("{mean:.1}"),

@@ -18,6 +18,8 @@ page per snapshot in that directory, it writes the page with
 * hovering the allocated-peak marker shows the allocated peak's bytes;
 * clicking it lists the same top stack (bytes, innermost Python frame) as
   `memgate peak --at allocated --format json`;
+* a check page of the 8-rank fixture draws a bar per rank to its share of
+  the heaviest, with the imbalance limit's mark, rank6 red;
 
 and saves a screenshot of each page (the CI artifact). Exit 1 on a failed
 check, 2 when Chromium cannot be started.
@@ -592,6 +594,69 @@ def check_page_checks(b: Browser, work: Path) -> list[str]:
     return out
 
 
+def ranks_config(directory: Path) -> Path:
+    """The 8-rank job of tests/fixtures/ranks against its baseline, rank6
+    over a 15% imbalance limit (docs/ranks.md)."""
+    ranks = ROOT / "tests/fixtures/ranks"
+    path = directory / "ranks.toml"
+    path.write_text(f"""[defaults]
+tolerance = "100%"
+
+[[target]]
+name = "job"
+snapshots = "{ranks}/run/*.pickle"
+baseline = "{ranks}/baseline/"
+
+[target.ranks]
+imbalance = "15%"
+stages = {{ first = ["rank0", "rank1", "rank2", "rank3"], last = "^rank[4-7]$" }}
+stage-imbalance = "15%"
+""")
+    return path
+
+
+def ranks_checks(b: Browser, work: Path) -> list[str]:
+    """The rank section: linked from the summary, a bar per rank drawn to
+    its value's share of the heaviest, rank6 red (over the limit) with the
+    limit's mark on its bar, the other bars blue."""
+    got = b.js("""(() => {
+        const sec = document.querySelector('section.ranks');
+        const links = Array.from(document.querySelectorAll('table.summary a'))
+            .map(a => a.getAttribute('href'));
+        const rows = Array.from(document.querySelectorAll('table.rankbars tr[data-rank]'))
+            .map(tr => {
+                const svg = tr.querySelector('svg.rankbar'), bar = svg.querySelector('rect');
+                const limit = svg.querySelector('line.limit:not(.stage)');
+                return {rank: tr.dataset.rank, cls: tr.className, value: +bar.dataset.value,
+                        bar: bar.getBoundingClientRect().width,
+                        whole: svg.getBoundingClientRect().width,
+                        fill: getComputedStyle(bar).fill,
+                        limit: limit && +limit.dataset.limit,
+                        mark: limit && limit.getBoundingClientRect().left
+                              - svg.getBoundingClientRect().left};
+            });
+        return {id: sec && sec.id, links: links, rows: rows};
+    })()""")
+    out = []
+    if not got["id"] or f"#{got['id']}" not in got["links"]:
+        out.append(f"rank section {got['id']} not linked from the summary {got['links']}")
+    rows = got["rows"]
+    if [r["rank"] for r in rows] != [f"rank{k}" for k in range(8)]:
+        return out + [f"rank rows {[r['rank'] for r in rows]}"]
+    top = max(r["value"] for r in rows)
+    for r in rows:
+        want = r["whole"] * r["value"] / top
+        if r["whole"] < 50 or abs(r["bar"] - want) > 1.5:
+            out.append(f"{r['rank']}: bar {r['bar']:.1f} px of {r['whole']:.1f}, want {want:.1f}")
+        if r["limit"] is None or abs(r["mark"] - r["whole"] * r["limit"] / top) > 2.5:
+            out.append(f"{r['rank']}: limit mark at {r['mark']} px for {r['limit']}")
+        heavy = r["rank"] == "rank6"
+        colour = "rgb(198, 40, 40)" if heavy else "rgb(78, 121, 167)"
+        if r["fill"] != colour or ("heaviest over" in r["cls"]) != heavy:
+            out.append(f"{r['rank']}: class {r['cls']!r}, fill {r['fill']}, want {colour}")
+    return out
+
+
 def profile_summary_checks(b: Browser, work: Path) -> list[str]:
     """A page of several snapshots: a summary table linking every device."""
     got = b.js("""[Array.from(document.querySelectorAll('table.summary a')).map(a => a.getAttribute('href')),
@@ -673,6 +738,8 @@ def main() -> int:
             ("check-examples", ["check", "--config", "memgate-regressed.toml",
                                 "--baseline", "snapshots/"], True, ROOT / "examples",
              (check_page_checks,)),
+            ("check-ranks", ["check", "--config", str(ranks_config(work))], False, ROOT,
+             (ranks_checks,)),
             ("compiled", ["profile", compiled], False, ROOT, (compiled_checks(expected, report),)),
             ("steps", ["profile", steps], False, ROOT, (steps_checks(expected, report),)),
             ("window", ["profile", "--window", "#4000..#8000", "--x", "entries", steps], False,

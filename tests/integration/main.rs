@@ -37,6 +37,7 @@ mod peak_metrics;
 mod peak_moment;
 mod phases_summary;
 mod ranks;
+mod ranks_html;
 mod real_figures;
 mod renderings;
 mod rule_phases;

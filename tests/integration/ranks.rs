@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use crate::common::{fixture, memgate, Workdir};
 use serde_json::Value;
 
-fn ranks_dir() -> PathBuf {
+pub(crate) fn ranks_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ranks")
 }
 
-fn expected() -> Value {
+pub(crate) fn expected() -> Value {
     let text = std::fs::read_to_string(ranks_dir().join("expected.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
@@ -20,7 +20,7 @@ fn expected() -> Value {
 /// One target over `snaps`, against `golden` (both relative to the
 /// work directory), with `ranks` as its `[target.ranks]` table. Growth over
 /// the baseline is tolerated, so only the rank checks can fail.
-fn config(snaps: &str, golden: &str, ranks: &str) -> String {
+pub(crate) fn config(snaps: &str, golden: &str, ranks: &str) -> String {
     format!(
         r#"[defaults]
 tolerance = "100%"
@@ -36,13 +36,13 @@ baseline = "{golden}"
     )
 }
 
-const STAGED: &str = r#"imbalance = "15%"
+pub(crate) const STAGED: &str = r#"imbalance = "15%"
 stage-imbalance = "15%"
 stages = { first = ["rank0", "rank1", "rank2", "rank3"], last = "^rank[4-7]$" }
 "#;
 
 /// `memgate summarize` of `from/*.pickle` into `to`.
-fn summarize(w: &Workdir, from: &Path, to: &str) {
+pub(crate) fn summarize(w: &Workdir, from: &Path, to: &str) {
     let files: Vec<PathBuf> = (0..8)
         .map(|k| from.join(format!("rank{k}.pickle")))
         .collect();

@@ -4,14 +4,18 @@
 //! allocated and reserved bytes drawn over it on the same axis (when the
 //! baseline is a snapshot), and the category and site deltas. Verdicts are
 //! coloured badges with an icon, and a summary table at the top links every
-//! section.
+//! section. A target with `[target.ranks]` has a section of its ranks too
+//! (`ranks.rs`), in the same order by verdict.
 
 use crate::vocab::Device;
 use std::fmt::Write as _;
 
-use super::{chart, data, device_heading, foot, head, peaks_table, Section};
+use super::badge::badge;
+use super::{chart, data, device_heading, foot, head, peaks_table, ranks, Section};
 use crate::analysis::{DeviceReport, Timeline};
-use crate::compare::{CheckId, DeviceVerdict, SnapshotVerdict, Status, Verdict};
+use crate::compare::{
+    CheckId, DeviceVerdict, RanksVerdict, SnapshotVerdict, Status, TargetVerdict, Verdict,
+};
 use crate::report::escape::html as escape;
 use crate::report::exporter::Charted;
 use crate::report::finding::{self, value};
@@ -32,25 +36,6 @@ fn device_status(d: &DeviceVerdict) -> Status {
         .map(|c| c.status)
         .max()
         .unwrap_or(Status::Pass)
-}
-
-/// A verdict as a coloured badge with an icon (the colour is not the only
-/// sign: the icon and the word say it too).
-pub(super) fn badge(st: Status) -> String {
-    let (icon, words) = match st {
-        Status::Pass => ("✔", "pass"),
-        Status::Reported => ("·", "reported"),
-        Status::Skipped => ("–", "skipped"),
-        Status::Warn => ("▲", "warn"),
-        Status::Fail => ("✖", "fail"),
-        Status::Error => ("?", "could not judge"),
-    };
-    format!(
-        "<span class=\"badge {}\" data-status=\"{}\"><span aria-hidden=\"true\">{icon}</span> \
-         {words}</span>",
-        st.id(),
-        st.id()
-    )
 }
 
 /// The budgets the chart can show as lines: those of the allocated and
@@ -217,10 +202,17 @@ pub fn render_check<'a>(
         x: x.id(),
         devices: Vec::new(),
     };
-    summary(&mut out, &cases, &status);
+    // The rank sections of the targets that have them, merged into the
+    // cases by verdict (before the cases of the same verdict).
+    let ranked = ranks::targets(v);
+    summary(&mut out, &cases, &status, &ranked);
+    let mut next_ranks = ranked.iter().peekable();
     for (n, case) in cases.iter().enumerate() {
         let (t, target, s, d) = *case;
         let st = status(case);
+        while let Some((rt, rtarget, r)) = next_ranks.next_if(|(_, _, r)| r.status >= st) {
+            ranks::section(&mut out, *rt, rtarget, r);
+        }
         let _ = writeln!(
             out,
             "<section class=\"case {}\" id=\"case-{n}\">\n<h2>{} · {} · {} — {}</h2>",
@@ -287,6 +279,9 @@ pub fn render_check<'a>(
             out.push_str("</section>\n");
         }
     }
+    for (rt, rtarget, r) in next_ranks {
+        ranks::section(&mut out, *rt, rtarget, r);
+    }
     // The finer zoom level costs about three times the samples: a page of
     // many charts goes without it.
     if page.devices.len() > FINE_CHARTS {
@@ -310,13 +305,23 @@ type Case<'v> = (
 
 /// The table at the top: every target, snapshot and device with its
 /// verdict, failures first, each linking to its section.
-fn summary(out: &mut String, cases: &[Case<'_>], status: &dyn Fn(&Case<'_>) -> Status) {
+/// Each target's ranks have a row too, before the cases of the same verdict.
+fn summary(
+    out: &mut String,
+    cases: &[Case<'_>],
+    status: &dyn Fn(&Case<'_>) -> Status,
+    ranked: &[(usize, &TargetVerdict, &RanksVerdict)],
+) {
     out.push_str(
         "<table class=\"summary\"><caption>Targets, snapshots and devices</caption><tr>\
          <th>verdict</th><th>target</th><th>snapshot</th><th>device</th><th>checks failed</th>\
          </tr>\n",
     );
+    let mut next_ranks = ranked.iter().peekable();
     for (n, c) in cases.iter().enumerate() {
+        while let Some((t, target, r)) = next_ranks.next_if(|(_, _, r)| r.status >= status(c)) {
+            ranks::summary_row(out, *t, target, r);
+        }
         let (_, target, s, d) = *c;
         let failed = d.map_or(0, |d| {
             d.checks.iter().filter(|c| c.status == Status::Fail).count()
@@ -330,6 +335,9 @@ fn summary(out: &mut String, cases: &[Case<'_>], status: &dyn Fn(&Case<'_>) -> S
             escape(&s.name),
             d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
         );
+    }
+    for (t, target, r) in next_ranks {
+        ranks::summary_row(out, *t, target, r);
     }
     out.push_str("</table>\n");
 }

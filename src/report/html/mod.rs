@@ -5,12 +5,14 @@
 //! inline and the page's Content-Security-Policy allows exactly those two
 //! (by their SHA-256) and nothing else.
 
+mod badge;
 mod check;
 mod data;
 mod diff;
 mod overlay;
 mod palette;
 mod peaks;
+mod ranks;
 
 pub use super::exporter::Charted;
 pub(crate) use check::Page;
