@@ -65,18 +65,7 @@ fn toml_value(value: &Value, at: &str) -> Result<toml_edit::Value, String> {
 /// it in messages. `check_globs`: require every target's snapshot pattern
 /// to match a file.
 pub fn budget_from_data(value: &Value, file: &str, dir: &Path, check_globs: bool) -> Validated {
-    let whole = |message: String| Validated {
-        budget: None,
-        errors: vec![ConfigError {
-            loc: Loc {
-                file: file.to_string(),
-                line: 0,
-                col: 0,
-            },
-            key: String::new(),
-            message,
-        }],
-    };
+    let whole = |message: String| unusable_whole(file, message);
     let Value::Object(map) = value else {
         return whole(format!("must be a mapping, not {}", type_name(value)));
     };
@@ -96,18 +85,24 @@ pub fn budget_from_data(value: &Value, file: &str, dir: &Path, check_globs: bool
 pub fn budget_from_json(text: &str, file: &str, dir: &Path, check_globs: bool) -> Validated {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => budget_from_data(&v, file, dir, check_globs),
-        Err(e) => Validated {
-            budget: None,
-            errors: vec![ConfigError {
-                loc: Loc {
-                    file: file.to_string(),
-                    line: 0,
-                    col: 0,
-                },
-                key: String::new(),
-                message: format!("not a JSON budget: {e}"),
-            }],
-        },
+        Err(e) => unusable_whole(file, format!("not a JSON budget: {e}")),
+    }
+}
+
+/// A budget document that cannot be read at all: one error about the
+/// whole of it, at no line.
+fn unusable_whole(file: &str, message: String) -> Validated {
+    Validated {
+        budget: None,
+        errors: vec![ConfigError {
+            loc: Loc {
+                file: file.to_string(),
+                line: 0,
+                col: 0,
+            },
+            key: String::new(),
+            message,
+        }],
     }
 }
 

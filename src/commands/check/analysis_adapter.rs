@@ -26,13 +26,7 @@ pub(crate) fn load_budget(
     check_globs: bool,
     inline: Option<&InlineRules>,
 ) -> Result<(Budget, RuleSet, Windows), Unusable> {
-    let validated = budget::validate_file(path, check_globs);
-    let rules_file = validated
-        .budget
-        .as_ref()
-        .and_then(rules_file)
-        .map(Path::to_path_buf);
-    with_rules(validated, inline).map_err(|errors| Unusable { errors, rules_file })
+    compiled(budget::validate_file(path, check_globs), inline)
 }
 
 /// [`load_budget`] of a budget given as a JSON document (`check
@@ -46,6 +40,15 @@ pub(crate) fn load_budget_data(
     inline: Option<&InlineRules>,
 ) -> Result<(Budget, RuleSet, Windows), Unusable> {
     let validated = budget::budget_from_json(json, name, Path::new(""), check_globs);
+    compiled(validated, inline)
+}
+
+/// A validated budget with its rule set compiled, or everything that
+/// keeps it from being used (and the rules file it names, if any).
+fn compiled(
+    validated: Validated,
+    inline: Option<&InlineRules>,
+) -> Result<(Budget, RuleSet, Windows), Unusable> {
     let rules_file = validated
         .budget
         .as_ref()
