@@ -259,7 +259,7 @@ def many_sites_snapshot(path: Path, n: int):
     blocks, trace = [], [{"action": "segment_alloc", "addr": base, "size": n * size,
                           "stream": 0, "frames": [], "time_us": 1_000_000}]
     for i in range(n):
-        frames = [{"filename": f"/work/app/m{i}.py", "line": i + 1, "name": f"fn_{i}"}]
+        frames = [{"filename": f"/srv/app/m{i}.py", "line": i + 1, "name": f"fn_{i}"}]
         blocks.append({"address": base + i * size, "size": size, "requested_size": size,
                        "state": "active_allocated", "frames": frames})
         trace.append({"action": "alloc", "addr": base + i * size, "size": size, "stream": 0,
@@ -295,7 +295,7 @@ def test_ten_thousand_sites_come_back_in_pages_under_the_cap(tmp_path):
     sites, pages = session([tmp_path], body)
     assert pages == n // 250
     assert len(sites) == n and len(set(sites)) == n
-    assert set(sites) == {f"fn_{i} (/work/app/m{i}.py)" for i in range(n)}
+    assert set(sites) == {f"fn_{i} (/srv/app/m{i}.py)" for i in range(n)}
 
 
 def test_a_second_peak_on_a_large_file_is_ten_times_faster_and_memory_stays_bounded(tmp_path):
