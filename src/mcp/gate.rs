@@ -30,6 +30,12 @@ fn failed(o: &Outcome) -> Result<(), String> {
     }
 }
 
+/// A `window` argument parsed as `--window` is.
+fn window_arg(w: Option<&str>) -> Result<Option<crate::analysis::Window>, String> {
+    w.map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
+        .transpose()
+}
+
 /// A file in the system's temporary directory no other call shares.
 fn private_temp(ext: &str) -> PathBuf {
     static N: AtomicU64 = AtomicU64::new(0);
@@ -59,15 +65,8 @@ impl Work {
             .as_deref()
             .map(|p| self.roots.writable(p))
             .transpose()?;
-        let rules = match a.rules.as_deref().unwrap_or("default") {
-            s @ ("default" | "mosaic") => s.to_string(),
-            f => path_text(&self.roots.existing(f)?),
-        };
-        let window = a
-            .window
-            .as_deref()
-            .map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
-            .transpose()?;
+        let rules = self.rules_spec(a.rules.as_deref())?;
+        let window = window_arg(a.window.as_deref())?;
         let opts = DiffOptions {
             base: path_text(&base),
             new: path_text(&new),
@@ -152,11 +151,7 @@ impl Work {
             .as_deref()
             .map(|p| self.roots.writable(p))
             .transpose()?;
-        let window = a
-            .window
-            .as_deref()
-            .map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
-            .transpose()?;
+        let window = window_arg(a.window.as_deref())?;
         let json_out = private_temp("json");
         let _gone = Removed(json_out.clone());
         let opts = CheckOptions {
@@ -231,15 +226,8 @@ impl Work {
         if !dir.is_dir() {
             return Err(format!("{}: not a directory", a.output_dir));
         }
-        let rules = match a.rules.as_deref().unwrap_or("default") {
-            s @ ("default" | "mosaic") => s.to_string(),
-            f => path_text(&self.roots.existing(f)?),
-        };
-        let window = a
-            .window
-            .as_deref()
-            .map(|w| w.parse().map_err(|e| format!("window `{w}`: {e}")))
-            .transpose()?;
+        let rules = self.rules_spec(a.rules.as_deref())?;
+        let window = window_arg(a.window.as_deref())?;
         let opts = SummarizeOptions {
             snapshots: paths.iter().map(|p| path_text(p)).collect(),
             output: dir.clone(),

@@ -170,6 +170,15 @@ impl Work {
         Ok(Loaded { path: p, snap })
     }
 
+    /// The `--rules` value of a `rules` argument: `default`, `mosaic`, or
+    /// a rules file confined to the roots.
+    pub(crate) fn rules_spec(&self, spec: Option<&str>) -> Result<String, String> {
+        Ok(match spec.unwrap_or("default") {
+            s @ ("default" | "mosaic") => s.to_string(),
+            file => path_text(&self.roots.existing(file)?),
+        })
+    }
+
     /// `default`, `mosaic`, or a rules file under the roots; then the
     /// inline categories over them.
     pub(crate) fn rules(
@@ -177,10 +186,7 @@ impl Work {
         spec: Option<&str>,
         inline: Option<&Map<String, Value>>,
     ) -> Result<RuleSet, String> {
-        let spec = match spec.unwrap_or("default") {
-            s @ ("default" | "mosaic") => s.to_string(),
-            file => self.roots.existing(file)?.display().to_string(),
-        };
+        let spec = self.rules_spec(spec)?;
         let base = RuleSet::from_spec(&spec).map_err(|e| format!("rules: {e}"))?;
         let Some(inline) = inline.filter(|m| !m.is_empty()) else {
             return Ok(base);
