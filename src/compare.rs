@@ -135,22 +135,11 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
     for e in missed {
         v.devices.retain(|d| d.device != e.device);
         let check = Check {
-            id: CheckId::Window,
-            status: Status::Skipped,
-            unit: Unit::Count,
-            current: 0,
-            baseline: None,
-            budget: None,
-            tolerance: None,
             findings: vec![Finding::WindowNotPlaced {
                 window: e.window,
                 problem: e.problem,
             }],
-            config_line: None,
-            budget_written: None,
-            headroom: None,
-            echo_of: None,
-            regression: None,
+            ..Check::new(CheckId::Window, Status::Skipped, Unit::Count, 0)
         };
         v.devices.push(DeviceVerdict {
             device: e.device,
@@ -239,19 +228,9 @@ fn account(device: Device, status: Status, finding: Finding) -> DeviceVerdict {
 
 fn baseline_check(status: Status, finding: Finding, line: Option<crate::budget::Loc>) -> Check {
     Check {
-        id: CheckId::Baseline,
-        status,
-        unit: Unit::Count,
-        current: 0,
-        baseline: None,
-        budget: None,
-        tolerance: None,
         findings: vec![finding],
         config_line: line,
-        budget_written: None,
-        headroom: None,
-        echo_of: None,
-        regression: None,
+        ..Check::new(CheckId::Baseline, status, Unit::Count, 0)
     }
 }
 
@@ -520,19 +499,10 @@ fn explain_when(c: &mut Check, cur: &DeviceReport, base: Option<&DeviceReport>) 
 /// nothing states: not judged (docs/figures.md#device-capacity), never passed.
 fn no_capacity(f: Figure, current: u64, why: Finding, t: &Target) -> Check {
     Check {
-        id: CheckId::Figure(f),
-        status: Status::Error,
-        unit: f.unit(),
-        current,
-        baseline: None,
-        budget: None,
-        tolerance: None,
         findings: vec![why],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
         budget_written: t.budget.get(&f).map(|l| l.written.clone()),
-        headroom: None,
-        echo_of: None,
-        regression: None,
+        ..Check::new(CheckId::Figure(f), Status::Error, f.unit(), current)
     }
 }
 
@@ -546,19 +516,10 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         _ => 2,
     };
     Check {
-        id: CheckId::Figure(f),
-        status: Status::Error,
-        unit: f.unit(),
-        current: 0,
-        baseline: None,
         budget: t.budget.get(&f).map(|l| l.value.raw()),
-        tolerance: None,
         findings: vec![Finding::NotMeasured { iterations, needed }],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
-        budget_written: None,
-        headroom: None,
-        echo_of: None,
-        regression: None,
+        ..Check::new(CheckId::Figure(f), Status::Error, f.unit(), 0)
     }
 }
 
@@ -722,19 +683,11 @@ fn judge_value(
     bounds: Bounds,
 ) -> Check {
     let mut check = Check {
-        id,
-        status: Status::Pass,
-        unit,
-        current,
         baseline,
         budget: limit.map(|l| l.value.raw()),
         tolerance: baseline.map(|_| tol.pct.0),
-        findings: Vec::new(),
-        config_line: None,
         budget_written: limit.map(|l| l.written.clone()),
-        headroom: None,
-        echo_of: None,
-        regression: None,
+        ..Check::new(id, Status::Pass, unit, current)
     };
     if limit.is_none() && baseline.is_none() {
         check.status = Status::Reported;
@@ -841,19 +794,17 @@ fn oom_check(
         }
     };
     let mut check = Check {
-        id: CheckId::Figure(Figure::OomEvents),
-        status: Status::Pass,
-        unit: Unit::Count,
-        current,
         baseline,
         budget: Some(allowed),
-        tolerance: None,
         findings: vec![finding],
         config_line: (over && !unsure).then_some(loc),
         budget_written: limit.map(|l| l.written.clone()),
-        headroom: None,
-        echo_of: None,
-        regression: None,
+        ..Check::new(
+            CheckId::Figure(Figure::OomEvents),
+            Status::Pass,
+            Unit::Count,
+            current,
+        )
     };
     let (worst, open) = match (over, unsure) {
         (true, false) => (status_of(level), Status::Pass),

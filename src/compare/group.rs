@@ -198,19 +198,10 @@ mod tests {
             });
         }
         Check {
-            id: id.into(),
-            status,
-            unit: Unit::Bytes,
-            current: (100 + grew) * MIB,
             baseline: Some(100 * MIB),
-            budget: None,
             tolerance: Some(5.0),
             findings,
-            config_line: None,
-            budget_written: None,
-            headroom: None,
-            echo_of: None,
-            regression: None,
+            ..Check::new(id.into(), status, Unit::Bytes, (100 + grew) * MIB)
         }
     }
 

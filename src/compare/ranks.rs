@@ -335,21 +335,7 @@ pub fn saturating_u64(x: f64) -> u64 {
 }
 
 fn check(id: RankCheckId, f: Figure, current: u64) -> Check {
-    Check {
-        id: CheckId::Ranks(id),
-        status: Status::Pass,
-        unit: f.unit(),
-        current,
-        baseline: None,
-        budget: None,
-        tolerance: None,
-        findings: Vec::new(),
-        config_line: None,
-        budget_written: None,
-        headroom: None,
-        echo_of: None,
-        regression: None,
-    }
+    Check::new(CheckId::Ranks(id), Status::Pass, f.unit(), current)
 }
 
 /// The group's imbalance against its limit: the check's value is the

@@ -162,6 +162,26 @@ impl Headroom {
 }
 
 impl Check {
+    /// A check of `current` with no baseline, budget, finding, budget-file
+    /// line or regression yet: what every judging step starts from.
+    pub fn new(id: CheckId, status: Status, unit: Unit, current: u64) -> Check {
+        Check {
+            id,
+            status,
+            unit,
+            current,
+            baseline: None,
+            budget: None,
+            tolerance: None,
+            findings: Vec::new(),
+            config_line: None,
+            budget_written: None,
+            headroom: None,
+            echo_of: None,
+            regression: None,
+        }
+    }
+
     /// A check every report lists whatever its status: a device the window
     /// places nothing on is said, never dropped, and a peak's headroom to
     /// a known device memory is said in every report.

@@ -378,19 +378,10 @@ mod tests {
 
     fn check(unit: Unit, current: u64, baseline: Option<u64>, findings: Vec<Finding>) -> Check {
         Check {
-            id: "dynamic-peak".into(),
-            status: Status::Fail,
-            unit,
-            current,
             baseline,
-            budget: None,
             tolerance: baseline.map(|_| 5.0),
             findings,
-            config_line: None,
-            budget_written: None,
-            headroom: None,
-            echo_of: None,
-            regression: None,
+            ..Check::new("dynamic-peak".into(), Status::Fail, unit, current)
         }
     }
 

@@ -270,19 +270,9 @@ mod tests {
 
     fn check(id: &str, status: Status, findings: Vec<Finding>) -> Check {
         Check {
-            id: id.into(),
-            status,
-            unit: Unit::Count,
-            current: 3,
-            baseline: None,
             budget: Some(2),
-            tolerance: None,
             findings,
-            config_line: None,
-            budget_written: None,
-            headroom: None,
-            echo_of: None,
-            regression: None,
+            ..Check::new(id.into(), status, Unit::Count, 3)
         }
     }
 

@@ -304,19 +304,9 @@ mod tests {
 
     fn check(id: &str, unit: Unit, baseline: Option<u64>, budget: Option<u64>) -> Check {
         Check {
-            id: id.into(),
-            status: Status::Pass,
-            unit,
-            current: 7,
             baseline,
             budget,
-            tolerance: None,
-            findings: Vec::new(),
-            config_line: None,
-            budget_written: None,
-            headroom: None,
-            echo_of: None,
-            regression: None,
+            ..Check::new(id.into(), Status::Pass, unit, 7)
         }
     }
 

@@ -155,19 +155,11 @@ mod tests {
 
     fn check(current: u64, budget: u64, written: &str) -> Check {
         Check {
-            id: "allocated-peak".into(),
-            status: Status::Pass,
-            unit: Unit::Bytes,
-            current,
-            baseline: None,
             budget: Some(budget),
-            tolerance: None,
             findings: vec![Finding::NothingToCompare { current }],
-            config_line: None,
             budget_written: Some(written.into()),
             headroom: Some(Headroom::of(current, budget)),
-            echo_of: None,
-            regression: None,
+            ..Check::new("allocated-peak".into(), Status::Pass, Unit::Bytes, current)
         }
     }
 

@@ -34,22 +34,16 @@ fn verdict(n: usize, heavy: usize, limit: u64) -> RanksVerdict {
         })
         .collect();
     let check = crate::compare::Check {
-        id: CheckId::Ranks(RankCheckId::Imbalance {
-            stage: None,
-            figure: f,
-        }),
-        status: Status::Fail,
-        unit: f.unit(),
-        current: v(heavy),
-        baseline: None,
         budget: Some(limit),
-        tolerance: None,
-        findings: Vec::new(),
-        config_line: None,
-        budget_written: None,
-        headroom: None,
-        echo_of: None,
-        regression: None,
+        ..crate::compare::Check::new(
+            CheckId::Ranks(RankCheckId::Imbalance {
+                stage: None,
+                figure: f,
+            }),
+            Status::Fail,
+            f.unit(),
+            v(heavy),
+        )
     };
     RanksVerdict {
         status: Status::Fail,
