@@ -42,6 +42,23 @@ fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> Tes
     status
 }
 
+fn skipped(message: &str) -> TestCaseStatus {
+    let mut status = TestCaseStatus::skipped();
+    status.set_message(message);
+    status
+}
+
+/// The budget-file line a check's verdict comes from, as the `file` and
+/// `line` attributes CI annotations read.
+fn at_budget_line(case: &mut TestCase, c: &Check) {
+    if let Some(at) = &c.config_line {
+        case.extra
+            .insert("file".into(), text(&at.file).as_str().into());
+        case.extra
+            .insert("line".into(), at.line.to_string().as_str().into());
+    }
+}
+
 fn is_leak_fit(f: &Finding) -> bool {
     matches!(f, Finding::LeakFit { .. })
 }
@@ -52,11 +69,7 @@ fn rank_case(name: String, c: &Check) -> TestCase {
     let status = match c.status {
         Status::Fail => non_success(NonSuccessKind::Failure, "memory-imbalance", &line, &line),
         Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
-        Status::Skipped => {
-            let mut status = TestCaseStatus::skipped();
-            status.set_message(line.as_str());
-            status
-        }
+        Status::Skipped => skipped(&line),
         Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(name, status);
@@ -66,12 +79,7 @@ fn rank_case(name: String, c: &Check) -> TestCase {
         Status::Pass => case.set_system_out(line.clone()),
         _ => &mut case,
     };
-    if let Some(at) = &c.config_line {
-        case.extra
-            .insert("file".into(), text(&at.file).as_str().into());
-        case.extra
-            .insert("line".into(), at.line.to_string().as_str().into());
-    }
+    at_budget_line(&mut case, c);
     case
 }
 
@@ -80,9 +88,7 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
     if let Some(lead) = &c.echo_of {
         // The same regression as its finding's case, which fails once.
         let why = format!("same regression as dev{}.{lead}", d.device);
-        let mut status = TestCaseStatus::skipped();
-        status.set_message(text(&why).as_str());
-        return TestCase::new(name, status);
+        return TestCase::new(name, skipped(&text(&why)));
     }
     let line = text(&format!(
         "{} {}{}: {}{}",
@@ -115,11 +121,7 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
             non_success(NonSuccessKind::Failure, "memory-regression", &line, &body)
         }
         Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
-        Status::Skipped => {
-            let mut status = TestCaseStatus::skipped();
-            status.set_message(line.as_str());
-            status
-        }
+        Status::Skipped => skipped(&line),
         Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
     };
     let mut case = TestCase::new(name, status);
@@ -142,12 +144,7 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
     if !said.is_empty() {
         case.set_system_out(said.join("\n"));
     }
-    if let Some(at) = &c.config_line {
-        case.extra
-            .insert("file".into(), text(&at.file).as_str().into());
-        case.extra
-            .insert("line".into(), at.line.to_string().as_str().into());
-    }
+    at_budget_line(&mut case, c);
     case
 }
 
