@@ -7,7 +7,7 @@ use super::case_label;
 use super::escape::terminal;
 use super::finding::sentence;
 use super::regression;
-use crate::compare::{Status, Verdict};
+use crate::compare::{Check, Status, Verdict};
 
 /// At most this many annotations; the last one summarises the rest.
 pub const MAX_ANNOTATIONS: usize = 10;
@@ -67,14 +67,6 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
         .checks()
         .filter(|x| x.3.status >= Status::Warn && x.3.echo_of.is_none())
     {
-        let kind = if c.status == Status::Warn {
-            "warning"
-        } else {
-            "error"
-        };
-        let at = c.config_line.as_ref().map_or(String::new(), |l| {
-            format!("file={},line={},col={},", property(&l.file), l.line, l.col)
-        });
         let msg = format!(
             "{} {} {}{}: {}{}",
             t.name,
@@ -84,25 +76,13 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
             sentence(c),
             regression::top_site(c)
         );
-        let title = property(&format!("memgate {}", c.id));
-        all.push((
-            c.status,
-            format!("::{kind} {at}title={title}::{}", data(&msg)),
-        ));
+        all.push((c.status, annotation(c, &msg)));
     }
     for t in &v.targets {
         for c in t.ranks.iter().flat_map(|r| &r.checks) {
             if c.status < Status::Warn {
                 continue;
             }
-            let kind = if c.status == Status::Warn {
-                "warning"
-            } else {
-                "error"
-            };
-            let at = c.config_line.as_ref().map_or(String::new(), |l| {
-                format!("file={},line={},col={},", property(&l.file), l.line, l.col)
-            });
             let msg = format!(
                 "{} {} {}: {}",
                 t.name,
@@ -110,11 +90,7 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
                 c.id,
                 sentence(c)
             );
-            let title = property(&format!("memgate {}", c.id));
-            all.push((
-                c.status,
-                format!("::{kind} {at}title={title}::{}", data(&msg)),
-            ));
+            all.push((c.status, annotation(c, &msg)));
         }
     }
     all.sort_by_key(|a| std::cmp::Reverse(a.0));
@@ -128,4 +104,18 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
         ));
     }
     all.into_iter().map(|(_, line)| line).collect()
+}
+/// The workflow command of a check that did not pass: a warning or an
+/// error at its budget-file line, titled by the check's id.
+fn annotation(c: &Check, msg: &str) -> String {
+    let kind = if c.status == Status::Warn {
+        "warning"
+    } else {
+        "error"
+    };
+    let at = c.config_line.as_ref().map_or(String::new(), |l| {
+        format!("file={},line={},col={},", property(&l.file), l.line, l.col)
+    });
+    let title = property(&format!("memgate {}", c.id));
+    format!("::{kind} {at}title={title}::{}", data(msg))
 }
