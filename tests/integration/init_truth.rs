@@ -296,6 +296,31 @@ fn snapshots_a_hundredfold_apart_get_a_target_each_and_the_small_one_still_fails
 }
 
 #[test]
+fn a_snapshot_half_the_largest_shares_its_target_and_one_just_under_half_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Allocated peaks 400, 200 and 199 MiB.
+    write(tmp.path(), "a.json", &whole(300 * MIB, 100 * MIB));
+    write(tmp.path(), "b.json", &whole(150 * MIB, 50 * MIB));
+    write(tmp.path(), "c.json", &whole(150 * MIB, 49 * MIB));
+    assert!(init_then_check(tmp.path(), &["snaps/*.json"]).is_empty());
+    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
+    assert!(
+        toml.contains("snapshots = [\"snaps/a.json\", \"snaps/b.json\"]"),
+        "{toml}"
+    );
+    assert!(toml.contains("snapshots = [\"snaps/c.json\"]"), "{toml}");
+    // 400 MiB + 10% = 440 MiB; 199 MiB + 10% = 218.9 → 220 MiB.
+    assert!(toml.contains("allocated-peak = \"440 MiB\""), "{toml}");
+    assert!(toml.contains("allocated-peak = \"220 MiB\""), "{toml}");
+    for (dir, file) in [("traced-1", "a"), ("traced-1", "b"), ("traced-2", "c")] {
+        assert!(tmp
+            .path()
+            .join(format!("golden/{dir}/{file}.json"))
+            .exists());
+    }
+}
+
+#[test]
 fn an_existing_golden_summary_is_kept_without_force() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "r0.json", &whole(64 * MIB, 16 * MIB));
@@ -318,6 +343,15 @@ fn an_existing_golden_summary_is_kept_without_force() {
     assert!(init_then_check(tmp.path(), &["snaps/r0.json", "--force"]).is_empty());
 }
 
+/// `init --force` in `dir` refuses, saying `says`, and writes no budget.
+fn refused_even_with_force(dir: &Path, says: &str) {
+    let init = run(dir, &["init", "snaps/r0.json", "--force"]);
+    assert_eq!(init.status.code(), Some(2));
+    let err = text(&init.stderr);
+    assert!(err.contains(says), "{err}");
+    assert!(!dir.join("memgate.toml").exists());
+}
+
 #[cfg(unix)] // symlinks
 #[test]
 fn init_never_writes_through_a_symlinked_golden_directory_or_a_hard_linked_golden() {
@@ -327,15 +361,11 @@ fn init_never_writes_through_a_symlinked_golden_directory_or_a_hard_linked_golde
     let elsewhere = tmp.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, dir.join("golden")).unwrap();
-    let init = run(&dir, &["init", "snaps/r0.json", "--force"]);
-    assert_eq!(init.status.code(), Some(2));
-    let err = text(&init.stderr);
-    assert!(
-        err.contains("golden is a symbolic link; memgate init never writes through a link"),
-        "{err}"
+    refused_even_with_force(
+        &dir,
+        "golden is a symbolic link; memgate init never writes through a link",
     );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
-    assert!(!dir.join("memgate.toml").exists());
 
     // A golden that is a hard link of a file outside: replacing it would
     // leave that file as it was but the golden no longer shared.
@@ -344,13 +374,17 @@ fn init_never_writes_through_a_symlinked_golden_directory_or_a_hard_linked_golde
     let outside = elsewhere.join("r0.json");
     std::fs::write(&outside, "outside").unwrap();
     std::fs::hard_link(&outside, dir.join("golden/r0.json")).unwrap();
+    refused_even_with_force(&dir, "golden/r0.json is a file with other hard links");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside");
+
+    // A budget file that is a symbolic link to one outside.
+    std::fs::remove_file(dir.join("golden/r0.json")).unwrap();
+    let budget = elsewhere.join("memgate.toml");
+    std::fs::write(&budget, "# theirs\n").unwrap();
+    std::os::unix::fs::symlink(&budget, dir.join("memgate.toml")).unwrap();
     let init = run(&dir, &["init", "snaps/r0.json", "--force"]);
     assert_eq!(init.status.code(), Some(2));
-    let err = text(&init.stderr);
-    assert!(
-        err.contains("golden/r0.json is a file with other hard links"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside");
-    assert!(!dir.join("memgate.toml").exists());
+    assert!(text(&init.stderr).contains("memgate.toml is a symbolic link"));
+    assert_eq!(std::fs::read_to_string(&budget).unwrap(), "# theirs\n");
+    assert!(!dir.join("golden/r0.json").exists());
 }

@@ -235,8 +235,8 @@ fn segments_only(t: &mut String, layout: &Layout, g: &Group) {
     } else {
         let _ = writeln!(
             t,
-            "# {names} holds no allocation history (recorded without\n\
-             # _record_memory_history): its figures are the state at dump time, so\n\
+            "# No allocation history in {names} (dumped without\n\
+             # _record_memory_history): the figures are the state at dump time, so\n\
              # only the segments' static-memory and reserved-peak are budgeted, and\n\
              # `require-trace = false` judges the rest as dump-time numbers. To gate\n\
              # the peaks, record a trace before the run:\n\
@@ -260,7 +260,7 @@ fn segments_only(t: &mut String, layout: &Layout, g: &Group) {
     let _ = writeln!(
         t,
         "\n[target.budget]\n\
-         static-memory = {}   # today {}: memory live before the trace began\n\
+         static-memory = {}   # today {}: exact, from the segments\n\
          reserved-peak = {}   # today {}: what the allocator holds, the figure to gate",
         layout.budget(statics),
         Bytes(statics),
