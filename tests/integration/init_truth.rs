@@ -222,6 +222,36 @@ fn a_trace_that_started_mid_run_is_budgeted_on_its_exact_figures_only() {
 }
 
 #[test]
+fn a_wrapped_device_beside_one_without_history_is_budgeted_on_segments_for_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = [
+        free(64 * MIB, 30 * MIB),
+        alloc(64 * MIB, 20 * MIB),
+        free(64 * MIB, 20 * MIB),
+    ];
+    let mut v = snapshot(256 * MIB, 64 * MIB, &trace);
+    // Device 1: a segment of its own, 8 MiB live, no trace at all.
+    let mut idle = v["segments"][0].clone();
+    let base = BASE + (1 << 40);
+    idle["device"] = json!(1);
+    idle["address"] = json!(base);
+    idle["total_size"] = json!(32 * MIB);
+    idle["allocated_size"] = json!(8 * MIB);
+    idle["blocks"][0]["address"] = json!(base);
+    idle["blocks"][0]["size"] = json!(8 * MIB);
+    idle["blocks"][0]["requested_size"] = json!(8 * MIB);
+    idle["blocks"][1]["address"] = json!(base + 8 * MIB);
+    idle["blocks"][1]["size"] = json!(24 * MIB);
+    v["segments"].as_array_mut().unwrap().push(idle);
+    v["device_traces"].as_array_mut().unwrap().push(json!([]));
+    write(tmp.path(), "two.json", &v);
+    assert!(init_then_check(tmp.path(), &["snaps/two.json"]).is_empty());
+    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
+    assert!(toml.contains("require-trace = false"), "{toml}");
+    assert!(!toml.contains("allocated-peak ="), "{toml}");
+}
+
+#[test]
 fn a_dump_without_history_is_budgeted_on_its_segments_and_says_require_trace_false() {
     let tmp = tempfile::tempdir().unwrap();
     write(

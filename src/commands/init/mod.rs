@@ -353,3 +353,67 @@ fn judge(opts: &InitOptions, goldens: bool, refused: usize, out: &mut dyn Write)
     );
     gate
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `judge` on a budget file written by hand (absolute paths, so the
+    /// working directory does not matter): its outcome and last line.
+    fn judged(budget: &str) -> (Gate, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("memgate.toml");
+        std::fs::write(&config, budget).unwrap();
+        let opts = InitOptions {
+            snapshots: Vec::new(),
+            config,
+            golden: dir.path().join("golden"),
+            margin: 10.0,
+            force: false,
+            name: "main".into(),
+        };
+        let mut out = Vec::new();
+        let gate = judge(&opts, false, 0, &mut out);
+        let out = String::from_utf8(out).unwrap();
+        let last = out.lines().last().unwrap_or_default().to_string();
+        (gate, last)
+    }
+
+    fn fixture(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/synthetic")
+            .join(name);
+        p.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn the_last_line_says_fails_when_the_budget_written_does_not_pass() {
+        let budget = format!(
+            "[[target]]\nname = \"t\"\nsnapshots = {:?}\n[target.budget]\nallocated-peak = \"1 MiB\"\n",
+            fixture("rank0.pickle")
+        );
+        let (gate, last) = judged(&budget);
+        assert_eq!(gate, Gate::Failed);
+        assert!(
+            last.ends_with("` FAILS (exit 1): see the check's lines above"),
+            "{last}"
+        );
+        assert!(!last.contains("passes"), "{last}");
+    }
+
+    #[test]
+    fn the_last_line_says_cannot_judge_when_a_lower_bound_is_within_its_budget() {
+        // ring_wrapped's trace started mid-run: 356 MiB is only a lower
+        // bound, which a 1 GiB budget cannot pass.
+        let budget = format!(
+            "[[target]]\nname = \"t\"\nsnapshots = {:?}\n[target.budget]\nallocated-peak = \"1 GiB\"\n",
+            fixture("ring_wrapped.pickle")
+        );
+        let (gate, last) = judged(&budget);
+        assert_eq!(gate, Gate::NotJudged);
+        assert!(
+            last.contains("cannot judge these snapshots (exit 2)"),
+            "{last}"
+        );
+    }
+}
