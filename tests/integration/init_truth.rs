@@ -252,6 +252,28 @@ fn a_wrapped_device_beside_one_without_history_is_budgeted_on_segments_for_both(
 }
 
 #[test]
+fn files_listed_by_name_match_themselves_even_with_glob_characters_in_the_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = [free(64 * MIB, 30 * MIB), alloc(64 * MIB, 20 * MIB)];
+    write(tmp.path(), "rank[0].json", &whole(64 * MIB, 16 * MIB));
+    write(
+        tmp.path(),
+        "wrapped *?.json",
+        &snapshot(256 * MIB, 64 * MIB, &trace),
+    );
+    assert!(init_then_check(tmp.path(), &["snaps/*.json"]).is_empty());
+    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
+    assert!(
+        toml.contains(r#"snapshots = ["snaps/rank[[]0[]].json"]"#),
+        "{toml}"
+    );
+    assert!(
+        toml.contains(r#"snapshots = ["snaps/wrapped [*][?].json"]"#),
+        "{toml}"
+    );
+}
+
+#[test]
 fn a_dump_without_history_is_budgeted_on_its_segments_and_says_require_trace_false() {
     let tmp = tempfile::tempdir().unwrap();
     write(

@@ -105,8 +105,10 @@ impl Layout<'_> {
         let list: Vec<String> = if self.patterns {
             self.opts.snapshots.clone()
         } else {
+            // Listed files are read as patterns: `[`, `*` and `?` in a
+            // name must match themselves.
             let files = g.members.iter().map(|m| m.path.to_string_lossy());
-            files.map(|p| p.into_owned()).collect()
+            files.map(|p| glob::Pattern::escape(&p)).collect()
         };
         let quoted: Vec<String> = list.iter().map(|p| quoted(&self.at(p))).collect();
         quoted.join(", ")
