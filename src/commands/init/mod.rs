@@ -285,8 +285,9 @@ fn say_member(m: &Member, out: &mut dyn Write) {
         Kind::Traced => Ok(()),
         Kind::MidRun => writeln!(
             out,
-            "  {name}: the trace started mid-run: allocated-, dynamic-, overall-peak and \
-             oom-events are lower bounds, reported only (record with a larger max_entries to gate them)"
+            "  {name}: the trace started mid-run: allocated-, dynamic- and overall-peak are \
+             lower bounds, reported only, and oom-events is not judged (record with a larger \
+             max_entries to gate them)"
         ),
         Kind::NoHistory => writeln!(
             out,
@@ -323,7 +324,7 @@ fn judge(opts: &InitOptions, goldens: bool, refused: usize, out: &mut dyn Write)
         String::new()
     } else {
         format!(
-            "; {} refused above, not budgeted",
+            "; {} refused, not budgeted (its error line says why)",
             crate::units::counted(refused as u64, "snapshot", "snapshots")
         )
     };

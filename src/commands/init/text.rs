@@ -228,8 +228,9 @@ fn segments_only(t: &mut String, layout: &Layout, g: &Group) {
             t,
             "# The trace of {names} started mid-run (the allocator's ring buffer\n\
              # dropped its start): allocated-peak, dynamic-peak, overall-peak and\n\
-             # oom-events are lower bounds there, which the gate never passes, so they\n\
-             # are reported, not budgeted. To gate them, record the whole run:\n\
+             # oom-events are lower bounds there, which the gate never passes, so the\n\
+             # peaks are reported, not budgeted, and oom-events is not judged. To gate\n\
+             # them, record the whole run:\n\
              #   torch.cuda.memory._record_memory_history(max_entries=1_000_000)\n\
              # (large enough for every event of the run), then run `memgate init` again.\n\
              # static-memory and reserved-peak are exact (docs/figures.md#lower-bounds)."
