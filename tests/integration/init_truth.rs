@@ -194,22 +194,30 @@ fn write(dir: &Path, name: &str, v: &Value) {
     std::fs::write(dir.join("snaps").join(name), v.to_string()).unwrap();
 }
 
-#[test]
-fn a_trace_that_started_mid_run_is_budgeted_on_its_exact_figures_only() {
-    let tmp = tempfile::tempdir().unwrap();
-    // Frees 30 MiB it never saw allocated: the ring buffer dropped that.
-    let trace = [
+/// A trace that frees 30 MiB it never saw allocated (the ring buffer
+/// dropped that), then allocates and frees 20 MiB.
+fn wrapped_trace() -> [Value; 3] {
+    [
         free(64 * MIB, 30 * MIB),
         alloc(64 * MIB, 20 * MIB),
         free(64 * MIB, 20 * MIB),
-    ];
-    write(
-        tmp.path(),
-        "wrapped.json",
-        &snapshot(256 * MIB, 64 * MIB, &trace),
-    );
-    assert!(init_then_check(tmp.path(), &["snaps/*.json"]).is_empty());
-    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
+    ]
+}
+
+/// `init` then `check` on the one snapshot `v` (as `snaps/NAME`), which
+/// must pass; the budget file written.
+fn budget_for(dir: &Path, name: &str, v: &Value) -> String {
+    write(dir, name, v);
+    let path = format!("snaps/{name}");
+    assert!(init_then_check(dir, &[&path]).is_empty());
+    std::fs::read_to_string(dir.join("memgate.toml")).unwrap()
+}
+
+#[test]
+fn a_trace_that_started_mid_run_is_budgeted_on_its_exact_figures_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wrapped = snapshot(256 * MIB, 64 * MIB, &wrapped_trace());
+    let toml = budget_for(tmp.path(), "wrapped.json", &wrapped);
     // Exact there: the segment (256 MiB, + 10% = 281.6 → 290 MiB) and the
     // memory live throughout (64 MiB → 70.4 → 71 MiB).
     assert!(toml.contains("reserved-peak = \"290 MiB\""), "{toml}");
@@ -224,12 +232,7 @@ fn a_trace_that_started_mid_run_is_budgeted_on_its_exact_figures_only() {
 #[test]
 fn a_wrapped_device_beside_one_without_history_is_budgeted_on_segments_for_both() {
     let tmp = tempfile::tempdir().unwrap();
-    let trace = [
-        free(64 * MIB, 30 * MIB),
-        alloc(64 * MIB, 20 * MIB),
-        free(64 * MIB, 20 * MIB),
-    ];
-    let mut v = snapshot(256 * MIB, 64 * MIB, &trace);
+    let mut v = snapshot(256 * MIB, 64 * MIB, &wrapped_trace());
     // Device 1: a segment of its own, 8 MiB live, no trace at all.
     let mut idle = v["segments"][0].clone();
     let base = BASE + (1 << 40);
@@ -244,9 +247,7 @@ fn a_wrapped_device_beside_one_without_history_is_budgeted_on_segments_for_both(
     idle["blocks"][1]["size"] = json!(24 * MIB);
     v["segments"].as_array_mut().unwrap().push(idle);
     v["device_traces"].as_array_mut().unwrap().push(json!([]));
-    write(tmp.path(), "two.json", &v);
-    assert!(init_then_check(tmp.path(), &["snaps/two.json"]).is_empty());
-    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
+    let toml = budget_for(tmp.path(), "two.json", &v);
     assert!(toml.contains("require-trace = false"), "{toml}");
     assert!(!toml.contains("allocated-peak ="), "{toml}");
 }
@@ -254,12 +255,11 @@ fn a_wrapped_device_beside_one_without_history_is_budgeted_on_segments_for_both(
 #[test]
 fn files_listed_by_name_match_themselves_even_with_glob_characters_in_the_name() {
     let tmp = tempfile::tempdir().unwrap();
-    let trace = [free(64 * MIB, 30 * MIB), alloc(64 * MIB, 20 * MIB)];
     write(tmp.path(), "rank[0].json", &whole(64 * MIB, 16 * MIB));
     write(
         tmp.path(),
         "wrapped *?.json",
-        &snapshot(256 * MIB, 64 * MIB, &trace),
+        &snapshot(256 * MIB, 64 * MIB, &wrapped_trace()),
     );
     assert!(init_then_check(tmp.path(), &["snaps/*.json"]).is_empty());
     let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
@@ -276,13 +276,11 @@ fn files_listed_by_name_match_themselves_even_with_glob_characters_in_the_name()
 #[test]
 fn a_dump_without_history_is_budgeted_on_its_segments_and_says_require_trace_false() {
     let tmp = tempfile::tempdir().unwrap();
-    write(
+    let toml = budget_for(
         tmp.path(),
         "dump.json",
         &snapshot(128 * MIB, 100 * MIB, &[]),
     );
-    assert!(init_then_check(tmp.path(), &["snaps/dump.json"]).is_empty());
-    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
     assert!(toml.contains("require-trace = false"), "{toml}");
     assert!(toml.contains("_record_memory_history"), "{toml}");
     // 128 MiB + 10% = 140.8 → 150 MiB; 100 MiB + 10% = 110 MiB.
@@ -298,9 +296,7 @@ fn an_oom_already_in_the_snapshot_is_budgeted_at_todays_count_never_zero() {
     let oom = json!({"action": "oom", "device_free": 1024, "size": 1u64 << 30,
                      "stream": 0, "time_us": 2_000, "frames": []});
     v["device_traces"][0].as_array_mut().unwrap().push(oom);
-    write(tmp.path(), "ran_out.json", &v);
-    assert!(init_then_check(tmp.path(), &["snaps/ran_out.json"]).is_empty());
-    let toml = std::fs::read_to_string(tmp.path().join("memgate.toml")).unwrap();
+    let toml = budget_for(tmp.path(), "ran_out.json", &v);
     assert!(toml.contains("\noom-events = 1\n"), "{toml}");
     assert!(!toml.contains("oom-events = 0"), "{toml}");
 }

@@ -359,11 +359,16 @@ fn judge(opts: &InitOptions, goldens: bool, refused: usize, out: &mut dyn Write)
 mod tests {
     use super::*;
 
-    /// `judge` on a budget file written by hand (absolute paths, so the
-    /// working directory does not matter): its outcome and last line.
-    fn judged(budget: &str) -> (Gate, String) {
+    /// `judge` on a budget file of one target over the synthetic fixture
+    /// `file` with `allocated-peak = LIMIT` (absolute paths, so the working
+    /// directory does not matter): its outcome and last line.
+    fn judged(file: &str, limit: &str) -> (Gate, String) {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("memgate.toml");
+        let budget = format!(
+            "[[target]]\nname = \"t\"\nsnapshots = {:?}\n[target.budget]\nallocated-peak = {limit:?}\n",
+            fixture(file)
+        );
         std::fs::write(&config, budget).unwrap();
         let opts = InitOptions {
             snapshots: Vec::new(),
@@ -389,11 +394,7 @@ mod tests {
 
     #[test]
     fn the_last_line_says_fails_when_the_budget_written_does_not_pass() {
-        let budget = format!(
-            "[[target]]\nname = \"t\"\nsnapshots = {:?}\n[target.budget]\nallocated-peak = \"1 MiB\"\n",
-            fixture("rank0.pickle")
-        );
-        let (gate, last) = judged(&budget);
+        let (gate, last) = judged("rank0.pickle", "1 MiB");
         assert_eq!(gate, Gate::Failed);
         assert!(
             last.ends_with("` FAILS (exit 1): see the check's lines above"),
@@ -406,11 +407,7 @@ mod tests {
     fn the_last_line_says_cannot_judge_when_a_lower_bound_is_within_its_budget() {
         // ring_wrapped's trace started mid-run: 356 MiB is only a lower
         // bound, which a 1 GiB budget cannot pass.
-        let budget = format!(
-            "[[target]]\nname = \"t\"\nsnapshots = {:?}\n[target.budget]\nallocated-peak = \"1 GiB\"\n",
-            fixture("ring_wrapped.pickle")
-        );
-        let (gate, last) = judged(&budget);
+        let (gate, last) = judged("ring_wrapped.pickle", "1 GiB");
         assert_eq!(gate, Gate::NotJudged);
         assert!(
             last.contains("cannot judge these snapshots (exit 2)"),
