@@ -330,6 +330,10 @@ fn judge(opts: &InitOptions, goldens: bool, refused: usize, out: &mut dyn Write)
     };
     let run = format!("memgate check --config {config}");
     if code == 0 {
+        // Its count line says how much was judged and how much only reported.
+        if let Some(counts) = String::from_utf8_lossy(&said).lines().last() {
+            let _ = writeln!(out, "  | {counts}");
+        }
         let _ = writeln!(
             out,
             "judged in process: `{run}` passes on these snapshots{refused}"
