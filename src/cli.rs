@@ -475,10 +475,12 @@ pub struct InitArgs {
     /// Added to today's figures before rounding up: e.g. 10% or 25%.
     #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = commands::init::parse_margin)]
     pub margin: f64,
-    /// Overwrite an existing budget file.
+    /// Replace an existing budget file and golden summaries (never through
+    /// a link).
     #[arg(long)]
     pub force: bool,
-    /// The target's name.
+    /// The target's name (the prefix of each target's name when the
+    /// snapshots need several targets).
     #[arg(long, default_value = "main")]
     pub name: String,
 }

@@ -30,5 +30,6 @@ use windows as os;
 
 pub use os::ignore_file_size_signal;
 pub(crate) use os::{
-    file_id, is_fifo, nonblocking, special_kind, stdout_is_null, sync_dir, wait_readable, FileId,
+    file_id, hard_links, is_fifo, nonblocking, special_kind, stdout_is_null, sync_dir,
+    wait_readable, FileId,
 };

@@ -100,3 +100,8 @@ pub(crate) fn wait_readable(
     }
     Ok(())
 }
+
+/// How many names the file of `meta` has (its hard links).
+pub(crate) fn hard_links(meta: &std::fs::Metadata) -> u64 {
+    meta.nlink()
+}

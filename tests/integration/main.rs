@@ -26,6 +26,7 @@ mod fragmentation;
 mod group_by;
 mod hostile;
 mod init;
+mod init_truth;
 mod inline_categories;
 mod input_kind;
 mod loader;
