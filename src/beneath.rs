@@ -76,11 +76,29 @@ pub(crate) fn admit(path: &Path) -> io::Result<Admitted> {
     Ok(Admitted(Some(root)))
 }
 
+thread_local! {
+    /// Set while [`by_name`] runs on this thread.
+    static BY_NAME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with this thread's lookups unconfined: for the check that names
+/// the link through which a path would leave the roots
+/// (`mcp::confine`), which lists directories and resolves names but opens
+/// no file. What the command then reads is confined all the same.
+pub(crate) fn by_name<T>(f: impl FnOnce() -> T) -> T {
+    let before = BY_NAME.with(|b| b.replace(true));
+    let out = f();
+    BY_NAME.with(|b| b.set(before));
+    out
+}
+
 /// Where `path` lies in a confined process: the root that holds it and the
 /// path below it (`.` for the root itself). `None` when not confined; an
 /// error when no root holds it.
 fn locate(path: &Path) -> Option<io::Result<(Arc<Root>, PathBuf)>> {
-    let roots = ROOTS.get()?;
+    let roots = ROOTS
+        .get()
+        .filter(|_| !BY_NAME.with(std::cell::Cell::get))?;
     let full = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -111,7 +129,10 @@ fn locate(path: &Path) -> Option<io::Result<(Arc<Root>, PathBuf)>> {
 fn outside(path: &Path) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
-        format!("{}: outside the directories this process may use", path.display()),
+        format!(
+            "{}: outside the directories this process may use",
+            path.display()
+        ),
     )
 }
 
@@ -188,7 +209,9 @@ pub(crate) fn read_dir(path: &Path) -> io::Result<Vec<(OsString, PathBuf)>> {
 /// roots is not there).
 fn kind(path: &Path) -> Option<(bool, bool)> {
     match locate(path) {
-        None => std::fs::metadata(path).ok().map(|m| (m.is_dir(), m.is_file())),
+        None => std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.is_dir(), m.is_file())),
         Some(at) => at
             .and_then(|(root, rel)| root.dir.metadata(rel))
             .ok()
@@ -230,8 +253,9 @@ pub(crate) fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8]) -> Option<io::
     ROOTS.get()?;
     Some(split(path).and_then(|(parent, name)| {
         let dir = open_dir(parent)?;
+        let tmp = tmp.file_name().map(Path::new).unwrap_or(tmp);
         replace_in(&dir, tmp, &name, bytes)?;
-        crate::platform::sync_dir_handle(dir.into_std_file())
+        crate::platform::sync_dir_beneath(&dir)
     }))
 }
 

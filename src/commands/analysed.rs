@@ -226,8 +226,11 @@ fn read_environment(path: &Path, env: &Path) -> Result<Option<String>, String> {
         return Err(format!("{len} bytes, more than {limit} KiB"));
     }
     let mut text = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, ENV_FILE_LIMIT + 1), &mut text)
-        .map_err(|e| e.to_string())?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, ENV_FILE_LIMIT + 1),
+        &mut text,
+    )
+    .map_err(|e| e.to_string())?;
     if text.len() as u64 > ENV_FILE_LIMIT {
         return Err(format!("more than {} KiB", ENV_FILE_LIMIT >> 10));
     }

@@ -225,6 +225,25 @@ mod tests {
         assert_eq!(cache.len(), 1);
     }
 
+    #[cfg(unix)] // FIFOs
+    #[test]
+    fn a_fifo_nobody_writes_is_refused_at_once_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("stuck.pickle");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        // On another thread: a blocking open would never return.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Cache::new(1 << 30).get(&fifo).map(|_| ()));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+        let err = got
+            .expect("the fingerprint waited for a writer")
+            .unwrap_err();
+        assert!(err.contains("FIFO"), "{err}");
+    }
+
     #[test]
     fn the_bound_evicts_the_oldest_and_refuses_what_cannot_fit() {
         let dir = tempfile::tempdir().unwrap();

@@ -24,6 +24,10 @@ impl Roots {
     /// or the file itself. A path that does not resolve is left to the
     /// command, which reports it. `what` names the argument or budget key.
     pub(crate) fn reads_inside(&self, what: &str, spec: &str) -> Result<(), String> {
+        crate::beneath::by_name(|| self.reads_inside_by_name(what, spec))
+    }
+
+    fn reads_inside_by_name(&self, what: &str, spec: &str) -> Result<(), String> {
         let path = Path::new(spec);
         let files: Vec<PathBuf> = if spec.contains(['*', '?', '[']) {
             // A pattern that cannot be expanded fails the command before it

@@ -38,8 +38,7 @@ pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
     // From here on every file this process opens, lists or writes is
     // resolved beneath a root's descriptor: a name checked by `roots` and
     // then swapped for a link cannot lead out.
-    crate::beneath::confine(roots.dirs())
-        .map_err(|e| format!("cannot open the roots: {e}"))?;
+    crate::beneath::confine(roots.dirs()).map_err(|e| format!("cannot open the roots: {e}"))?;
     let work = work::Work {
         roots,
         cache: Arc::new(cache::Cache::new(CACHE_BYTES)),

@@ -17,8 +17,8 @@
 //! * `stdout_is_null()`: whether what goes to stdout is discarded.
 //! * `is_fifo(type)`, `wait_readable(file, left)`: a pipe given as an input
 //!   (`--rules <(…)`) and the bounded wait for its bytes.
-//! * `sync_dir(dir)`, `sync_dir_handle(file)`: flush a directory's entries
-//!   (a rename) to disk, by path or through an open directory.
+//! * `sync_dir(dir)`, `sync_dir_beneath(dir)`: flush a directory's entries
+//!   (a rename) to disk, by path or through a directory descriptor.
 //! * `ignore_file_size_signal()`: make a file-size limit a write error.
 
 #[cfg(unix)]
@@ -34,5 +34,5 @@ use windows as os;
 pub use os::ignore_file_size_signal;
 pub(crate) use os::{
     file_id, is_fifo, nonblocking, nonblocking_beneath, special_kind, stdout_is_null, sync_dir,
-    sync_dir_handle, wait_readable, FileId,
+    sync_dir_beneath, wait_readable, FileId,
 };

@@ -63,8 +63,13 @@ pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
     sync_dir_handle(std::fs::File::open(dir)?)
 }
 
-/// [`sync_dir`] of a directory already open.
-pub(crate) fn sync_dir_handle(dir: std::fs::File) -> std::io::Result<()> {
+/// [`sync_dir`] of a directory open as a descriptor (which may be a
+/// path-only one: the flush goes through a handle opened for reading).
+pub(crate) fn sync_dir_beneath(dir: &cap_std::fs::Dir) -> std::io::Result<()> {
+    sync_dir_handle(dir.open(".")?.into_std())
+}
+
+fn sync_dir_handle(dir: std::fs::File) -> std::io::Result<()> {
     match dir.sync_all() {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
         other => other,

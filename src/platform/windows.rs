@@ -40,7 +40,7 @@ pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-pub(crate) fn sync_dir_handle(_dir: std::fs::File) -> std::io::Result<()> {
+pub(crate) fn sync_dir_beneath(_dir: &cap_std::fs::Dir) -> std::io::Result<()> {
     Ok(())
 }
 
