@@ -181,10 +181,12 @@ def test_a_verdict_planted_in_the_temporary_directory_is_never_read(tmp_path):
 
     async def body(s):
         pid = pidfile.read_text().strip()
-        for n in range(64):
+        # The names the server used before, numbered by call: a verdict
+        # that passes, then a FIFO.
+        for n in range(8):
             (tmp / f"memgate-mcp-{pid}-{n}.json").write_text(planted)
-        os.mkfifo(tmp / f"memgate-mcp-{pid}-64.json")
-        for _ in range(66):
+        os.mkfifo(tmp / f"memgate-mcp-{pid}-8.json")
+        for _ in range(10):
             err, text = await asyncio.wait_for(call(s, "check", {"budget": unusable}), 20)
             assert err, text
             assert "missing-rules.toml" in text and "pass" not in text, text
