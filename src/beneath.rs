@@ -86,10 +86,16 @@ thread_local! {
 /// (`mcp::confine`), which lists directories and resolves names but opens
 /// no file. What the command then reads is confined all the same.
 pub(crate) fn by_name<T>(f: impl FnOnce() -> T) -> T {
-    let before = BY_NAME.with(|b| b.replace(true));
-    let out = f();
-    BY_NAME.with(|b| b.set(before));
-    out
+    /// Puts the flag back however `f` ends, a panic included (the thread
+    /// goes on serving other calls).
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BY_NAME.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(BY_NAME.with(|b| b.replace(true)));
+    f()
 }
 
 /// Where `path` lies in a confined process: the root that holds it and the

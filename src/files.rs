@@ -3,7 +3,10 @@
 //! files (a FIFO, socket or device would hang or never end), small inputs
 //! are read under a size cap, and every file memgate replaces (goldens,
 //! reports) is written to a temporary file beside it and renamed over it, so
-//! a full disk or a kill mid-write leaves the old file whole.
+//! a full disk or a kill mid-write leaves the old file whole. In a process
+//! confined to its roots (`memgate mcp`) every open and replacement here
+//! is resolved beneath a root's descriptor ([`crate::beneath`]), and a
+//! file is read through the one handle that was opened and checked.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};

@@ -4,7 +4,10 @@
 //! is given; this confines every file behind it, canonicalised (a link
 //! inside a root, to a file or a directory, counts by its target), before
 //! the command runs. The error names the link through which the read
-//! would leave the roots.
+//! would leave the roots. These checks are by name (run unconfined,
+//! [`crate::beneath::by_name`]) and give the error its words; what holds
+//! when a name changes between the check and the use is the process's own
+//! confinement beneath the roots' descriptors ([`crate::beneath`]).
 
 use std::path::{Path, PathBuf};
 
