@@ -88,8 +88,7 @@ def test_a_rename_exchange_race_leaks_nothing_and_writes_nothing_outside_the_roo
                                     str(root / "swap")], stdout=subprocess.PIPE, text=True)
         try:
             if swapper.stdout.readline().strip() != "ready":
-                swapper.wait(timeout=10)
-                pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+                return None, None
             answers, end, i = [], time.monotonic() + RACE_S, 0
             while time.monotonic() < end:
                 tool, args = calls[i % len(calls)]
@@ -101,6 +100,8 @@ def test_a_rename_exchange_race_leaks_nothing_and_writes_nothing_outside_the_roo
             swapper.wait()
 
     answers, expected = session([root], body)
+    if answers is None:
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     # The swapper may have stopped with `d` as the link: put it back.
     if (root / "d").is_symlink():
         os.rename(root / "d", root / "tmp")
