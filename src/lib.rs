@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub(crate) mod beneath;
 pub(crate) mod budget;
 #[cfg(feature = "cli")]
 pub mod cli;

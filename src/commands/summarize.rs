@@ -174,7 +174,7 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     if !errors.is_empty() {
         return Outcome::from_errors(errors);
     }
-    if let Err(error) = std::fs::create_dir_all(&opts.output) {
+    if let Err(error) = crate::beneath::create_dir_all(&opts.output) {
         return Outcome::error(OutputError::Directory {
             path: opts.output.clone(),
             error,

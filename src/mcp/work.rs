@@ -138,7 +138,7 @@ impl Work {
         }
         let key = format!("{tool} {}", serde_json::to_string(args).unwrap_or_default());
         let file = self.roots.existing(path)?;
-        let print = Fingerprint::of(&file).map_err(|e| format!("{path}: {e}"))?;
+        let (print, _, _) = Fingerprint::open(&file)?;
         let mut q = self.memo.answers.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, _, _, v)) = q
             .iter()

@@ -32,14 +32,15 @@ pub(crate) fn load_budget(
 /// [`load_budget`] of a budget given as a JSON document (`check
 /// --budget-json`, the Python API's mappings): the same reader and
 /// validation; `name` names it in messages, relative paths are relative
-/// to the current directory.
+/// to `dir`.
 pub(crate) fn load_budget_data(
     json: &str,
     name: &str,
+    dir: &Path,
     check_globs: bool,
     inline: Option<&InlineRules>,
 ) -> Result<(Budget, RuleSet, Windows), Unusable> {
-    let validated = budget::budget_from_json(json, name, Path::new(""), check_globs);
+    let validated = budget::budget_from_json(json, name, dir, check_globs);
     compiled(validated, inline)
 }
 
