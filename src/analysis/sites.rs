@@ -20,6 +20,21 @@ pub struct SiteRule {
     user_code: Vec<Pattern>,
 }
 
+/// `--project-root` and `--user-code` as given, checked when the rules are
+/// built ([`SiteFlags::rule`]).
+#[derive(Debug, Clone, Default)]
+pub struct SiteFlags {
+    pub project_root: Option<String>,
+    pub user_code: Vec<String>,
+}
+
+impl SiteFlags {
+    /// The site rule the flags give.
+    pub fn rule(&self) -> Result<SiteRule, SiteRuleError> {
+        SiteRule::new(self.project_root.as_deref(), &self.user_code)
+    }
+}
+
 /// `project-root` as written: a path prefix (absolute) or a run of folder
 /// names matched anywhere in a path (the last match wins).
 #[derive(Debug, Clone)]

@@ -223,6 +223,7 @@ pub fn run(opts: &InitOptions, out: &mut dyn Write) -> Outcome {
             top: TOP,
             window: None,
             categories: None,
+            sites: Default::default(),
             iteration_boundary: None,
         },
         out,

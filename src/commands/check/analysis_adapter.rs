@@ -121,10 +121,11 @@ fn rule_set(
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
     };
-    match inline {
+    let set = match inline {
         Some(i) => RuleSet::with_inline(i, set),
         None => set,
-    }
+    };
+    set.with_sites(budget.sites.clone())
 }
 
 /// Each target's `window`, parsed; one that does not parse is an error at
