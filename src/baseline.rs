@@ -13,6 +13,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The `kind` every summary carries, so it is told from a snapshot JSON.
 pub const SUMMARY_KIND: &str = "memgate-summary";
 
+/// What a summary's `site-names` says when its site names are portable
+/// (docs/figures.md#stacks-and-sites).
+pub const PORTABLE_SITE_NAMES: &str = "portable";
+
 /// One snapshot's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -22,6 +26,11 @@ pub struct Summary {
     pub schema_version: u32,
     pub kind: String,
     pub provenance: Provenance,
+    /// [`PORTABLE_SITE_NAMES`]; absent in a summary of an older memgate,
+    /// whose site names hold the paths as recorded: they are made portable
+    /// when it is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site_names: Option<String>,
     pub devices: Vec<DeviceReport>,
 }
 
@@ -82,6 +91,7 @@ pub(crate) fn summarize(
             allocator_settings: snap.allocator_settings.clone(),
             memgate_version: env!("CARGO_PKG_VERSION").to_string(),
         },
+        site_names: Some(PORTABLE_SITE_NAMES.to_string()),
         devices,
     }
 }
@@ -126,6 +136,11 @@ impl Summary {
             }
             None => return refuse("summary without a schema_version".into()),
         }
-        serde_json::from_value(value).or_else(|e| refuse(format!("malformed summary: {e}")))
+        let mut summary: Summary = serde_json::from_value(value)
+            .or_else(|e| refuse(format!("malformed summary: {e}")))?;
+        if summary.site_names.is_none() {
+            crate::analysis::portable_site_names(&mut summary.devices);
+        }
+        Ok(summary)
     }
 }

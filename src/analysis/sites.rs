@@ -5,7 +5,11 @@
 //! path, the project's own files relative to its root — so that a
 //! baseline made on a laptop compares site by site with a CI run.
 
+use std::collections::BTreeMap;
+
 use glob::{MatchOptions, Pattern};
+
+use super::{DeviceReport, SiteBytes};
 
 /// The folders an interpreter installs packages into.
 pub(crate) const PACKAGE_DIRS: [&str; 2] = ["site-packages", "dist-packages"];
@@ -260,6 +264,64 @@ fn common_root<'a>(files: impl Iterator<Item = &'a str>) -> Option<Vec<String>> 
     root
 }
 
+/// `function (file)` split at its first ` (` (a Python function name has
+/// no space): the function and the file.
+fn split_site(site: &str) -> Option<(&str, &str)> {
+    let inner = site.strip_suffix(')')?;
+    let open = inner.find(" (")?;
+    Some((&inner[..open], &inner[open + 2..]))
+}
+
+/// The sites of a summary written before site names were portable (the
+/// paths as recorded) renamed by the default rule, the project root found
+/// from the summary's own sites; sites that become one are added together.
+/// A device whose names do not change is left as it is.
+pub fn portable_site_names(devices: &mut [DeviceReport]) {
+    let mut lists: Vec<&mut Vec<SiteBytes>> =
+        devices.iter_mut().map(|d| &mut d.sites_at_peak).collect();
+    portable(&mut lists);
+}
+
+/// [`portable_site_names`] on each device's list of sites.
+fn portable(lists: &mut [&mut Vec<SiteBytes>]) {
+    let files: Vec<&str> = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter_map(|s| split_site(&s.site).map(|(_, f)| f))
+        .collect();
+    let rule = SiteRule::default();
+    let keys = SiteKeys::new(&rule, files.into_iter());
+    let rename = |s: &SiteBytes| match split_site(&s.site) {
+        Some((name, file)) if is_python(file) => format!("{name} ({})", keys.key(file)),
+        _ => s.site.clone(),
+    };
+    let renamed: Vec<Option<Vec<SiteBytes>>> = lists
+        .iter()
+        .map(|l| {
+            if l.iter().all(|s| rename(s) == s.site) {
+                return None;
+            }
+            let mut merged: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+            for s in l.iter() {
+                let m = merged.entry(rename(s)).or_default();
+                m.0 = m.0.saturating_add(s.bytes);
+                m.1 = m.1.saturating_add(s.count);
+            }
+            let mut v: Vec<SiteBytes> = merged
+                .into_iter()
+                .map(|(site, (bytes, count))| SiteBytes { site, bytes, count })
+                .collect();
+            v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+            Some(v)
+        })
+        .collect();
+    for (l, sites) in lists.iter_mut().zip(renamed) {
+        if let Some(sites) = sites {
+            **l = sites;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,5 +447,34 @@ mod tests {
         assert_eq!(split("/../x.py"), (true, vec!["x.py"]));
         assert_eq!(split("../x.py"), (false, vec!["..", "x.py"]));
         assert_eq!(split(r"C:\..\x.py"), (true, vec!["C:", "x.py"]));
+    }
+    #[test]
+    fn an_older_summarys_recorded_paths_become_portable_names_and_merge() {
+        let site = |s: &str, bytes| SiteBytes {
+            site: s.into(),
+            bytes,
+            count: 1,
+        };
+        let mut sites = vec![
+            site("einsum (/a/.venv/lib/python3.13/site-packages/einops/_backends.py)", 5),
+            site("einsum (/b/.venv/lib/python3.12/site-packages/einops/_backends.py)", 3),
+            site("forward (/srv/app/model/gpt.py)", 2),
+            site("<module> (/srv/app/train.py)", 1),
+            site("<unknown>", 1),
+        ];
+        portable(&mut [&mut sites]);
+        let names: Vec<(&str, u64)> = sites
+            .iter()
+            .map(|s| (s.site.as_str(), s.bytes))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("einsum (einops/_backends.py)", 8),
+                ("forward (model/gpt.py)", 2),
+                ("<module> (train.py)", 1),
+                ("<unknown>", 1)
+            ]
+        );
     }
 }

@@ -79,6 +79,7 @@ pub fn summary(file: &str, devices: Vec<DeviceReport>) -> Summary {
             allocator_settings: None,
             memgate_version: "0.1.0".into(),
         },
+        site_names: Some("portable".into()),
         devices,
     }
 }
