@@ -115,6 +115,15 @@ fn is_interpreter_dir(part: &str) -> bool {
         && part[6..].chars().all(|c| c.is_ascii_digit() || c == '.')
 }
 
+/// `torchinductor_ci`: where torch.compile writes its kernels, per user.
+fn is_inductor_dir(part: &str) -> bool {
+    part.starts_with(INDUCTOR)
+}
+
+/// The folder name torch.compile's kernels are named from, the user's
+/// name after it dropped.
+const INDUCTOR: &str = "torchinductor";
+
 fn is_lib_dir(part: &str) -> bool {
     part.eq_ignore_ascii_case("lib") || part.eq_ignore_ascii_case("lib64")
 }
@@ -122,8 +131,9 @@ fn is_lib_dir(part: &str) -> bool {
 /// Where the portable part of a library file's path starts: after the
 /// last `site-packages`/`dist-packages` folder; after the standard
 /// library's `lib/python3.12` (`Python312\Lib` on Windows); at the last
-/// `torch`/`torch_npu` folder (a torch built from source). `None`: the
-/// file is in no library.
+/// `torch`/`torch_npu` folder (a torch built from source); at the
+/// `torchinductor_USER` folder of the kernels torch.compile writes. `None`:
+/// the file is in no library.
 pub(crate) fn library_start(parts: &[&str]) -> Option<usize> {
     let dirs = &parts[..parts.len().saturating_sub(1)];
     let installed = dirs
@@ -139,7 +149,8 @@ pub(crate) fn library_start(parts: &[&str]) -> Option<usize> {
     if let Some(i) = stdlib {
         return Some(i + 2);
     }
-    dirs.iter().rposition(|p| *p == "torch" || *p == "torch_npu")
+    dirs.iter()
+        .rposition(|p| *p == "torch" || *p == "torch_npu" || is_inductor_dir(p))
 }
 
 /// Whether a Python file is library code by the default rule: inside a
@@ -200,6 +211,9 @@ impl<'r> SiteKeys<'r> {
         let (absolute, parts) = split(file);
         let start = library_start(&parts).or_else(|| self.root_end(absolute, &parts));
         match start {
+            Some(i) if is_inductor_dir(parts[i]) => {
+                format!("{INDUCTOR}/{}", parts[i + 1..].join("/"))
+            }
             Some(i) => parts[i.min(parts.len().saturating_sub(1))..].join("/"),
             None => whole(absolute, &parts),
         }
@@ -371,6 +385,9 @@ mod tests {
             "torch/nn/modules/module.py"
         );
         assert!(!k.is_user("/opt/pytorch/torch_npu/utils/x.py"));
+        let kernel = "/tmp/torchinductor_ci/x7/cx7kq2vbl3.py";
+        assert_eq!(k.key(kernel), "torchinductor/x7/cx7kq2vbl3.py");
+        assert!(!k.is_user(kernel));
     }
 
     #[test]

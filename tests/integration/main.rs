@@ -35,6 +35,7 @@ mod mutations;
 mod one_replay;
 mod peak_metrics;
 mod peak_moment;
+mod portable_sites;
 mod phases_summary;
 mod ranks;
 mod ranks_html;
