@@ -1,11 +1,13 @@
 //! The summary JSON (`memgate summarize`): the golden file a repo commits
 //! and the baseline `check` compares against.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::DeviceReport;
+use crate::analysis::sites::portable_names;
+use crate::analysis::{DeviceReport, SiteBytes};
 use crate::snapshot::{self, Content, FileDigest, Format, Hint, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
@@ -139,8 +141,40 @@ impl Summary {
         let mut summary: Summary = serde_json::from_value(value)
             .or_else(|e| refuse(format!("malformed summary: {e}")))?;
         if summary.site_names.is_none() {
-            crate::analysis::portable_site_names(&mut summary.devices);
+            portable_sites(&mut summary.devices);
         }
         Ok(summary)
+    }
+}
+
+/// The sites of a summary written before site names were portable, renamed
+/// as docs/figures.md#sites says (the root found from all its devices'
+/// sites); sites that become one are added together and the list sorted
+/// again. A device whose names do not change is left as it is.
+fn portable_sites(devices: &mut [DeviceReport]) {
+    let names: Vec<&str> = devices
+        .iter()
+        .flat_map(|d| &d.sites_at_peak)
+        .map(|s| s.site.as_str())
+        .collect();
+    let mut renamed = portable_names(&names).into_iter();
+    for d in devices {
+        let new: Vec<String> = renamed.by_ref().take(d.sites_at_peak.len()).collect();
+        if new.iter().zip(&d.sites_at_peak).all(|(n, s)| *n == s.site) {
+            continue;
+        }
+        let mut merged: BTreeMap<String, SiteBytes> = BTreeMap::new();
+        for (site, s) in new.into_iter().zip(&d.sites_at_peak) {
+            let m = merged.entry(site.clone()).or_insert(SiteBytes {
+                site,
+                bytes: 0,
+                count: 0,
+            });
+            m.bytes = m.bytes.saturating_add(s.bytes);
+            m.count = m.count.saturating_add(s.count);
+        }
+        let mut sites: Vec<SiteBytes> = merged.into_values().collect();
+        sites.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+        d.sites_at_peak = sites;
     }
 }

@@ -214,7 +214,7 @@ pub struct CategoryRules {
     #[arg(long, value_name = "DIR")]
     pub project_root: Option<String>,
     /// What counts as the user's code when picking a stack's site: a glob
-    /// on a file's portable path (`nanogpt/**`) or its recorded path,
+    /// on a file's portable path (`nanogpt/*`) or its recorded path,
     /// repeatable [default: every Python file outside site-packages,
     /// dist-packages, the standard library and torch].
     #[arg(long, value_name = "GLOB")]

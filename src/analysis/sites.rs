@@ -5,11 +5,7 @@
 //! path, the project's own files relative to its root — so that a
 //! baseline made on a laptop compares site by site with a CI run.
 
-use std::collections::BTreeMap;
-
 use glob::{MatchOptions, Pattern};
-
-use super::{DeviceReport, SiteBytes};
 
 /// The folders an interpreter installs packages into.
 pub(crate) const PACKAGE_DIRS: [&str; 2] = ["site-packages", "dist-packages"];
@@ -286,54 +282,21 @@ fn split_site(site: &str) -> Option<(&str, &str)> {
     Some((&inner[..open], &inner[open + 2..]))
 }
 
-/// The sites of a summary written before site names were portable (the
-/// paths as recorded) renamed by the default rule, the project root found
-/// from the summary's own sites; sites that become one are added together.
-/// A device whose names do not change is left as it is.
-pub fn portable_site_names(devices: &mut [DeviceReport]) {
-    let mut lists: Vec<&mut Vec<SiteBytes>> =
-        devices.iter_mut().map(|d| &mut d.sites_at_peak).collect();
-    portable(&mut lists);
-}
-
-/// [`portable_site_names`] on each device's list of sites.
-fn portable(lists: &mut [&mut Vec<SiteBytes>]) {
-    let files: Vec<&str> = lists
-        .iter()
-        .flat_map(|l| l.iter())
-        .filter_map(|s| split_site(&s.site).map(|(_, f)| f))
-        .collect();
+/// Site names (`function (file)`) of a summary written before site names
+/// were portable, with their files renamed by the default rule, the
+/// project root found from these files; a name without a Python file
+/// (`<unknown>`) stays as it is.
+pub(crate) fn portable_names(names: &[&str]) -> Vec<String> {
+    let files = names.iter().filter_map(|n| split_site(n).map(|(_, f)| f));
     let rule = SiteRule::default();
-    let keys = SiteKeys::new(&rule, files.into_iter());
-    let rename = |s: &SiteBytes| match split_site(&s.site) {
-        Some((name, file)) if is_python(file) => format!("{name} ({})", keys.key(file)),
-        _ => s.site.clone(),
-    };
-    let renamed: Vec<Option<Vec<SiteBytes>>> = lists
+    let keys = SiteKeys::new(&rule, files);
+    names
         .iter()
-        .map(|l| {
-            if l.iter().all(|s| rename(s) == s.site) {
-                return None;
-            }
-            let mut merged: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-            for s in l.iter() {
-                let m = merged.entry(rename(s)).or_default();
-                m.0 = m.0.saturating_add(s.bytes);
-                m.1 = m.1.saturating_add(s.count);
-            }
-            let mut v: Vec<SiteBytes> = merged
-                .into_iter()
-                .map(|(site, (bytes, count))| SiteBytes { site, bytes, count })
-                .collect();
-            v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
-            Some(v)
+        .map(|n| match split_site(n) {
+            Some((name, file)) if is_python(file) => format!("{name} ({})", keys.key(file)),
+            _ => n.to_string(),
         })
-        .collect();
-    for (l, sites) in lists.iter_mut().zip(renamed) {
-        if let Some(sites) = sites {
-            **l = sites;
-        }
-    }
+        .collect()
 }
 
 #[cfg(test)]
@@ -466,31 +429,22 @@ mod tests {
         assert_eq!(split(r"C:\..\x.py"), (true, vec!["C:", "x.py"]));
     }
     #[test]
-    fn an_older_summarys_recorded_paths_become_portable_names_and_merge() {
-        let site = |s: &str, bytes| SiteBytes {
-            site: s.into(),
-            bytes,
-            count: 1,
-        };
-        let mut sites = vec![
-            site("einsum (/a/.venv/lib/python3.13/site-packages/einops/_backends.py)", 5),
-            site("einsum (/b/.venv/lib/python3.12/site-packages/einops/_backends.py)", 3),
-            site("forward (/srv/app/model/gpt.py)", 2),
-            site("<module> (/srv/app/train.py)", 1),
-            site("<unknown>", 1),
+    fn an_older_summarys_recorded_paths_become_portable_names() {
+        let names = [
+            "einsum (/a/.venv/lib/python3.13/site-packages/einops/_backends.py)",
+            "forward (/srv/app/model/gpt.py)",
+            "<module> (/srv/app/train.py)",
+            "<unknown>",
+            "at::empty (aten/src/ATen/Empty.cpp)",
         ];
-        portable(&mut [&mut sites]);
-        let names: Vec<(&str, u64)> = sites
-            .iter()
-            .map(|s| (s.site.as_str(), s.bytes))
-            .collect();
         assert_eq!(
-            names,
+            portable_names(&names),
             [
-                ("einsum (einops/_backends.py)", 8),
-                ("forward (model/gpt.py)", 2),
-                ("<module> (train.py)", 1),
-                ("<unknown>", 1)
+                "einsum (einops/_backends.py)",
+                "forward (model/gpt.py)",
+                "<module> (train.py)",
+                "<unknown>",
+                "at::empty (aten/src/ATen/Empty.cpp)"
             ]
         );
     }

@@ -23,6 +23,7 @@ mod example_file;
 mod ranks;
 pub mod raw;
 mod sites;
+pub use sites::Sites;
 mod suggest;
 mod target;
 #[cfg(test)]
@@ -230,7 +231,7 @@ pub struct Budget {
     /// Custom category rules in file order: name, regex.
     pub categories: Vec<(String, Regex)>,
     /// `[sites]`: what names an allocation site.
-    pub sites: crate::analysis::SiteRule,
+    pub sites: Sites,
     pub targets: Vec<Target>,
     /// Every category key of every target (those of a target that failed
     /// validation too), in file order.

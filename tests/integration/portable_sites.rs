@@ -318,3 +318,26 @@ fn the_top_site_of_a_real_regression_is_the_users_frame_not_a_librarys() {
         "forward (lib/transformers/models/llama/modeling_llama.py)"
     );
 }
+
+#[test]
+fn an_older_golden_with_recorded_paths_compares_site_by_site_with_a_new_run() {
+    // examples/golden was summarized before site names were portable: its
+    // sites read `forward (/workspace/nanogpt/model.py)`, no `site-names`.
+    let golden = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/golden/rank0.json"),
+    )
+    .unwrap();
+    assert!(golden.contains("\"forward (/workspace/nanogpt/model.py)\""));
+    assert!(!golden.contains("site-names"));
+    let out = crate::common::memgate_at_root()
+        .args(["check", "--config", "examples/memgate-regressed.toml"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    // The site grew: one name on both sides, not one new and one vanished.
+    assert!(out.contains("; top site: +12 MiB forward (model.py)"), "{out}");
+    assert!(!out.contains("/workspace/"), "{out}");
+}
