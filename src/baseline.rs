@@ -138,8 +138,8 @@ impl Summary {
             }
             None => return refuse("summary without a schema_version".into()),
         }
-        let mut summary: Summary = serde_json::from_value(value)
-            .or_else(|e| refuse(format!("malformed summary: {e}")))?;
+        let mut summary: Summary =
+            serde_json::from_value(value).or_else(|e| refuse(format!("malformed summary: {e}")))?;
         if summary.site_names.is_none() {
             portable_sites(&mut summary.devices);
         }

@@ -57,7 +57,10 @@ impl SiteRule {
     /// a path prefix such as `/srv/app`) and `user-code` globs (matched on
     /// a file's portable path and on its path as recorded, `*` crossing
     /// folders); each value is checked.
-    pub fn new(project_root: Option<&str>, user_code: &[String]) -> Result<SiteRule, SiteRuleError> {
+    pub fn new(
+        project_root: Option<&str>,
+        user_code: &[String],
+    ) -> Result<SiteRule, SiteRuleError> {
         let root = match project_root {
             None => None,
             Some(text) => {
@@ -266,7 +269,11 @@ fn common_root<'a>(files: impl Iterator<Item = &'a str>) -> Option<Vec<String>> 
         match &mut root {
             None => root = Some(dirs.iter().map(|d| d.to_string()).collect()),
             Some(r) => {
-                let same = r.iter().zip(dirs).take_while(|(a, b)| same_part(a, b)).count();
+                let same = r
+                    .iter()
+                    .zip(dirs)
+                    .take_while(|(a, b)| same_part(a, b))
+                    .count();
                 r.truncate(same);
             }
         }

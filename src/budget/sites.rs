@@ -52,7 +52,10 @@ impl Validator<'_> {
                 Value::String(s) => glob::Pattern::new(&s.replace('\\', "/"))
                     .map(|_| s.clone())
                     .map_err(|e| format!("{s:?} is not a glob: {}", e.msg)),
-                other => Err(format!("must be a glob (a string), not {}", other.type_str())),
+                other => Err(format!(
+                    "must be a glob (a string), not {}",
+                    other.type_str()
+                )),
             };
             match glob {
                 Ok(g) => sites.user_code.push(g),

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::environment::ENV_FILE_LIMIT;
 use crate::analysis::{
-    analyze_placing, analyze_request, DeviceReport, InlineRules, Placed, Request, RuleSet, SiteFlags,
-    Timeline, Window, WindowError,
+    analyze_placing, analyze_request, DeviceReport, InlineRules, Placed, Request, RuleSet,
+    SiteFlags, Timeline, Window, WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;

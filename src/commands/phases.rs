@@ -11,8 +11,8 @@ use crate::report::{document_json, phases as render};
 use crate::{input, snapshot};
 
 use super::analysed::rules;
-use crate::analysis::SiteFlags;
 use super::{Outcome, OutputFormat};
+use crate::analysis::SiteFlags;
 
 pub struct PhasesOptions {
     pub snapshots: Vec<String>,
@@ -40,7 +40,11 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Error::from).collect()),
     };
-    let rules = match rules(&opts.rules, opts.categories.as_deref(), &SiteFlags::default()) {
+    let rules = match rules(
+        &opts.rules,
+        opts.categories.as_deref(),
+        &SiteFlags::default(),
+    ) {
         Ok(r) => r,
         Err(o) => return o,
     };

@@ -173,9 +173,7 @@ fn the_real_nightly_pair_lists_sites_that_shrank_or_vanished_in_junit() {
     let xml = w.read("j.xml");
     // The bert model's forward of the baseline is gone from the llama run.
     assert!(
-        xml.contains(
-            "vanished forward (lib/transformers/models/bert/modeling_bert.py)"
-        ),
+        xml.contains("vanished forward (lib/transformers/models/bert/modeling_bert.py)"),
         "{xml}"
     );
     assert!(xml.contains("other sites"), "{xml}");

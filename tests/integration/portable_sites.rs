@@ -146,7 +146,10 @@ fn mover(root: &str, packages: &str, stdlib: &str, sep: char) -> impl Fn(&str) -
     let (root, packages, stdlib) = (root.to_string(), packages.to_string(), stdlib.to_string());
     move |s: &str| {
         let moves = [
-            ("/opt/miniconda3/envs/pytorch/lib/python3.10/site-packages/", &packages),
+            (
+                "/opt/miniconda3/envs/pytorch/lib/python3.10/site-packages/",
+                &packages,
+            ),
             ("/opt/miniconda3/envs/pytorch/lib/python3.10/", &stdlib),
             ("/mnt/mcx/select_n/", &root),
         ];
@@ -249,7 +252,11 @@ fn the_real_pair_moved_to_another_checkout_python_and_os_gives_the_same_causes_b
         unplaced(&want.0, dir),
         "check's lines"
     );
-    assert_eq!(serde_json::to_string(&got.1).unwrap(), cause_text, "check's causes");
+    assert_eq!(
+        serde_json::to_string(&got.1).unwrap(),
+        cause_text,
+        "check's causes"
+    );
     assert_eq!(got.2, want.2, "diff's JSON");
 }
 
@@ -338,6 +345,9 @@ fn an_older_golden_with_recorded_paths_compares_site_by_site_with_a_new_run() {
         .clone();
     let out = String::from_utf8(out).unwrap();
     // The site grew: one name on both sides, not one new and one vanished.
-    assert!(out.contains("; top site: +12 MiB forward (model.py)"), "{out}");
+    assert!(
+        out.contains("; top site: +12 MiB forward (model.py)"),
+        "{out}"
+    );
     assert!(!out.contains("/workspace/"), "{out}");
 }
