@@ -71,6 +71,10 @@ pub(crate) fn summarize(
     // peak moved.
     for d in &mut devices {
         d.stacks_at_moment = None;
+        // Where the files were on this machine: not the golden's business.
+        for s in &mut d.sites_at_peak {
+            s.recorded = None;
+        }
     }
     let (format, pickle_protocol) = match snap.format {
         Format::Pickle { protocol } => ("pickle", protocol),
@@ -169,6 +173,7 @@ fn portable_sites(devices: &mut [DeviceReport]) {
                 site,
                 bytes: 0,
                 count: 0,
+                recorded: None,
             });
             m.bytes = m.bytes.saturating_add(s.bytes);
             m.count = m.count.saturating_add(s.count);

@@ -615,6 +615,7 @@ fn sites_at_allocated_peak(
             site: info.site_name(id).to_string(),
             bytes,
             count,
+            recorded: info.site_file(id).map(str::to_string),
         })
         .collect();
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));

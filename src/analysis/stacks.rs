@@ -20,6 +20,8 @@ pub(crate) struct StackInfo<'a> {
     category: Vec<u32>,
     site: Vec<u32>,
     site_names: Vec<String>,
+    /// Each site's file as recorded (of the first stack with that site).
+    site_files: Vec<Option<String>>,
     site_ids: HashMap<String, u32>,
     /// The snapshot's site keys and whether each file (by string id) is
     /// the user's, made on the first site asked for.
@@ -49,9 +51,10 @@ impl<'a> Sites<'a> {
     }
 
     /// `function (portable file)` of the innermost frame of the user's
-    /// code; else of the innermost Python frame; else `<unknown>`. Names
-    /// are kept as the snapshot has them: renderers escape them.
-    fn site_of(&self, snap: &Snapshot, frames: &[FrameId]) -> String {
+    /// code; else of the innermost Python frame; else `<unknown>`; with
+    /// that frame's file as recorded. Names are kept as the snapshot has
+    /// them: renderers escape them.
+    fn site_of(&self, snap: &Snapshot, frames: &[FrameId]) -> (String, Option<String>) {
         let python = || {
             frames
                 .iter()
@@ -62,12 +65,12 @@ impl<'a> Sites<'a> {
             .find(|&f| self.user.get(&snap.frame(f).filename) == Some(&true))
             .or_else(|| python().next());
         match pick {
-            Some(f) => format!(
-                "{} ({})",
-                snap.frame_name(f),
-                self.keys.key(snap.frame_file(f))
-            ),
-            None => UNKNOWN_SITE.to_string(),
+            Some(f) => {
+                let file = snap.frame_file(f);
+                let name = format!("{} ({})", snap.frame_name(f), self.keys.key(file));
+                (name, Some(file.to_string()))
+            }
+            None => (UNKNOWN_SITE.to_string(), None),
         }
     }
 }
@@ -86,6 +89,7 @@ impl<'a> StackInfo<'a> {
             category: vec![UNSET; n],
             site: vec![UNSET; n],
             site_names: Vec::new(),
+            site_files: Vec::new(),
             site_ids: HashMap::new(),
             keys: None,
         }
@@ -126,7 +130,7 @@ impl<'a> StackInfo<'a> {
             return cached;
         }
         let (snap, rules) = (self.snap, self.rules);
-        let name = self
+        let (name, file) = self
             .keys
             .get_or_insert_with(|| Sites::new(snap, rules))
             .site_of(snap, snap.stack(stack));
@@ -138,6 +142,7 @@ impl<'a> StackInfo<'a> {
         let id = *self.site_ids.entry(name.clone()).or_insert(next);
         if id == next {
             self.site_names.push(name);
+            self.site_files.push(file);
         }
         self.site[stack.index()] = id;
         id
@@ -145,6 +150,11 @@ impl<'a> StackInfo<'a> {
 
     pub(crate) fn site_name(&self, id: u32) -> &str {
         &self.site_names[id as usize]
+    }
+
+    /// The file of site `id` as the snapshot recorded it.
+    pub(crate) fn site_file(&self, id: u32) -> Option<&str> {
+        self.site_files[id as usize].as_deref()
     }
 }
 

@@ -52,6 +52,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
                 site: s.to_string(),
                 bytes: *b,
                 count: 1,
+                recorded: None,
             })
             .collect(),
         time: None,
