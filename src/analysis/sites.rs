@@ -314,35 +314,39 @@ mod tests {
         SiteKeys::new(rule, files.iter().copied())
     }
 
-    #[test]
-    fn installed_packages_are_named_by_their_path_inside_site_or_dist_packages() {
+    /// Every one of `files` is a library's, named `name`.
+    fn all_library_named(files: &[&str], name: &str) {
         let rule = SiteRule::default();
         let k = keys(&rule, &[]);
-        for file in [
-            "/home/u/.venv/lib/python3.13/site-packages/einops/_backends.py",
-            "/opt/conda/lib/python3.10/site-packages/einops/_backends.py",
-            "/usr/lib/python3/dist-packages/einops/_backends.py",
-            r"C:\research\proj\.venv\Lib\site-packages\einops\_backends.py",
-            r"C:\Users\u\AppData\Local\Programs\Python\Python310\lib\site-packages\einops\_backends.py",
-        ] {
-            assert_eq!(k.key(file), "einops/_backends.py", "{file}");
+        for file in files {
+            assert_eq!(k.key(file), name, "{file}");
             assert!(!k.is_user(file), "{file}");
         }
     }
 
     #[test]
+    fn installed_packages_are_named_by_their_path_inside_site_or_dist_packages() {
+        let files = [
+            "/home/u/.venv/lib/python3.13/site-packages/einops/_backends.py",
+            "/opt/conda/lib/python3.10/site-packages/einops/_backends.py",
+            "/usr/lib/python3/dist-packages/einops/_backends.py",
+            r"C:\research\proj\.venv\Lib\site-packages\einops\_backends.py",
+            r"C:\Users\u\AppData\Local\Programs\Python\Python310\lib\site-packages\einops\_backends.py",
+        ];
+        all_library_named(&files, "einops/_backends.py");
+    }
+
+    #[test]
     fn the_standard_library_is_named_by_its_module_path() {
-        let rule = SiteRule::default();
-        let k = keys(&rule, &[]);
-        for file in [
+        let files = [
             "/usr/lib/python3.12/json/decoder.py",
             "/opt/conda/lib/python3.11/json/decoder.py",
             "/usr/lib64/python3.9/json/decoder.py",
             r"C:\Python312\Lib\json\decoder.py",
-        ] {
-            assert_eq!(k.key(file), "json/decoder.py", "{file}");
-            assert!(!k.is_user(file), "{file}");
-        }
+        ];
+        all_library_named(&files, "json/decoder.py");
+        let rule = SiteRule::default();
+        let k = keys(&rule, &[]);
         assert_eq!(k.key("/usr/lib/python3.12/contextlib.py"), "contextlib.py");
     }
 

@@ -336,14 +336,7 @@ fn an_older_golden_with_recorded_paths_compares_site_by_site_with_a_new_run() {
     .unwrap();
     assert!(golden.contains("\"forward (/workspace/nanogpt/model.py)\""));
     assert!(!golden.contains("site-names"));
-    let out = crate::common::memgate_at_root()
-        .args(["check", "--config", "examples/memgate-regressed.toml"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = crate::common::regressed_example_stdout();
     // The site grew: one name on both sides, not one new and one vanished.
     assert!(
         out.contains("; top site: +12 MiB forward (model.py)"),

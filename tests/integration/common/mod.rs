@@ -206,6 +206,19 @@ pub fn memgate_at_root() -> Command {
     cmd
 }
 
+/// What `check --config examples/memgate-regressed.toml` prints (it fails:
+/// exit 1), run at the repository's root.
+pub fn regressed_example_stdout() -> String {
+    let out = memgate_at_root()
+        .args(["check", "--config", "examples/memgate-regressed.toml"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
 /// The path of the `memgate` binary, for running it under another program.
 pub fn memgate_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("memgate")
