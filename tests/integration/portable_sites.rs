@@ -215,21 +215,10 @@ fn collect_causes(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
     }
 }
 
-#[test]
-fn the_real_pair_moved_to_another_checkout_python_and_os_gives_the_same_causes_byte_for_byte() {
-    let (Some(new), Some(base)) = (real(NEW), real(BASE)) else {
-        return;
-    };
-    let dir = new.parent().unwrap();
-    let want = outcomes(dir);
-    assert!(!want.1.is_empty(), "the pair has causes: {}", want.0);
-    let cause_text = serde_json::to_string(&want.1).unwrap();
-    assert!(
-        cause_text.contains("forward (lib/transformers/models/llama/modeling_llama.py)"),
-        "{cause_text}"
-    );
-    // The baseline recorded in another Linux checkout with another
-    // Python, the run on Windows: each side moved its own way.
+/// The select_n pair re-pickled into `dir`: the baseline recorded in
+/// another Linux checkout with another Python, the run on Windows, each
+/// side moved its own way.
+fn move_pair(new: &Path, base: &Path, dir: &Path) {
     let linux = mover(
         "/home/ci/builds/7/select_n-checkout/",
         "/usr/lib/python3/dist-packages/",
@@ -242,10 +231,39 @@ fn the_real_pair_moved_to_another_checkout_python_and_os_gives_the_same_causes_b
         r"C:\Users\ci\AppData\Local\Programs\Python\Python312\Lib\",
         '\\',
     );
+    repickle(new, &dir.join(NEW), &windows);
+    repickle(base, &dir.join(BASE), &linux);
+    let holds = |file: &str, text: &str| {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        bytes.windows(text.len()).any(|w| w == text.as_bytes())
+    };
+    assert!(holds(
+        NEW,
+        r"D:\work\select_n\lib\transformers\models\llama"
+    ));
+    assert!(holds(BASE, "/usr/lib/python3/dist-packages/torch/"));
+    assert!(!holds(NEW, "/mnt/mcx/") && !holds(BASE, "/mnt/mcx/"));
+}
+
+#[test]
+fn the_real_pair_moved_to_another_checkout_python_and_os_gives_the_same_causes_byte_for_byte() {
+    let (Some(new), Some(base)) = (real(NEW), real(BASE)) else {
+        return;
+    };
+    let dir = new.parent().unwrap();
     let moved = tempfile::tempdir().unwrap();
-    repickle(&new, &moved.path().join(NEW), &windows);
-    repickle(&base, &moved.path().join(BASE), &linux);
-    let got = outcomes(moved.path());
+    // The original pair is judged while the moved one is written.
+    let (want, got) = std::thread::scope(|s| {
+        let want = s.spawn(|| outcomes(dir));
+        move_pair(&new, &base, moved.path());
+        (want.join().unwrap(), outcomes(moved.path()))
+    });
+    assert!(!want.1.is_empty(), "the pair has causes: {}", want.0);
+    let cause_text = serde_json::to_string(&want.1).unwrap();
+    assert!(
+        cause_text.contains("forward (lib/transformers/models/llama/modeling_llama.py)"),
+        "{cause_text}"
+    );
     let unplaced = |text: &str, dir: &Path| text.replace(&dir.display().to_string(), "DIR");
     assert_eq!(
         unplaced(&got.0, moved.path()),
