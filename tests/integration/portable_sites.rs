@@ -362,3 +362,48 @@ fn an_older_golden_with_recorded_paths_compares_site_by_site_with_a_new_run() {
     );
     assert!(!out.contains("/workspace/"), "{out}");
 }
+
+fn profile_stdout(args: &[&str]) -> String {
+    let out = crate::common::memgate_at_root()
+        .args(["profile", "examples/snapshots/rank0.pickle"])
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn project_root_and_user_code_flags_rename_and_repick_the_sites() {
+    // The example's files are /workspace/nanogpt/{train,model,data}.py.
+    let plain = profile_stdout(&[]);
+    assert!(plain.contains("x  forward (model.py)"), "{plain}");
+    let rooted = profile_stdout(&["--project-root", "workspace"]);
+    assert!(rooted.contains("x  forward (nanogpt/model.py)"), "{rooted}");
+    assert!(
+        rooted.contains("x  train_step (nanogpt/train.py)"),
+        "{rooted}"
+    );
+    // With only train.py the user's, model.py's frames are skipped: the
+    // site of its allocations is the caller in train.py.
+    let only_train = profile_stdout(&["--user-code", "*/train.py"]);
+    assert!(!only_train.contains("(model.py)"), "{only_train}");
+    assert!(
+        only_train.contains("x  train_step (train.py)"),
+        "{only_train}"
+    );
+    crate::common::memgate_at_root()
+        .args([
+            "profile",
+            "examples/snapshots/rank0.pickle",
+            "--user-code",
+            "a/[",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--project-root/--user-code: user-code \"a/[\" is not a glob",
+        ));
+}
