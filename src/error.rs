@@ -139,6 +139,8 @@ pub enum UsageError {
     Rules(RulesError),
     #[error("--categories: {0}")]
     Categories(RulesError),
+    #[error("--project-root/--user-code: {0}")]
+    Sites(crate::analysis::SiteRuleError),
     #[error("no snapshot given (memgate profile SNAPSHOT…, or --print-rules)")]
     NoSnapshot,
     #[error(

@@ -17,6 +17,7 @@ mod replay;
 mod replay_tests;
 mod rule_phases;
 pub(crate) mod rules;
+pub(crate) mod sites;
 mod span_index;
 mod stacks;
 pub(crate) mod timeline;
@@ -36,6 +37,7 @@ pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
+pub use sites::{SiteFlags, SiteRule, SiteRuleError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
@@ -613,6 +615,7 @@ fn sites_at_allocated_peak(
             site: info.site_name(id).to_string(),
             bytes,
             count,
+            recorded: info.site_file(id).map(str::to_string),
         })
         .collect();
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));

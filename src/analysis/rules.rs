@@ -8,6 +8,7 @@ use regex::{Regex, RegexBuilder};
 use thiserror::Error;
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
+use super::sites::SiteRule;
 use crate::files;
 use crate::vocab::Rules;
 
@@ -69,6 +70,9 @@ pub struct RuleSet {
     /// each run of allocs whose stack matches it (traces without
     /// annotations).
     iteration_stack: Option<Regex>,
+    /// What counts as the user's code and where the project's root is,
+    /// for the allocation sites (docs/figures.md#stacks-and-sites).
+    sites: SiteRule,
 }
 
 /// Mosaic's categories, in its enum order.
@@ -118,6 +122,7 @@ impl RuleSet {
             base: Base::Default(rows),
             phases: Vec::new(),
             iteration_stack: None,
+            sites: SiteRule::default(),
         }
     }
 
@@ -131,6 +136,7 @@ impl RuleSet {
             base: Base::Mosaic,
             phases: Vec::new(),
             iteration_stack: None,
+            sites: SiteRule::default(),
         }
     }
 
@@ -190,6 +196,7 @@ impl RuleSet {
             base: base_rules,
             phases: base.phases,
             iteration_stack: base.iteration_stack,
+            sites: base.sites,
         }
     }
 
@@ -274,6 +281,17 @@ impl RuleSet {
     /// before those of a set they were put on), each once.
     pub fn custom_names(&self) -> &[String] {
         &self.custom_names
+    }
+
+    /// The set with `sites` deciding the allocation sites.
+    pub fn with_sites(mut self, sites: SiteRule) -> RuleSet {
+        self.sites = sites;
+        self
+    }
+
+    /// What counts as the user's code and where the project's root is.
+    pub(crate) fn sites(&self) -> &SiteRule {
+        &self.sites
     }
 
     /// Renames the set (the source reports show).

@@ -48,10 +48,16 @@ pub struct Categories {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct SiteBytes {
-    /// `function (file)`, no line number, so it survives code moving.
+    /// `function (file)`, no line number, so it survives code moving; the
+    /// file by its portable name (docs/figures.md#sites).
     pub site: String,
     pub bytes: u64,
     pub count: u64,
+    /// The site's file as the snapshot recorded it (its first stack's),
+    /// for display only: runs are compared by `site`, and a summary leaves
+    /// it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<String>,
 }
 
 /// Everything computed for one device of one snapshot.

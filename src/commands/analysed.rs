@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::environment::ENV_FILE_LIMIT;
 use crate::analysis::{
     analyze_placing, analyze_request, DeviceReport, InlineRules, Placed, Request, RuleSet,
-    Timeline, Window, WindowError,
+    SiteFlags, Timeline, Window, WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -84,16 +84,24 @@ pub(crate) fn refuse_over_inputs(
     }
 }
 
-/// Parse `--rules` and `--categories` (tried first), naming the flag on
-/// error.
-pub(crate) fn rules(spec: &str, categories: Option<&str>) -> Result<RuleSet, Outcome> {
+/// Parse `--rules` and `--categories` (tried first), with the site rule
+/// of `--project-root` and `--user-code`, naming the flag on error.
+pub(crate) fn rules(
+    spec: &str,
+    categories: Option<&str>,
+    sites: &SiteFlags,
+) -> Result<RuleSet, Outcome> {
     let base = RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))?;
-    match categories {
-        None => Ok(base),
+    let sites = sites
+        .rule()
+        .map_err(|e| Outcome::error(UsageError::Sites(e)))?;
+    let set = match categories {
+        None => base,
         Some(text) => InlineRules::parse(text)
             .map(|inline| RuleSet::with_inline(&inline, base))
-            .map_err(|e| Outcome::error(UsageError::Categories(e))),
-    }
+            .map_err(|e| Outcome::error(UsageError::Categories(e)))?,
+    };
+    Ok(set.with_sites(sites))
 }
 
 /// Load and analyse one file; what `req` asks for comes from the same

@@ -31,6 +31,8 @@ pub struct SummarizeOptions {
     /// Iterations start at annotations whose name starts with this (the
     /// default boundaries when `None`).
     pub iteration_boundary: Option<String>,
+    /// `--project-root` and `--user-code`: what names an allocation site.
+    pub sites: crate::analysis::SiteFlags,
 }
 
 /// The name of a snapshot's summary: `DIR/<stem>.json`.
@@ -147,7 +149,7 @@ pub(crate) fn clashes(pairs: &[(&Path, PathBuf)], read: &[&Path]) -> Vec<Error> 
 }
 
 pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
-    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref(), &opts.sites) {
         Ok(r) => r,
         Err(o) => return o,
     };

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::analysis::sites;
 use crate::snapshot::Snapshot;
 use crate::units::Bytes;
 
@@ -133,24 +134,16 @@ pub(crate) fn figure_rows(doc: &Value) -> Vec<Value> {
 }
 
 /// One frame as `function (file:line)` split: the location an editor can
-/// open, and whether it is user code (a Python file outside the
-/// interpreter's and torch's own trees).
+/// open, and whether it is user code (a Python file in no library: not in
+/// site-packages, dist-packages, the standard library or torch).
 fn frame(text: &str) -> Value {
     let (function, at) = match text.rfind(" (") {
         Some(i) if text.ends_with(')') => (&text[..i], &text[i + 2..text.len() - 1]),
         _ => (text, ""),
     };
     let file = at.rsplit_once(':').map_or(at, |(f, _)| f);
-    let user = file.ends_with(".py")
-        && ![
-            "site-packages",
-            "dist-packages",
-            "/lib/python",
-            "<frozen",
-            "/torch/",
-        ]
-        .iter()
-        .any(|s| file.contains(s));
+    // The rule that picks a stack's site (docs/figures.md#stacks-and-sites).
+    let user = sites::is_python(file) && !sites::in_library(file);
     json!({"at": at, "function": function, "user": user})
 }
 

@@ -94,6 +94,7 @@ impl Work {
             window,
             html: html.clone(),
             categories: None,
+            sites: Default::default(),
             x_axis: crate::report::html::XAxis::Auto,
         };
         let mut out = Vec::new();
@@ -257,6 +258,7 @@ impl Work {
             top: a.top.unwrap_or(50),
             window,
             categories: None,
+            sites: Default::default(),
             iteration_boundary: a.iteration_boundary.clone(),
         };
         let mut out = Vec::new();

@@ -100,11 +100,14 @@ fn device_report() -> DeviceReport {
                 site: format!("{HOSTILE} (model.py)"),
                 bytes: 60 * MIB,
                 count: 3,
+                // The file as recorded: a title on the page, escaped too.
+                recorded: Some(format!("/srv/{HOSTILE}/model.py")),
             },
             SiteBytes {
                 site: "forward (layer.py)".into(),
                 bytes: 38 * MIB,
                 count: 7,
+                recorded: None,
             },
         ],
         time: None,

@@ -37,6 +37,7 @@ mod one_replay;
 mod peak_metrics;
 mod peak_moment;
 mod phases_summary;
+mod portable_sites;
 mod ranks;
 mod ranks_html;
 mod real_figures;

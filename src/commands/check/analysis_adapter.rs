@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::budget::{self, Budget, ConfigError, Rules, Validated};
+use crate::budget::{self, Budget, ConfigError, Loc, Rules, Validated};
 
 pub use crate::analysis::RuleSet;
-use crate::analysis::{InlineRules, Window};
+use crate::analysis::{InlineRules, SiteRule, Window};
 
 /// Each target's window, in target order (`None`: the whole trace).
 pub(crate) type Windows = Vec<Option<Window>>;
@@ -122,9 +122,27 @@ fn rule_set(
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
     };
-    match inline {
+    let set = match inline {
         Some(i) => RuleSet::with_inline(i, set),
         None => set,
+    };
+    // `[sites]` was checked by validation; a value it let through that the
+    // rule still refuses is reported all the same.
+    let sites = &budget.sites;
+    match SiteRule::new(sites.project_root.as_deref(), &sites.user_code) {
+        Ok(rule) => set.with_sites(rule),
+        Err(e) => {
+            errors.push(ConfigError {
+                loc: Loc {
+                    file: budget.file.clone(),
+                    line: 0,
+                    col: 0,
+                },
+                key: "sites".into(),
+                message: e.to_string(),
+            });
+            set
+        }
     }
 }
 

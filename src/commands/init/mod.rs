@@ -63,9 +63,10 @@ fn read(paths: &[PathBuf]) -> Result<(Vec<Member>, Vec<Error>), Outcome> {
         top: TOP,
         window: None,
         categories: None,
+        sites: Default::default(),
         iteration_boundary: None,
     };
-    let rules = super::analysed::rules(&opts.rules, None)?;
+    let rules = super::analysed::rules(&opts.rules, None, &opts.sites)?;
     let read = crate::input::par_map(paths, |p| summarize::summary_of(p, &opts, &rules));
     let mut members = Vec::new();
     let mut refused = Vec::new();

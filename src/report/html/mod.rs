@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use sha2::{Digest, Sha256};
 
 use super::escape::{html as escape, json_in_script};
-use crate::analysis::{DeviceReport, Timeline};
+use crate::analysis::{DeviceReport, SiteBytes, Timeline};
 use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
@@ -103,7 +103,7 @@ fn sites(s: &Section<'_>) -> String {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-            folded_path(&site.site),
+            site_cell(site),
             Bytes(site.bytes),
             site.count
         );
@@ -155,6 +155,19 @@ fn chart(k: usize, path: &str, device: Device) -> String {
          data-device=\"{device}\"></figure>\n",
         escape(path)
     )
+}
+
+/// A site's name, escaped, with its file as recorded in a title (the site
+/// names the file portably: docs/figures.md#sites).
+fn site_cell(site: &SiteBytes) -> String {
+    match &site.recorded {
+        Some(file) => format!(
+            "<span class=\"folded\" title=\"{}\">{}</span>",
+            escape(file),
+            escape(&site.site)
+        ),
+        None => folded_path(&site.site),
+    }
 }
 
 /// `text` escaped for HTML with a `site-packages/` (or `dist-packages/`)

@@ -52,6 +52,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
                 site: s.to_string(),
                 bytes: *b,
                 count: 1,
+                recorded: None,
             })
             .collect(),
         time: None,
@@ -79,6 +80,7 @@ pub fn summary(file: &str, devices: Vec<DeviceReport>) -> Summary {
             allocator_settings: None,
             memgate_version: "0.1.0".into(),
         },
+        site_names: Some("portable".into()),
         devices,
     }
 }
@@ -202,6 +204,19 @@ pub fn memgate_at_root() -> Command {
         .env_remove("GITHUB_ACTIONS")
         .env("NO_COLOR", "1");
     cmd
+}
+
+/// What `check --config examples/memgate-regressed.toml` prints (it fails:
+/// exit 1), run at the repository's root.
+pub fn regressed_example_stdout() -> String {
+    let out = memgate_at_root()
+        .args(["check", "--config", "examples/memgate-regressed.toml"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
 }
 
 /// The path of the `memgate` binary, for running it under another program.
