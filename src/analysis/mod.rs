@@ -7,6 +7,7 @@ pub mod diff;
 pub mod environment;
 mod figures;
 mod fragmentation;
+mod frameless;
 mod groups;
 mod inline_rules;
 mod moment;
@@ -28,6 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::convert::{index, position};
 use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
+use crate::vocab::NoStory;
 
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;
@@ -125,7 +127,7 @@ pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Pl
     let devices = devices
         .into_iter()
         .map(|(d, range)| {
-            let groups = Groups::new(snap, d, req.group_by, &info);
+            let groups = Groups::new(snap, d, req.group_by, &mut info);
             let ask = Ask {
                 top: req.top,
                 timeline_points: req.timeline_points,
@@ -269,7 +271,7 @@ fn device_analysis(
     } else {
         r.peak_entry.allocated_peak.map(index)
     };
-    let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
+    let stacks_at_peak = stack_groups(snap, in_trace(r.live_after(trace, dyn_upto)), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
     // Every report says where its peaks fall (docs/figures.md#peak-phase): the
@@ -450,16 +452,18 @@ fn moments(
     }
     let at: Vec<i64> = merged.iter().map(|w| w.0).collect();
     // Per moment: stack -> (bytes, count, first alloc index), and the total.
-    let mut groups: Vec<HashMap<StackId, (u64, u64, usize)>> = vec![HashMap::new(); at.len()];
+    let mut groups: Vec<HashMap<GroupKey, (u64, u64, usize)>> = vec![HashMap::new(); at.len()];
     let mut totals = vec![0u64; at.len()];
-    let mut add = |k: usize, l: Live| {
-        let g = groups[k].entry(l.stack).or_insert((0, 0, usize::MAX));
+    let mut add = |k: usize, l: Live, pre: bool| {
+        let g = groups[k]
+            .entry(group_key(snap, l.stack, pre))
+            .or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
         g.2 = g.2.min(l.index);
         totals[k] += l.size;
     };
-    r.live_at_each(trace, &at, &mut add);
+    r.live_at_each(trace, &at, &mut |k, l| add(k, l, false));
     for p in &r.pre {
         for (k, &m) in at.iter().enumerate() {
             if p.freed_at
@@ -472,6 +476,7 @@ fn moments(
                         stack: p.stack,
                         index: 0,
                     },
+                    true,
                 );
             }
         }
@@ -521,11 +526,17 @@ fn time_figures(p: &DevicePhases) -> TimeFigures {
 
 /// Live allocations at the dynamic peak grouped by full stack (Mosaic's
 /// listing), largest first; ties in allocation order.
-fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -> Vec<StackGroup> {
+fn stack_groups(
+    snap: &Snapshot,
+    live: impl Iterator<Item = (Live, bool)>,
+    top: usize,
+) -> Vec<StackGroup> {
     // stack -> (bytes, count, first alloc index)
-    let mut groups: HashMap<StackId, (u64, u64, usize)> = HashMap::new();
-    for l in live {
-        let g = groups.entry(l.stack).or_insert((0, 0, usize::MAX));
+    let mut groups: HashMap<GroupKey, (u64, u64, usize)> = HashMap::new();
+    for (l, pre) in live {
+        let g = groups
+            .entry(group_key(snap, l.stack, pre))
+            .or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
         g.2 = g.2.min(l.index);
@@ -533,15 +544,30 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
     ranked_groups(snap, groups, top, Snapshot::stack_labels)
 }
 
+/// What live memory is grouped by: its stack, and for a stack without
+/// frames whether it was live before recording (`pre-trace`) or allocated
+/// during it (`frameless`), which share the empty stack.
+type GroupKey = (StackId, bool);
+
+/// The group of memory with `stack`, live before recording when `pre`.
+fn group_key(snap: &Snapshot, stack: StackId, pre: bool) -> GroupKey {
+    (stack, pre && snap.stack(stack).is_empty())
+}
+
+/// Allocations of the trace, none from before recording.
+fn in_trace(live: impl Iterator<Item = Live>) -> impl Iterator<Item = (Live, bool)> {
+    live.map(|l| (l, false))
+}
+
 /// Stack groups (stack -> bytes, count, first alloc index) largest first,
 /// ties in allocation order, the first `top`.
 fn ranked_groups(
     snap: &Snapshot,
-    groups: HashMap<StackId, (u64, u64, usize)>,
+    groups: HashMap<GroupKey, (u64, u64, usize)>,
     top: usize,
     labels: fn(&Snapshot, StackId) -> StackLabels,
 ) -> Vec<StackGroup> {
-    let mut v: Vec<(StackId, (u64, u64, usize))> = groups.into_iter().collect();
+    let mut v: Vec<(GroupKey, (u64, u64, usize))> = groups.into_iter().collect();
     // Memory from before recording shares index 0: the stack id (interning
     // order, fixed by the file) breaks the last ties, so output is stable.
     v.sort_by(|a, b| {
@@ -552,10 +578,19 @@ fn ranked_groups(
     });
     v.into_iter()
         .take(top)
-        .map(|(stack, (bytes, count, _))| StackGroup {
-            bytes,
-            count,
-            frames: labels(snap, stack),
+        .map(|((stack, pre), (bytes, count, _))| {
+            let frames = labels(snap, stack);
+            let no_frames = frames.is_empty().then_some(if pre {
+                NoStory::PreTrace
+            } else {
+                NoStory::Frameless
+            });
+            StackGroup {
+                bytes,
+                count,
+                frames,
+                no_frames,
+            }
         })
         .collect()
 }
@@ -567,16 +602,19 @@ fn live_with_pre<'a>(
     r: &'a DeviceReplay,
     trace: &'a [crate::snapshot::TraceEntry],
     upto: Option<usize>,
-) -> impl Iterator<Item = Live> + 'a {
+) -> impl Iterator<Item = (Live, bool)> + 'a {
     let pre = r.pre.iter().filter(move |p| match (p.freed_at, upto) {
         (None, _) => true,
         (Some(f), Some(u)) => f > u,
         (Some(_), None) => true,
     });
-    r.live_after(trace, upto).chain(pre.map(|p| Live {
-        size: p.size,
-        stack: p.stack,
-        index: 0,
+    in_trace(r.live_after(trace, upto)).chain(pre.map(|p| {
+        let l = Live {
+            size: p.size,
+            stack: p.stack,
+            index: 0,
+        };
+        (l, true)
     }))
 }
 
@@ -595,8 +633,17 @@ fn sites_at_allocated_peak(
         s.0 += size;
         s.1 += 1;
     };
+    // A stack without frames names no site: its memory is `frameless`, or
+    // `pre-trace` when it was live before recording (docs/figures.md#memory-with-no-story).
+    let frameless = info.named_site(NoStory::Frameless.id().into());
+    let pre_trace = info.named_site(NoStory::PreTrace.id().into());
     for l in live {
-        add(info.site(l.stack), l.size);
+        let site = if info.frameless(l.stack) {
+            frameless
+        } else {
+            info.site(l.stack)
+        };
+        add(site, l.size);
     }
     for p in &r.pre {
         let still_live = match (p.freed_at, upto) {
@@ -604,7 +651,12 @@ fn sites_at_allocated_peak(
             (Some(f), Some(u)) => f > u,
         };
         if still_live {
-            add(info.site(p.stack), p.size);
+            let site = if info.frameless(p.stack) {
+                pre_trace
+            } else {
+                info.site(p.stack)
+            };
+            add(site, p.size);
         }
     }
     let mut v: Vec<SiteBytes> = sites
@@ -659,7 +711,7 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
 /// [`analyze_with_timelines`].
 pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {
     let mut info = StackInfo::new(snap, rules);
-    let groups = Groups::new(snap, device, GroupBy::default(), &info);
+    let groups = Groups::new(snap, device, GroupBy::default(), &mut info);
     let ask = Ask {
         top: 0,
         timeline_points: Some(max_points),

@@ -9,8 +9,8 @@ use super::rules::RuleSet;
 
 const UNSET: u32 = u32::MAX;
 
-/// Site of a stack without any frame to name.
-pub(crate) const UNKNOWN_SITE: &str = "<unknown>";
+/// Site of a stack whose frames name none (docs/figures.md#memory-with-no-story).
+pub(crate) const UNKNOWN_SITE: &str = crate::vocab::NoStory::UnknownSite.id();
 
 /// Lazily filled category and site of every stack of one snapshot.
 pub(crate) struct StackInfo<'a> {
@@ -87,6 +87,14 @@ impl<'a> StackInfo<'a> {
             return cached;
         }
         let name = site_of(self.snap, self.snap.stack(stack));
+        let id = self.named_site(name);
+        self.site[stack.index()] = id;
+        id
+    }
+
+    /// Site id of a site name (the names of memory with no story are sites
+    /// of no stack of their own).
+    pub(crate) fn named_site(&mut self, name: String) -> u32 {
         #[expect(
             clippy::cast_possible_truncation,
             reason = "one site per distinct 32-bit stack id at most"
@@ -96,7 +104,6 @@ impl<'a> StackInfo<'a> {
         if id == next {
             self.site_names.push(name);
         }
-        self.site[stack.index()] = id;
         id
     }
 
@@ -121,7 +128,7 @@ pub(crate) fn rule_frames(snap: &Snapshot, stack: StackId) -> Vec<(&str, &str)> 
 }
 
 /// `function (file)` of the innermost frame that is user Python code;
-/// else the innermost Python frame; else `<unknown>`. Names are kept as the
+/// else the innermost Python frame; else [`UNKNOWN_SITE`]. Names are kept as the
 /// snapshot has them: renderers escape them for their sink.
 pub(crate) fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
     let python = || {
