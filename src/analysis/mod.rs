@@ -3,6 +3,7 @@
 mod addr;
 mod allocator;
 mod default_rules;
+mod dump;
 pub mod diff;
 pub mod environment;
 mod figures;
@@ -31,6 +32,7 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 use crate::vocab::NoStory;
 
+pub use dump::{DumpState, LiveBlock};
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
@@ -311,6 +313,9 @@ fn device_analysis(
         stacks_at_moment,
         oom,
         warnings: warnings(&segments, &r),
+        dump: trace
+            .is_empty()
+            .then(|| dump::dump_state(snap, &segments, top)),
         window: window.zip(r.window).map(|((w, (from, to)), edges)| {
             let (from_text, to_text) = w.texts();
             WindowReport {

@@ -167,7 +167,13 @@ pub(crate) fn shown_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
         .iter()
         .flat_map(|m| &m.stacks)
         .chain(&d.stacks_at_peak)
-        .filter_map(|g| g.no_frames.map(NoStory::id));
+        .filter_map(|g| g.no_frames.map(NoStory::id))
+        .chain(
+            d.dump
+                .iter()
+                .flat_map(|x| &x.largest_live)
+                .filter_map(|b| b.no_frames.map(NoStory::id)),
+        );
     nonzero(&c.peaks)
         .chain(nonzero(&c.at_allocated_peak))
         .chain(d.sites_at_peak.iter().map(|s| s.site.as_str()))
