@@ -221,6 +221,11 @@ impl NoStory {
         }
     }
 
+    /// Every kind, in report order.
+    pub fn all() -> &'static [NoStory] {
+        NoStory::VARIANTS
+    }
+
     /// The name read back (a site, a category, a stack label).
     pub fn from_id(id: &str) -> Option<NoStory> {
         NoStory::VARIANTS.iter().copied().find(|n| n.id() == id)

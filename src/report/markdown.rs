@@ -211,6 +211,10 @@ fn reasons(t: &TargetVerdict) -> String {
                     for r in cause {
                         lines.push_str(&format!("    - {r}\n"));
                     }
+                    let sites = regression::cause_sites(c, regression::CAUSE_ROWS);
+                    for note in super::notes(sites.iter().map(String::as_str)) {
+                        lines.push_str(&format!("  - _{}_\n", cell(&note)));
+                    }
                 }
             }
         }

@@ -180,6 +180,15 @@ pub(crate) fn shown_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
         .chain(stacks)
 }
 
+/// `note: pre-trace: memory live since …` for each name of memory with no
+/// story among `shown`.
+pub(crate) fn notes<'a>(shown: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    NoStory::among(shown)
+        .iter()
+        .map(|n| format!("note: {}", n.legend()))
+        .collect()
+}
+
 /// `    note: pre-trace: memory live since …`, one line per name of `names`.
 pub(crate) fn legend_lines(
     out: &mut dyn std::io::Write,

@@ -109,6 +109,16 @@ pub fn render(v: &Verdict, color: bool) -> String {
             }
         }
     }
+    // The top sites named above that are memory with no story, explained.
+    let listed = v
+        .targets
+        .iter()
+        .flat_map(|t| &t.snapshots)
+        .flat_map(|s| &s.devices)
+        .flat_map(|d| &d.checks)
+        .filter(|c| (c.status >= Status::Warn || c.always_listed()) && c.echo_of.is_none());
+    let named: Vec<&str> = listed.filter_map(regression::top_site_name).collect();
+    lines.extend(super::notes(named).into_iter().map(|n| n + "\n"));
     // A lower bound is said whatever the checks' status: a pass on one
     // is no pass on the real figure.
     for t in &v.targets {
