@@ -83,16 +83,19 @@ fn device_report() -> DeviceReport {
                     "main (train.py:40)".into(),
                 ]
                 .into(),
+                no_frames: None,
             },
             StackGroup {
                 bytes: 36 * MIB,
                 count: 1,
                 frames: vec!["malloc (alloc.cpp:0)".into()].into(),
+                no_frames: None,
             },
             StackGroup {
                 bytes: 0,
                 count: 1,
                 frames: Vec::new().into(),
+                no_frames: Some(memgate::NoStory::PreTrace),
             },
         ],
         sites_at_peak: vec![
@@ -112,6 +115,7 @@ fn device_report() -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
+        dump: None,
         window: None,
         environment: None,
     }
@@ -123,6 +127,7 @@ fn analysed() -> Vec<AnalysedSnapshot> {
         devices: vec![device_report()],
         window_not_placed: vec![],
         warnings: vec!["12 bytes after the pickle's STOP were ignored".into()],
+        dump: None,
     }]
 }
 
@@ -147,6 +152,7 @@ fn peak_text_of_a_snapshot_without_devices_says_so() {
         devices: vec![],
         window_not_placed: vec![],
         warnings: vec![],
+        dump: None,
     }]);
     assert_eq!(
         render(|out| peak::text(out, &doc)),
@@ -213,6 +219,7 @@ fn inventory() -> InspectDocument {
                 },
             ],
             warnings: vec![format!("unknown action {HOSTILE}")],
+            dump: None,
         },
         SnapshotInventory {
             path: "main.json".into(),
@@ -228,6 +235,7 @@ fn inventory() -> InspectDocument {
             trailing_bytes: 0,
             devices: vec![],
             warnings: vec![],
+            dump: None,
         },
     ])
 }
