@@ -127,7 +127,6 @@ fn analysed() -> Vec<AnalysedSnapshot> {
         devices: vec![device_report()],
         window_not_placed: vec![],
         warnings: vec!["12 bytes after the pickle's STOP were ignored".into()],
-        dump: None,
     }]
 }
 
@@ -152,7 +151,6 @@ fn peak_text_of_a_snapshot_without_devices_says_so() {
         devices: vec![],
         window_not_placed: vec![],
         warnings: vec![],
-        dump: None,
     }]);
     assert_eq!(
         render(|out| peak::text(out, &doc)),
@@ -219,7 +217,6 @@ fn inventory() -> InspectDocument {
                 },
             ],
             warnings: vec![format!("unknown action {HOSTILE}")],
-            dump: None,
         },
         SnapshotInventory {
             path: "main.json".into(),
@@ -235,7 +232,6 @@ fn inventory() -> InspectDocument {
             trailing_bytes: 0,
             devices: vec![],
             warnings: vec![],
-            dump: None,
         },
     ])
 }
