@@ -253,26 +253,12 @@ fn device_analysis(
         .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
     let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules());
-    // torch writes time_us as a non-negative clock; a negative one keeps its
-    // two's-complement bits, as it always has.
-    let time_at = |i: Option<u64>| {
-        i.and_then(|i| trace[index(i)].time())
-            .map(i64::cast_unsigned)
-    };
-    let peak_time_us = snap.has_time().then(|| PeakEntry {
-        dynamic_peak: time_at(r.peak_entry.dynamic_peak),
-        allocated_peak: time_at(r.peak_entry.allocated_peak),
-        reserved_peak: time_at(r.peak_entry.reserved_peak),
-    });
+    let peak_time_us = snap.has_time().then(|| peak_times(trace, &r.peak_entry));
     let dyn_upto = (r.figures.dynamic_peak > 0)
         .then_some(r.peak_entry.dynamic_peak)
         .flatten()
         .map(index);
-    let alloc_upto = if r.allocated_peak_at_start {
-        None
-    } else {
-        r.peak_entry.allocated_peak.map(index)
-    };
+    let alloc_upto = upto(r.allocated_peak_at_start, r.peak_entry.allocated_peak);
     let stacks_at_peak = stack_groups(snap, in_trace(r.live_after(trace, dyn_upto)), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
@@ -284,21 +270,8 @@ fn device_analysis(
         .as_ref()
         .map_or_else(Vec::new, |c| c.ooms(snap, &segments, &r.ooms));
     let peak_phase = clock.as_ref().map(|c| c.peaks(&r.peak_entry));
-    let stacks_at_moment = stacks_at.map(|at| {
-        let stacks = match at {
-            PeakAt::DynamicPeak => stacks_at_peak.clone(),
-            PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),
-            PeakAt::ReservedPeak => {
-                let upto = if r.reserved_peak_at_start {
-                    None
-                } else {
-                    r.peak_entry.reserved_peak.map(index)
-                };
-                stack_groups(snap, live_with_pre(&r, trace, upto), top)
-            }
-        };
-        MomentStacks { at, stacks }
-    });
+    let stacks_at_moment =
+        stacks_at.map(|at| moment_stacks(snap, device, &r, at, alloc_upto, &stacks_at_peak, top));
     let report = DeviceReport {
         device,
         figures: r.figures,
@@ -316,50 +289,113 @@ fn device_analysis(
         dump: trace
             .is_empty()
             .then(|| dump::dump_state(snap, &segments, top)),
-        window: window.zip(r.window).map(|((w, (from, to)), edges)| {
-            let (from_text, to_text) = w.texts();
-            WindowReport {
-                from: from_text.to_string(),
-                to: to_text.to_string(),
-                from_entry: from as u64,
-                to_entry: to as u64,
-                dynamic_usage_at_from: edges.dynamic_at_from,
-                dynamic_usage_at_to: edges.dynamic_at_to,
-                allocated_at_to: edges.allocated_at_to,
-            }
-        }),
+        window: window.zip(r.window).map(window_report),
         environment: Some(environment::Fingerprint::of_snapshot(
             &snap.generation,
             snap.allocator_settings.as_ref(),
         )),
     };
-    let fine = std::mem::take(&mut r.timeline_fine);
-    let timeline = r.timeline.take().map(|points| {
-        let bands = structure
-            .as_ref()
-            .map_or_else(Vec::new, |p| bands(trace, p));
-        Timeline {
-            device,
-            categories: groups.names().to_vec(),
-            points,
-            moments: moments(snap, trace, &r, &report, &bands),
-            bands,
-            origin_time_us: trace.iter().find_map(|e| e.time()),
-            fine,
-            window: report.window.as_ref().map(|w| {
-                let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
-                timeline::Band {
-                    iteration: false,
-                    name: format!("{}..{}", w.from, w.to),
-                    from_entry: w.from_entry,
-                    to_entry: w.to_entry,
-                    from_time_us: time(w.from_entry),
-                    to_time_us: time(w.to_entry),
-                }
-            }),
-        }
-    });
+    let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)
+}
+
+/// The last entry applied at a peak first reached at `entry` (`None`:
+/// before the first entry, when the peak was there from the start).
+fn upto(at_start: bool, entry: Option<u64>) -> Option<usize> {
+    if at_start {
+        None
+    } else {
+        entry.map(index)
+    }
+}
+
+/// `time_us` at each peak entry. torch writes `time_us` as a non-negative
+/// clock; a negative one keeps its two's-complement bits, as it always has.
+fn peak_times(trace: &[crate::snapshot::TraceEntry], at: &PeakEntry) -> PeakEntry {
+    let time_at = |i: Option<u64>| {
+        i.and_then(|i| trace[index(i)].time())
+            .map(i64::cast_unsigned)
+    };
+    PeakEntry {
+        dynamic_peak: time_at(at.dynamic_peak),
+        allocated_peak: time_at(at.allocated_peak),
+        reserved_peak: time_at(at.reserved_peak),
+    }
+}
+
+/// The stack groups live at peak `at`: the dynamic peak's are those of
+/// the report already; the other two count the memory from before
+/// recording still live then.
+fn moment_stacks(
+    snap: &Snapshot,
+    device: Device,
+    r: &DeviceReplay,
+    at: PeakAt,
+    alloc_upto: Option<usize>,
+    at_dynamic: &[StackGroup],
+    top: usize,
+) -> MomentStacks {
+    let trace = snap.trace(device);
+    let stacks = match at {
+        PeakAt::DynamicPeak => at_dynamic.to_vec(),
+        PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(r, trace, alloc_upto), top),
+        PeakAt::ReservedPeak => {
+            let upto = upto(r.reserved_peak_at_start, r.peak_entry.reserved_peak);
+            stack_groups(snap, live_with_pre(r, trace, upto), top)
+        }
+    };
+    MomentStacks { at, stacks }
+}
+
+/// Where a window lies, from its bounds as written, its entry range and
+/// the replay's edges.
+fn window_report(
+    ((w, (from, to)), edges): ((&Window, (usize, usize)), observe::WindowEdges),
+) -> WindowReport {
+    let (from_text, to_text) = w.texts();
+    WindowReport {
+        from: from_text.to_string(),
+        to: to_text.to_string(),
+        from_entry: from as u64,
+        to_entry: to as u64,
+        dynamic_usage_at_from: edges.dynamic_at_from,
+        dynamic_usage_at_to: edges.dynamic_at_to,
+        allocated_at_to: edges.allocated_at_to,
+    }
+}
+
+/// The device's timeline when the replay sampled one: its points, the
+/// moments the page lists stacks at, the bands of its phases and
+/// iterations, and the window's band.
+fn device_timeline(
+    snap: &Snapshot,
+    r: &mut DeviceReplay,
+    report: &DeviceReport,
+    structure: Option<&DevicePhases>,
+    names: &[String],
+) -> Option<Timeline> {
+    let trace = snap.trace(report.device);
+    let fine = std::mem::take(&mut r.timeline_fine);
+    let points = r.timeline.take()?;
+    let bands = structure.map_or_else(Vec::new, |p| bands(trace, p));
+    let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
+    Some(Timeline {
+        device: report.device,
+        categories: names.to_vec(),
+        points,
+        moments: moments(snap, trace, r, report, &bands),
+        bands,
+        origin_time_us: trace.iter().find_map(|e| e.time()),
+        fine,
+        window: report.window.as_ref().map(|w| timeline::Band {
+            iteration: false,
+            name: format!("{}..{}", w.from, w.to),
+            from_entry: w.from_entry,
+            to_entry: w.to_entry,
+            from_time_us: time(w.from_entry),
+            to_time_us: time(w.to_entry),
+        }),
+    })
 }
 
 /// The phase spans and iterations of a device as bands, at most
@@ -401,11 +437,43 @@ fn moments(
     report: &DeviceReport,
     bands: &[timeline::Band],
 ) -> Vec<timeline::Moment> {
-    use timeline::MomentKind;
-    let n = trace.len();
-    if n == 0 {
+    if trace.is_empty() {
         return Vec::new();
     }
+    let merged = wanted_moments(trace.len(), r, report, bands);
+    let at: Vec<i64> = merged.iter().map(|w| w.0).collect();
+    let (groups, totals) = live_groups(snap, trace, r, &at);
+    merged
+        .into_iter()
+        .zip(groups)
+        .zip(totals)
+        .map(|(((entry, kinds), g), allocated)| {
+            let entry = u64::try_from(entry).ok();
+            timeline::Moment {
+                kinds,
+                entry,
+                time_us: entry.and_then(|i| trace[index(i)].time()),
+                allocated,
+                stacks: ranked_groups(
+                    snap,
+                    g,
+                    timeline::MOMENT_STACKS,
+                    Snapshot::stack_labels_folded,
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The moments the page lists, each entry once with every kind falling
+/// there (`-1`: before the first entry).
+fn wanted_moments(
+    n: usize,
+    r: &DeviceReplay,
+    report: &DeviceReport,
+    bands: &[timeline::Band],
+) -> Vec<(i64, Vec<timeline::MomentKind>)> {
+    use timeline::MomentKind;
     let mut wanted: Vec<(i64, MomentKind)> = Vec::new();
     let at_start = |flag: bool, i: Option<u64>| if flag { None } else { i };
     for (id, entry) in [
@@ -455,8 +523,17 @@ fn moments(
             _ => merged.push((at, vec![kind])),
         }
     }
-    let at: Vec<i64> = merged.iter().map(|w| w.0).collect();
-    // Per moment: stack -> (bytes, count, first alloc index), and the total.
+    merged
+}
+
+/// Per moment of the page: the allocations live then grouped by stack
+/// (stack -> bytes, count, first alloc index), and the bytes live.
+fn live_groups(
+    snap: &Snapshot,
+    trace: &[crate::snapshot::TraceEntry],
+    r: &DeviceReplay,
+    at: &[i64],
+) -> (Vec<HashMap<GroupKey, (u64, u64, usize)>>, Vec<u64>) {
     let mut groups: Vec<HashMap<GroupKey, (u64, u64, usize)>> = vec![HashMap::new(); at.len()];
     let mut totals = vec![0u64; at.len()];
     let mut add = |k: usize, l: Live, pre: bool| {
@@ -468,7 +545,7 @@ fn moments(
         g.2 = g.2.min(l.index);
         totals[k] += l.size;
     };
-    r.live_at_each(trace, &at, &mut |k, l| add(k, l, false));
+    r.live_at_each(trace, at, &mut |k, l| add(k, l, false));
     for p in &r.pre {
         for (k, &m) in at.iter().enumerate() {
             if p.freed_at
@@ -486,26 +563,7 @@ fn moments(
             }
         }
     }
-    merged
-        .into_iter()
-        .zip(groups)
-        .zip(totals)
-        .map(|(((entry, kinds), g), allocated)| {
-            let entry = u64::try_from(entry).ok();
-            timeline::Moment {
-                kinds,
-                entry,
-                time_us: entry.and_then(|i| trace[index(i)].time()),
-                allocated,
-                stacks: ranked_groups(
-                    snap,
-                    g,
-                    timeline::MOMENT_STACKS,
-                    Snapshot::stack_labels_folded,
-                ),
-            }
-        })
-        .collect()
+    (groups, totals)
 }
 
 /// The figures budgets judge from a device's time structure.

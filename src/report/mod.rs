@@ -155,29 +155,16 @@ pub(crate) fn unexplained<'a>(
     new
 }
 
-/// What a device's report shows by name: its categories, its sites and
-/// the labels of its frameless stack groups.
-pub(crate) fn shown_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
-    let c = &d.categories;
+/// The names `profile` shows of a device: its categories with bytes and
+/// its sites.
+pub(crate) fn category_and_site_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
     fn nonzero(m: &std::collections::BTreeMap<String, u64>) -> impl Iterator<Item = &str> {
         m.iter().filter(|(_, &b)| b > 0).map(|(k, _)| k.as_str())
     }
-    let stacks = d
-        .stacks_at_moment
-        .iter()
-        .flat_map(|m| &m.stacks)
-        .chain(&d.stacks_at_peak)
-        .filter_map(|g| g.no_frames.map(NoStory::id))
-        .chain(
-            d.dump
-                .iter()
-                .flat_map(|x| &x.largest_live)
-                .filter_map(|b| b.no_frames.map(NoStory::id)),
-        );
+    let c = &d.categories;
     nonzero(&c.peaks)
         .chain(nonzero(&c.at_allocated_peak))
         .chain(d.sites_at_peak.iter().map(|s| s.site.as_str()))
-        .chain(stacks)
 }
 
 /// `note: pre-trace: memory live since …` for each name of memory with no

@@ -25,7 +25,7 @@ pub fn text(out: &mut dyn Write, doc: &PeakDocument) -> io::Result<()> {
         super::window_not_placed(out, &a.window_not_placed)?;
         a.devices.iter().try_for_each(|d| {
             device(out, d)?;
-            let new = super::unexplained(super::shown_names(d), &mut explained);
+            let new = super::unexplained(shown_names(d), &mut explained);
             super::legend_lines(out, "    ", &new)
         })
     })
@@ -160,13 +160,30 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     stack_lines(out, d)
 }
 
+/// The stacks [`stack_lines`] lists: those at the peak `--at` names, else
+/// at the dynamic peak.
+fn listed_stacks(d: &DeviceReport) -> (PeakAt, &[crate::analysis::StackGroup]) {
+    match &d.stacks_at_moment {
+        Some(m) => (m.at, &m.stacks),
+        None => (PeakAt::DynamicPeak, &d.stacks_at_peak),
+    }
+}
+
+/// The names of memory with no story this device's text shows: its stack
+/// groups and the dump's blocks without frames.
+fn shown_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
+    let blocks = d.dump.iter().flat_map(|x| &x.largest_live);
+    listed_stacks(d)
+        .1
+        .iter()
+        .filter_map(|g| g.no_frames.map(NoStory::id))
+        .chain(blocks.filter_map(|b| b.no_frames.map(NoStory::id)))
+}
+
 /// The stacks live at the chosen peak, each group's frames folded; a
 /// group without frames by its name (docs/figures.md#memory-with-no-story).
 fn stack_lines(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
-    let (which, stacks) = match &d.stacks_at_moment {
-        Some(m) => (m.at, &m.stacks),
-        None => (PeakAt::DynamicPeak, &d.stacks_at_peak),
-    };
+    let (which, stacks) = listed_stacks(d);
     if !stacks.is_empty() {
         writeln!(
             out,

@@ -17,7 +17,7 @@ pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
         super::window_not_placed(out, &a.window_not_placed)?;
         a.devices.iter().try_for_each(|d| {
             device(out, d)?;
-            let new = super::unexplained(super::shown_names(d), &mut explained);
+            let new = super::unexplained(super::category_and_site_names(d), &mut explained);
             super::legend_lines(out, "    ", &new)
         })
     })

@@ -592,7 +592,7 @@
       });
       if (st.no_frames) {
         // Memory with no story: its one name, explained under the table.
-        tag('div', st.no_frames[0] + ' (no frames)', cell).title = st.no_frames[1];
+        tag('div', st.no_frames[0] + ' (no frames)', cell);
         stories[st.no_frames[0]] = st.no_frames[1];
       }
     });
