@@ -3,8 +3,8 @@
 mod addr;
 mod allocator;
 mod default_rules;
-mod dump;
 pub mod diff;
+mod dump;
 pub mod environment;
 mod figures;
 mod fragmentation;
@@ -533,8 +533,8 @@ fn live_groups(
     trace: &[crate::snapshot::TraceEntry],
     r: &DeviceReplay,
     at: &[i64],
-) -> (Vec<HashMap<GroupKey, (u64, u64, usize)>>, Vec<u64>) {
-    let mut groups: Vec<HashMap<GroupKey, (u64, u64, usize)>> = vec![HashMap::new(); at.len()];
+) -> (Vec<Grouped>, Vec<u64>) {
+    let mut groups: Vec<Grouped> = vec![HashMap::new(); at.len()];
     let mut totals = vec![0u64; at.len()];
     let mut add = |k: usize, l: Live, pre: bool| {
         let g = groups[k]
@@ -595,7 +595,7 @@ fn stack_groups(
     top: usize,
 ) -> Vec<StackGroup> {
     // stack -> (bytes, count, first alloc index)
-    let mut groups: HashMap<GroupKey, (u64, u64, usize)> = HashMap::new();
+    let mut groups: Grouped = HashMap::new();
     for (l, pre) in live {
         let g = groups
             .entry(group_key(snap, l.stack, pre))
@@ -612,6 +612,9 @@ fn stack_groups(
 /// during it (`frameless`), which share the empty stack.
 type GroupKey = (StackId, bool);
 
+/// Live memory by group: bytes, count and the first allocation's index.
+type Grouped = HashMap<GroupKey, (u64, u64, usize)>;
+
 /// The group of memory with `stack`, live before recording when `pre`.
 fn group_key(snap: &Snapshot, stack: StackId, pre: bool) -> GroupKey {
     (stack, pre && snap.stack(stack).is_empty())
@@ -626,7 +629,7 @@ fn in_trace(live: impl Iterator<Item = Live>) -> impl Iterator<Item = (Live, boo
 /// ties in allocation order, the first `top`.
 fn ranked_groups(
     snap: &Snapshot,
-    groups: HashMap<GroupKey, (u64, u64, usize)>,
+    groups: Grouped,
     top: usize,
     labels: fn(&Snapshot, StackId) -> StackLabels,
 ) -> Vec<StackGroup> {

@@ -40,7 +40,10 @@ fn explain_oom_on_a_dump_without_history_says_so_and_answers_from_the_dump() {
     let Some(w) = work() else { return };
     let a = explain(&w, "nohistory_charran78_docubox.pickle");
     let verdict = a["verdict"].as_str().unwrap();
-    assert!(verdict.starts_with("no allocation history in this snapshot"), "{verdict}");
+    assert!(
+        verdict.starts_with("no allocation history in this snapshot"),
+        "{verdict}"
+    );
     assert!(!verdict.contains("no out-of-memory event"));
     // The fixtures README: allocated-peak 90861056 and reserved-peak
     // 109051904 (history never recorded, so both are the dump's); the
@@ -66,6 +69,9 @@ fn explain_oom_on_a_trace_with_an_oom_keeps_its_verdict_and_has_no_dump() {
     let Some(w) = work() else { return };
     let a = explain(&w, "oom_constructor_sun.pickle");
     assert_eq!(a["oom_events"], 1);
-    assert!(a["verdict"].as_str().unwrap().starts_with("1 out-of-memory event"));
+    assert!(a["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("1 out-of-memory event"));
     assert!(a.get("dump").is_none());
 }

@@ -57,20 +57,35 @@ fn the_memory_live_before_recording_has_one_name_in_peak_profile_checks_markdown
         .iter()
         .find(|s| s["site"] == "pre-trace")
         .expect("a pre-trace site");
-    assert_eq!((&site["bytes"], &site["count"]), (&HYPERION_PRE_TRACE.into(), &331.into()));
+    assert_eq!(
+        (&site["bytes"], &site["count"]),
+        (&HYPERION_PRE_TRACE.into(), &331.into())
+    );
     let profile = stdout(&["profile", p]);
-    assert!(profile.contains("pre-trace") && profile.contains(legend), "{profile}");
+    assert!(
+        profile.contains("pre-trace") && profile.contains(legend),
+        "{profile}"
+    );
     // peak: the stack group without frames, by the same name.
     let peak = json_of(&["peak", "--format", "json", "--top", "100000", p]);
     let groups = peak["snapshots"][0]["devices"][0]["stacks-at-moment"]["stacks"]
         .as_array()
         .unwrap()
         .clone();
-    let pre: Vec<_> = groups.iter().filter(|g| g["no-frames"] == "pre-trace").collect();
+    let pre: Vec<_> = groups
+        .iter()
+        .filter(|g| g["no-frames"] == "pre-trace")
+        .collect();
     assert_eq!(pre.len(), 1);
-    assert_eq!((&pre[0]["bytes"], &pre[0]["count"]), (&HYPERION_PRE_TRACE.into(), &331.into()));
+    assert_eq!(
+        (&pre[0]["bytes"], &pre[0]["count"]),
+        (&HYPERION_PRE_TRACE.into(), &331.into())
+    );
     let text = stdout(&["peak", p]);
-    assert!(text.contains("pre-trace (no frames)") && text.contains(legend), "{text}");
+    assert!(
+        text.contains("pre-trace (no frames)") && text.contains(legend),
+        "{text}"
+    );
     // check's Markdown and the page.
     let w = Workdir::new(&format!(
         "[[target]]\nname = \"t\"\nsnapshots = [{:?}]\naccept-lower-bounds = true\n\
@@ -78,14 +93,27 @@ fn the_memory_live_before_recording_has_one_name_in_peak_profile_checks_markdown
         p
     ));
     w.check()
-        .args(["--config", "memgate.toml", "--markdown", "r.md", "--html", "r.html"])
+        .args([
+            "--config",
+            "memgate.toml",
+            "--markdown",
+            "r.md",
+            "--html",
+            "r.html",
+        ])
         .assert()
         .success();
     let md = w.read("r.md");
     assert!(md.contains("| pre-trace | — | 3.62 GiB |"), "{md}");
-    assert!(md.contains("_`pre-trace`: memory live since before recording began"), "{md}");
+    assert!(
+        md.contains("_`pre-trace`: memory live since before recording began"),
+        "{md}"
+    );
     let html = w.read("r.html");
-    assert!(html.contains("<td>pre-trace</td>"), "no pre-trace category row");
+    assert!(
+        html.contains("<td>pre-trace</td>"),
+        "no pre-trace category row"
+    );
     assert!(html.contains("<code>pre-trace</code>: memory live since before recording began"));
     let data = page_data(&html);
     let named = data["devices"][0]["moments"]
@@ -109,14 +137,16 @@ fn adam_first_moments(groups: &[serde_json::Value]) -> (u64, u64) {
     groups
         .iter()
         .filter(|g| {
-            g["frames"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|f| f.as_str().unwrap().starts_with("_init_group (") && f.as_str().unwrap().ends_with("adam.py:174)"))
+            g["frames"].as_array().unwrap().iter().any(|f| {
+                f.as_str().unwrap().starts_with("_init_group (")
+                    && f.as_str().unwrap().ends_with("adam.py:174)")
+            })
         })
         .fold((0, 0), |(b, c), g| {
-            (b + g["bytes"].as_u64().unwrap(), c + g["count"].as_u64().unwrap())
+            (
+                b + g["bytes"].as_u64().unwrap(),
+                c + g["count"].as_u64().unwrap(),
+            )
         })
 }
 
@@ -132,7 +162,10 @@ fn the_npu_training_fixtures_frameless_allocations_live_at_the_peak_are_its_grad
     let peak = json_of(&["peak", "--format", "json", "--top", "100000", p]);
     let d = &peak["snapshots"][0]["devices"][0];
     let groups = d["stacks-at-moment"]["stacks"].as_array().unwrap();
-    let frameless: Vec<_> = groups.iter().filter(|g| g["no-frames"] == "frameless").collect();
+    let frameless: Vec<_> = groups
+        .iter()
+        .filter(|g| g["no-frames"] == "frameless")
+        .collect();
     assert_eq!(frameless.len(), 1);
     let (fl_bytes, fl_count) = (
         frameless[0]["bytes"].as_u64().unwrap(),
@@ -148,9 +181,14 @@ fn the_npu_training_fixtures_frameless_allocations_live_at_the_peak_are_its_grad
     assert_eq!(c["at-allocated-peak"]["frameless"], 0);
     assert!(c["at-allocated-peak"].get("unknown").is_none());
     // The site keeps saying there were no frames.
-    let sites = profile["snapshots"][0]["devices"][0]["sites-at-peak"].as_array().unwrap();
+    let sites = profile["snapshots"][0]["devices"][0]["sites-at-peak"]
+        .as_array()
+        .unwrap();
     let site = sites.iter().find(|s| s["site"] == "frameless").unwrap();
-    assert_eq!((&site["bytes"], &site["count"]), (&fl_bytes.into(), &fl_count.into()));
+    assert_eq!(
+        (&site["bytes"], &site["count"]),
+        (&fl_bytes.into(), &fl_count.into())
+    );
 }
 
 /// (file, live, reserved, largest free block, largest live block): live
@@ -160,9 +198,27 @@ fn the_npu_training_fixtures_frameless_allocations_live_at_the_peak_are_its_grad
 /// walk of the segments (block addresses summed from the segment's start,
 /// touching segments merged).
 const DUMPS: [(&str, u64, u64, u64, u64); 3] = [
-    ("select_n_dec166a.pickle", 544_460_336, 5_559_549_952, 3_294_625_792, 154_389_504),
-    ("nohistory_charran78_docubox.pickle", 90_861_056, 109_051_904, 11_534_336, 46_881_792),
-    ("nohistory_zijiandu_attention.pickle", 7_575_726_912, 8_143_241_216, 165_675_008, 151_781_376),
+    (
+        "select_n_dec166a.pickle",
+        544_460_336,
+        5_559_549_952,
+        3_294_625_792,
+        154_389_504,
+    ),
+    (
+        "nohistory_charran78_docubox.pickle",
+        90_861_056,
+        109_051_904,
+        11_534_336,
+        46_881_792,
+    ),
+    (
+        "nohistory_zijiandu_attention.pickle",
+        7_575_726_912,
+        8_143_241_216,
+        165_675_008,
+        151_781_376,
+    ),
 ];
 
 #[test]
@@ -182,7 +238,10 @@ fn peak_on_a_dump_without_history_says_so_and_gives_what_the_dump_shows() {
         assert_eq!(blocks[0]["bytes"], largest_live, "{file}");
         let text = stdout(&["peak", "--top", "3", p]);
         assert!(text.contains("no allocation history"), "{text}");
-        assert!(text.contains(&format!("({reserved} bytes), cached free")), "{text}");
+        assert!(
+            text.contains(&format!("({reserved} bytes), cached free")),
+            "{text}"
+        );
         assert!(!text.contains("0 OOMs"), "{text}");
     }
 }

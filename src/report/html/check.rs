@@ -110,7 +110,10 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         );
     }
     out.push_str("</table>\n");
-    let shown = d.categories.iter().filter(|c| c.current > 0 || c.baseline.unwrap_or(0) > 0);
+    let shown = d
+        .categories
+        .iter()
+        .filter(|c| c.current > 0 || c.baseline.unwrap_or(0) > 0);
     out.push_str(&super::legend(shown.map(|c| c.category.as_str())));
     if d.sites.is_empty() {
         return;
