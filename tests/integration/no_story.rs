@@ -7,21 +7,10 @@
 
 use std::path::PathBuf;
 
-use crate::common::{json_of, memgate, page_data, Workdir};
+use crate::common::{json_of, memgate, page_data, peak_device, real_fixture, Workdir};
 
 fn real(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/real")
-        .join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (../shared absent): a memory-with-no-story test did not run",
-            p.display()
-        );
-        None
-    }
+    real_fixture(name, "a memory-with-no-story test")
 }
 
 fn stdout(args: &[&str]) -> String {
@@ -67,8 +56,7 @@ fn the_memory_live_before_recording_has_one_name_in_peak_profile_checks_markdown
         "{profile}"
     );
     // peak: the stack group without frames, by the same name.
-    let peak = json_of(&["peak", "--format", "json", "--top", "100000", p]);
-    let groups = peak["snapshots"][0]["devices"][0]["stacks-at-moment"]["stacks"]
+    let groups = peak_device(&path)["stacks-at-moment"]["stacks"]
         .as_array()
         .unwrap()
         .clone();
@@ -159,8 +147,7 @@ fn the_npu_training_fixtures_frameless_allocations_live_at_the_peak_are_its_grad
     // From the snapshot's own data: the frameless allocations live at the
     // allocated peak (inside the optimizer step) are as many, and as large,
     // as the optimizer's per-parameter states: one gradient per parameter.
-    let peak = json_of(&["peak", "--format", "json", "--top", "100000", p]);
-    let d = &peak["snapshots"][0]["devices"][0];
+    let d = peak_device(&path);
     let groups = d["stacks-at-moment"]["stacks"].as_array().unwrap();
     let frameless: Vec<_> = groups
         .iter()
