@@ -232,3 +232,36 @@ fn peak_on_a_dump_without_history_says_so_and_gives_what_the_dump_shows() {
         assert!(!text.contains("0 OOMs"), "{text}");
     }
 }
+
+#[test]
+fn a_synthetic_list_of_segments_without_history_gets_its_dump_from_the_generators_figures() {
+    // torch 1.13's top-level list of segments: no trace at all. The
+    // generator's expected.json gives the device's allocated-peak (Σ
+    // requested_size of the live blocks) and reserved-peak (Σ total_size).
+    let exp: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::fixture("expected.json")).unwrap(),
+    )
+    .unwrap();
+    let dev = &exp["v1_13_list.pickle"]["devices"][0];
+    let (live, reserved) = (
+        dev["figures"]["allocated-peak"].as_u64().unwrap(),
+        dev["figures"]["reserved-peak"].as_u64().unwrap(),
+    );
+    let path = crate::common::fixture("v1_13_list.pickle");
+    let doc = json_of(&["peak", "--format", "json", path.to_str().unwrap()]);
+    let d = &doc["snapshots"][0]["devices"][0];
+    assert_eq!(d["device"], dev["device"]);
+    let dump = &d["dump"];
+    assert_eq!(
+        (&dump["live"], &dump["reserved"]),
+        (&live.into(), &reserved.into())
+    );
+    assert_eq!(dump["cached-free"], reserved - live);
+    let largest = dump["largest-live"][0]["bytes"].as_u64().unwrap();
+    assert!(largest > 0 && largest <= live);
+    let text = stdout(&["peak", path.to_str().unwrap()]);
+    assert!(
+        text.contains("trace: none: the snapshot holds no allocation history"),
+        "{text}"
+    );
+}
