@@ -265,3 +265,35 @@ fn a_synthetic_list_of_segments_without_history_gets_its_dump_from_the_generator
         "{text}"
     );
 }
+
+#[test]
+fn a_regression_whose_top_site_is_pre_trace_memory_is_explained_in_every_check_report() {
+    use crate::common::{device, summary, CONFIG};
+    const MIB: u64 = 1 << 20;
+    let w = Workdir::new(CONFIG);
+    let at = |pre: u64| {
+        let sites = [("pre-trace", pre), ("forward (model.py)", 200 * MIB)];
+        summary("r.pickle", vec![device(0, pre + 200 * MIB, &sites)])
+    };
+    w.write_summary("golden/r.json", &at(200 * MIB));
+    w.write_summary("snaps/r.json", &at(260 * MIB));
+    let out = w
+        .check()
+        .env("GITHUB_ACTIONS", "true")
+        .args(["--junit", "j.xml", "--markdown", "r.md"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let legend = "pre-trace: memory live since before recording began";
+    assert!(out.contains("; top site: +60 MiB pre-trace"), "{out}");
+    assert!(out.contains(&format!("\nnote: {legend}")), "{out}");
+    assert!(
+        out.contains(&format!("(note: {legend}")),
+        "no annotation explains it: {out}"
+    );
+    assert!(w.read("j.xml").contains(&format!("note: {legend}")));
+    assert!(w.read("r.md").contains(&format!("_note: {legend}")));
+}
