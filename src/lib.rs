@@ -32,3 +32,4 @@ pub(crate) mod walk;
 pub use budget::{budget_from_data, figure_ids, parse_size, validate_data, ConfigError};
 /// The device ordinal every document and report carries.
 pub use vocab::Device;
+pub use vocab::NoStory;

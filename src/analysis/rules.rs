@@ -10,7 +10,7 @@ use thiserror::Error;
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
 use super::sites::SiteRule;
 use crate::files;
-use crate::vocab::Rules;
+use crate::vocab::{NoStory, Rules};
 
 /// 1-based line and column (in characters) just past `valid`, UTF-8 text.
 fn position(valid: &[u8]) -> (usize, usize) {
@@ -96,10 +96,11 @@ fn ci(pattern: &str) -> Regex {
 }
 
 fn index_of(categories: &[String], name: &str) -> usize {
-    categories
-        .iter()
-        .position(|c| c == name)
-        .expect("built-in category listed")
+    index_of_opt(categories, name).expect("built-in category listed")
+}
+
+fn index_of_opt(categories: &[String], name: &str) -> Option<usize> {
+    categories.iter().position(|c| c == name)
 }
 
 impl RuleSet {
@@ -335,7 +336,7 @@ impl RuleSet {
     /// that memory in its categories (it is classified by its stack there).
     pub(crate) fn pre_trace(&self) -> Option<usize> {
         match &self.base {
-            Base::Default(_) => self.categories.iter().position(|c| c == "pre-trace"),
+            Base::Default(_) => index_of_opt(&self.categories, NoStory::PreTrace.id()),
             Base::Mosaic => None,
         }
     }
@@ -345,7 +346,18 @@ impl RuleSet {
         match (&self.base, has_frames) {
             (Base::Mosaic, _) => index_of(&self.categories, "UNKNOWN"),
             (Base::Default(_), true) => index_of(&self.categories, "other"),
-            (Base::Default(_), false) => index_of(&self.categories, "unknown"),
+            (Base::Default(_), false) => index_of(&self.categories, NoStory::Frameless.id()),
+        }
+    }
+
+    /// The index of category `name` of the default rules (none under
+    /// Mosaic's, which keep frameless memory in their own `UNKNOWN`): where
+    /// [phase and lifetime](super::frameless) may place a frameless
+    /// allocation.
+    pub(crate) fn default_category(&self, name: &str) -> Option<usize> {
+        match &self.base {
+            Base::Default(_) => index_of_opt(&self.categories, name),
+            Base::Mosaic => None,
         }
     }
 

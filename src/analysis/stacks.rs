@@ -10,8 +10,8 @@ use super::sites::{is_python, SiteKeys};
 
 const UNSET: u32 = u32::MAX;
 
-/// Site of a stack without any frame to name.
-pub(crate) const UNKNOWN_SITE: &str = "<unknown>";
+/// Site of a stack whose frames name none (docs/figures.md#memory-with-no-story).
+pub(crate) const UNKNOWN_SITE: &str = crate::vocab::NoStory::UnknownSite.id();
 
 /// Lazily filled category and site of every stack of one snapshot.
 pub(crate) struct StackInfo<'a> {
@@ -51,7 +51,7 @@ impl<'a> Sites<'a> {
     }
 
     /// `function (portable file)` of the innermost frame of the user's
-    /// code; else of the innermost Python frame; else `<unknown>`; with
+    /// code; else of the innermost Python frame; else [`UNKNOWN_SITE`]; with
     /// that frame's file as recorded. Names are kept as the snapshot has
     /// them: renderers escape them.
     fn site_of(&self, snap: &Snapshot, frames: &[FrameId]) -> (String, Option<String>) {
@@ -134,6 +134,14 @@ impl<'a> StackInfo<'a> {
             .keys
             .get_or_insert_with(|| Sites::new(snap, rules))
             .site_of(snap, snap.stack(stack));
+        let id = self.named_site(name, file);
+        self.site[stack.index()] = id;
+        id
+    }
+
+    /// Site id of a site name, with its file as recorded (the names of
+    /// memory with no story are sites of no stack of their own, and no file).
+    pub(crate) fn named_site(&mut self, name: String, file: Option<String>) -> u32 {
         #[expect(
             clippy::cast_possible_truncation,
             reason = "one site per distinct 32-bit stack id at most"
@@ -144,7 +152,6 @@ impl<'a> StackInfo<'a> {
             self.site_names.push(name);
             self.site_files.push(file);
         }
-        self.site[stack.index()] = id;
         id
     }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::Figure;
 
+use super::dump::DumpState;
 use super::environment::Fingerprint;
 use super::figures::{Figures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
@@ -95,6 +96,10 @@ pub struct DeviceReport {
     /// Where the window lies, when the figures are those of a window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowReport>,
+    /// What the dump shows, for a device without allocation history (an
+    /// empty trace): docs/figures.md#a-dump-without-history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump: Option<DumpState>,
     /// The environment the snapshot was recorded in
     /// (docs/figures.md#environment); absent in summaries written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,6 +21,9 @@ mod roots;
 mod tools;
 mod work;
 
+#[cfg(test)]
+mod no_history_tests;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -33,6 +33,7 @@ mod loader;
 mod log_injection;
 mod lower_bounds;
 mod mutations;
+mod no_story;
 mod one_replay;
 mod peak_metrics;
 mod peak_moment;

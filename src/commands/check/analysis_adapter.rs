@@ -113,7 +113,12 @@ fn rule_set(
             errors.push(ConfigError {
                 loc: k.loc.clone(),
                 key: format!("target.budget.category.{}", k.name),
-                message: format!("unknown category `{}`; known: {}", k.name, known.join(", ")),
+                message: format!(
+                    "unknown category `{}`{}; known: {}",
+                    k.name,
+                    renamed(&k.name, &known),
+                    known.join(", ")
+                ),
             });
         }
     }
@@ -143,6 +148,17 @@ fn rule_set(
             });
             set
         }
+    }
+}
+
+/// ` (renamed `frameless`, docs/figures.md#memory-with-no-story)` for the
+/// default rules' old `unknown`, which a budget written before still names.
+fn renamed(name: &str, known: &[String]) -> &'static str {
+    let frameless = crate::vocab::NoStory::Frameless.id();
+    if name == "unknown" && known.iter().any(|k| k == frameless) {
+        " (renamed `frameless`, docs/figures.md#memory-with-no-story)"
+    } else {
+        ""
     }
 }
 
@@ -227,6 +243,21 @@ dynamic-peak = 5
                 "missing {w:?} in {e:#?}"
             );
         }
+    }
+
+    #[test]
+    fn a_budget_naming_the_old_unknown_category_is_told_it_is_now_frameless() {
+        let old = "[[target]]\nname = \"t\"\n[target.budget.category]\nunknown = \"1 GiB\"\n";
+        let e = errors(old);
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(
+            e[0].contains("unknown category `unknown` (renamed `frameless`"),
+            "{e:#?}"
+        );
+        assert!(errors(&old.replace("unknown =", "frameless =")).is_empty());
+        // Under Mosaic's rules `unknown` was never a name: no rename to tell.
+        let mosaic = format!("[defaults]\nrules = \"mosaic\"\n{old}");
+        assert!(!errors(&mosaic)[0].contains("renamed"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub use data::XAxis;
 pub use diff::{render_diff, DiffSide};
 use peaks::peaks_table;
 
-use crate::vocab::Device;
+use crate::vocab::{Device, NoStory};
 use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
@@ -109,7 +109,24 @@ fn sites(s: &Section<'_>) -> String {
         );
     }
     out.push_str("</table>\n");
+    let shown = s.report.sites_at_peak.iter().map(|x| x.site.as_str());
+    out.push_str(&legend(shown));
     out
+}
+
+/// One note per name of memory with no story among `shown`, saying what
+/// it is (docs/figures.md#memory-with-no-story).
+pub(crate) fn legend<'a>(shown: impl IntoIterator<Item = &'a str>) -> String {
+    NoStory::among(shown)
+        .iter()
+        .map(|n| {
+            format!(
+                "<p class=\"note\"><code>{}</code>: {}</p>\n",
+                n.id(),
+                escape(n.meaning())
+            )
+        })
+        .collect()
 }
 
 fn table(s: &Section<'_>) -> String {
@@ -134,6 +151,9 @@ fn table(s: &Section<'_>) -> String {
         );
     }
     out.push_str("</table>\n");
+    let nonzero = |n: &&String| c.peaks.get(*n).is_some_and(|&b| b > 0);
+    let shown = s.timeline.categories.iter().filter(nonzero);
+    out.push_str(&legend(shown.map(String::as_str)));
     out
 }
 

@@ -60,6 +60,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: Vec::new(),
+        dump: None,
         window: None,
         environment: None,
     }
@@ -234,4 +235,29 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
         .stdout
         .clone();
     serde_json::from_slice(&out).unwrap()
+}
+
+/// `../shared/fixtures/real/NAME`, or `None` after saying loudly that the
+/// test (`what`) did not run: the real snapshots stay out of the repository.
+pub fn real_fixture(name: &str, what: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/real")
+        .join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "SKIPPED: {} not found (../shared absent): {what} did not run",
+            p.display()
+        );
+        None
+    }
+}
+
+/// The first device of `memgate peak --format json --top 100000 PATH`:
+/// every stack group live at the allocated peak.
+pub fn peak_device(path: &Path) -> serde_json::Value {
+    let p = path.to_str().unwrap();
+    let v = json_of(&["peak", "--format", "json", "--top", "100000", p]);
+    v["snapshots"][0]["devices"][0].clone()
 }
