@@ -93,7 +93,7 @@ impl Answer {
 /// A snapshot loaded for a call.
 pub(crate) struct Loaded {
     pub(crate) path: PathBuf,
-    pub(crate) snap: Arc<Snapshot>,
+    pub(crate) snap: Snapshot,
 }
 
 fn window(spec: Option<&str>) -> Result<Option<Window>, String> {
