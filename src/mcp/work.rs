@@ -591,3 +591,69 @@ pub(crate) fn to_value(doc: &impl serde::Serialize) -> Result<Value, String> {
 pub(crate) fn path_text(p: &Path) -> String {
     p.display().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real_dir() -> Option<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
+        if dir.is_dir() {
+            return Some(dir);
+        }
+        eprintln!(
+            "SKIPPED: ../shared not found at {}: the 10,000-call MCP test did not run",
+            dir.display()
+        );
+        None
+    }
+
+    /// The frame bytes an answer's stacks list, as the report limit counts
+    /// them (`snapshot::labels`: each label and 16 bytes).
+    fn listed(answer: &Value) -> u64 {
+        let mut n = 0;
+        for snap in answer["document"]["snapshots"].as_array().into_iter().flatten() {
+            for dev in snap["devices"].as_array().into_iter().flatten() {
+                let lists = [&dev["stacks-at-peak"], &dev["stacks-at-moment"]["stacks"]];
+                for stack in lists.into_iter().filter_map(Value::as_array).flatten() {
+                    for f in stack["frames"].as_array().into_iter().flatten() {
+                        n += f.as_str().map_or(0, str::len) as u64 + 16;
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn ten_thousand_calls_on_one_cached_real_snapshot_all_answer() {
+        let Some(dir) = real_dir() else { return };
+        let work = Work {
+            roots: Roots::new(&[dir]).unwrap(),
+            cache: Arc::new(Cache::new(1 << 30)),
+            memo: Memo::default(),
+        };
+        let args = super::super::params::PeakArgs {
+            path: "wrapped_jogregoire_diffusion.pickle".into(),
+            at: None,
+            rules: None,
+            window: None,
+            limit: Some(page::MAX_LIMIT),
+            cursor: None,
+        };
+        let first = work.peak(&args).unwrap();
+        // Every call lists the same stacks: together far past the limit
+        // one snapshot's reports may list, had the count been the cache's.
+        let per_call = listed(&first);
+        let limit = crate::snapshot::labels::MAX_REPORTED_FRAME_BYTES;
+        assert!(per_call * 10_000 > limit, "{per_call} bytes a call");
+        for i in 1..10_000 {
+            let answer = work
+                .peak(&args)
+                .unwrap_or_else(|e| panic!("call {i} failed: {e}"));
+            assert_eq!(listed(&answer), per_call, "call {i}");
+            assert_eq!(answer["cache"]["decoded"], 0, "call {i}");
+        }
+        assert_eq!(work.cache.len(), 1);
+    }
+}
