@@ -36,6 +36,7 @@ pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
         roots,
         cache: Arc::new(cache::Cache::new(CACHE_BYTES)),
         memo: work::Memo::default(),
+        built_in: work::BuiltIn::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
