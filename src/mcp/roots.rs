@@ -80,7 +80,9 @@ impl Roots {
             return Err("an empty path".into());
         }
         let joined = self.joined(path);
-        let c = joined.canonicalize().map_err(|e| self.unresolved(path, &joined, &e))?;
+        let c = joined
+            .canonicalize()
+            .map_err(|e| self.unresolved(path, &joined, &e))?;
         if self.inside(&c) {
             Ok(c)
         } else {
@@ -227,7 +229,10 @@ mod tests {
                 other.path().join("secret.pickle").display().to_string(),
                 other.path().join("nope.pickle").display().to_string(),
             ),
-            (format!("../{name}/secret.pickle"), format!("../{name}/nope.pickle")),
+            (
+                format!("../{name}/secret.pickle"),
+                format!("../{name}/nope.pickle"),
+            ),
         ] {
             let a = r.existing(&there).unwrap_err().replace(&there, "P");
             let b = r.existing(&missing).unwrap_err().replace(&missing, "P");
@@ -237,6 +242,9 @@ mod tests {
             assert!(w.contains("outside the roots"), "{w}");
         }
         // Inside a root, a missing file is said to be missing.
-        assert!(r.existing("nope.pickle").unwrap_err().contains("No such file"));
+        assert!(r
+            .existing("nope.pickle")
+            .unwrap_err()
+            .contains("No such file"));
     }
 }

@@ -64,7 +64,11 @@ fn error_text(message: &str) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… [{} more bytes left out]", &text[..end], text.len() - end)
+    format!(
+        "{}… [{} more bytes left out]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 #[tool_router]
@@ -199,7 +203,11 @@ mod tests {
         let text = error_text(&format!("{path}: No such file or directory (os error 2)"));
         assert!(text.len() <= ERROR_CAP, "{}", text.len());
         assert!(text.starts_with("éé"));
-        assert!(text.ends_with("more bytes left out]"), "{}", &text[text.len() - 60..]);
+        assert!(
+            text.ends_with("more bytes left out]"),
+            "{}",
+            &text[text.len() - 60..]
+        );
         assert_eq!(error_text("short: no"), "short: no");
     }
 }

@@ -641,7 +641,11 @@ mod tests {
     /// them (`snapshot::labels`: each label and 16 bytes).
     fn listed(answer: &Value) -> u64 {
         let mut n = 0;
-        for snap in answer["document"]["snapshots"].as_array().into_iter().flatten() {
+        for snap in answer["document"]["snapshots"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             for dev in snap["devices"].as_array().into_iter().flatten() {
                 let lists = [&dev["stacks-at-peak"], &dev["stacks-at-moment"]["stacks"]];
                 for stack in lists.into_iter().filter_map(Value::as_array).flatten() {

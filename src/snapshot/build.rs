@@ -12,8 +12,7 @@ use super::generation::Hints;
 use super::model::StackId;
 use super::model::{
     Annotation, Block, BlockState, Device, Format, Segment, Shape, Snapshot, Stage, Tables,
-    TraceEntry,
-    EMPTY_STACK, NO_TIME,
+    TraceEntry, EMPTY_STACK, NO_TIME,
 };
 
 /// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous

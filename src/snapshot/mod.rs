@@ -13,12 +13,12 @@ mod unique_keys;
 pub use labels::StackLabels;
 pub use load::{load, load_bytes, Hint, LoadError};
 pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
-pub use model::{Snapshot, Tables};
 pub(crate) use model::{
     Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,
 };
 #[cfg(test)]
 pub(crate) use model::{Block, NO_CONTEXT, NO_TIME};
+pub use model::{Snapshot, Tables};
 
 #[cfg(test)]
 mod tests;
