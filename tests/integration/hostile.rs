@@ -1202,6 +1202,26 @@ fn allocations_that_add_up_past_any_device_are_refused_not_wrapped_into_a_pass()
     );
 }
 
+#[test]
+fn ten_megabytes_of_empty_lists_dicts_or_marked_lists_stay_under_512_mib_and_5_s() {
+    // Issue 31: each held 651-706 MiB. One value per byte is refused once
+    // the stack holds two million (src/pickle/decoder.rs, MAX_PENDING).
+    let dir = tempfile::tempdir().unwrap();
+    let n = 9_900_000;
+    for (name, body) in [
+        ("lists.pickle", vec![b']'; n]),
+        ("dicts.pickle", vec![b'}'; n]),
+        ("marked.pickle", b"(]".repeat(n / 2)),
+    ] {
+        let path = P::new().op(&body).write(dir.path(), name);
+        let run = inspect(&path);
+        assert_refused(&run, &path, &["values pending on the stack"]);
+        if let Some(cpu) = run.cpu {
+            assert!(cpu.as_secs() < 5, "{name}: {cpu:?}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // `memgate mcp` (issue 31): the cache bound is a memory bound, and a
 // malformed request line gets an error reply.

@@ -337,6 +337,8 @@ mod tests {
         let searched = SEARCH_BUDGET / 5000;
         assert!(lookups[..searched].iter().all(|l| !l.close_not_searched));
         assert!(lookups[..searched].iter().all(|l| !l.close.is_empty()));
-        assert!(lookups[searched..].iter().all(|l| l.close_not_searched && l.close.is_empty()));
+        assert!(lookups[searched..]
+            .iter()
+            .all(|l| l.close_not_searched && l.close.is_empty()));
     }
 }
