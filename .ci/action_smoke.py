@@ -27,13 +27,15 @@ GITHUB_STEP_SUMMARY files, `bash -e` like the runner.
   `source` builds; a tag is that tag.
 * `working-directory`, `metrics` and `html`: memgate runs in the directory,
   the two reports land in the step's own directory and are copied; a
-  working directory through a symlink or `..` is refused.
+  working directory through a symlink or `..` is refused, and so is any
+  input but `snapshots` holding a line break.
 * the comment step: against a fake `gh` that answers the comment listing
   from a JSON file through real jq (the step's own --jq filter) and records
   each call: POST when no marked comment of the step's own login exists
   (GraphQL `viewer`, answered from a file too), PATCH of the marked one
   that is; another commenter's marked comment is never edited.
-* the source build's pinned toolchain is Cargo.toml's rust-version.
+* the source build's pinned toolchain is Cargo.toml's rust-version, and
+  no installer is piped to a shell (`curl … | sh`).
 """
 import hashlib
 import json
@@ -86,6 +88,13 @@ CASES = [
      {"real/dir/-gate.toml": "config", "link": ("symlink", "real")}, 2, None),
     ("working-directory with .. is refused", {"working-directory": "sub/../..", "config": "-gate.toml"},
      {"sub/-gate.toml": "config"}, 2, None),
+    # A line break hid the rest of the value from the symlink walk (which
+    # read the first line): every input but `snapshots` is one line.
+    ("working-directory with a line break is refused",
+     {"working-directory": "ok\nlink/dir", "config": "-gate.toml"},
+     {"real/dir/-gate.toml": "config", "ok\nlink": ("symlink", "real")}, 2, None),
+    ("a report path with a line break is refused", {"config": "-gate.toml", "markdown": "a.md\nb.md"},
+     {"-gate.toml": "config"}, 2, None),
 ]
 
 def step_env(step, inputs, context):
@@ -521,7 +530,9 @@ def toolchain_pin(action):
     text = open(os.path.join(ROOT, "action.yml")).read()
     pins = set(re.findall(r'MEMGATE_RUST_TOOLCHAIN: "([0-9.]+)"', text)) | set(re.findall(r"-rust([0-9.]+)-", text))
     ok = len(pins) == 1 and (pins == {msrv} or pins == {msrv + ".0"})
-    return report(ok, f"source build toolchain {sorted(pins)} is Cargo.toml's rust-version {msrv}")
+    failures = report(ok, f"source build toolchain {sorted(pins)} is Cargo.toml's rust-version {msrv}")
+    piped = re.findall(r"\|\s*(?:ba)?sh\b", text)
+    return failures + report(not piped, f"no download piped to a shell in action.yml ({piped})")
 
 
 def main():

@@ -246,6 +246,7 @@ fn no_base_device(a: &Against) -> Option<Finding> {
             looked_for: None,
             in_dir: None,
             close: Vec::new(),
+            close_not_searched: false,
         }),
         (None, None) => None,
     }

@@ -115,7 +115,7 @@ pub(crate) fn analyse_one(
     let (devices, timelines, unplaced) = analyse_placing(path, &snap, rules, req)?;
     Ok(Analysed {
         path: path.to_path_buf(),
-        warnings: snap.warnings,
+        warnings: snap.warnings.clone(),
         devices,
         timelines,
         unplaced,

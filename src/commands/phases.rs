@@ -58,7 +58,7 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
         snapshot::load(p).map(|snap| {
             let devices = phases_with_rules(&snap, &boundary, &opts.annotation, &rules);
             let limit = (!opts.all).then_some(LIST_LIMIT);
-            PhasedSnapshot::new(p, devices, snap.warnings, limit)
+            PhasedSnapshot::new(p, devices, snap.warnings.clone(), limit)
         })
     });
     for r in results {

@@ -100,6 +100,7 @@ fn a_snapshot_without_its_baseline_file_warns_with_the_name_looked_for() {
         looked_for: "rank3".into(),
         in_dir: "golden/".into(),
         close: vec!["rank2.json".into()],
+        close_not_searched: false,
     };
     let v = verdict(&b, &[dev(0, MIB)], None, Some(&lookup), false);
     let c = check(&v, 0, "baseline");

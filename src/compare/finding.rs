@@ -68,6 +68,10 @@ pub enum Finding {
         looked_for: Option<String>,
         in_dir: Option<String>,
         close: Vec<String>,
+        /// The names there were not compared (the run's near-name search
+        /// was spent on earlier lookups): `close` is then empty.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        close_not_searched: bool,
     },
     /// The `baseline` file has no such device; it holds `devices`.
     BaselineLacksDevice {
@@ -193,6 +197,9 @@ pub struct Lookup {
     pub in_dir: String,
     /// The names there nearest to `looked_for`, nearest first.
     pub close: Vec<String>,
+    /// Whether the names there were not compared (see
+    /// [`Finding::NoBaseline`]).
+    pub close_not_searched: bool,
 }
 
 impl Lookup {
@@ -202,6 +209,7 @@ impl Lookup {
             looked_for: Some(self.looked_for.clone()),
             in_dir: Some(self.in_dir.clone()),
             close: self.close.clone(),
+            close_not_searched: self.close_not_searched,
         }
     }
 }

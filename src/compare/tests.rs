@@ -309,7 +309,8 @@ fn a_required_baseline_that_is_missing_is_a_failed_finding_of_its_own() {
         [Finding::NoBaseline {
             looked_for: None,
             in_dir: None,
-            close: Vec::new()
+            close: Vec::new(),
+            close_not_searched: false,
         }]
     );
 }

@@ -14,12 +14,16 @@ pub struct McpArgs {
     /// canonicalised, symbolic links included, before they are checked.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// The most memory (MiB) the decoded snapshots kept between calls may
+    /// hold, labels included; the least recently used go first.
+    #[arg(long = "cache-mib", value_name = "MIB", default_value_t = super::CACHE_BYTES >> 20)]
+    pub cache_mib: u64,
 }
 
 impl McpArgs {
     /// Serve until the client closes stdin.
     pub fn run(&self) -> Outcome {
-        match super::serve(&self.roots) {
+        match super::serve(&self.roots, self.cache_mib.saturating_mul(1 << 20)) {
             Ok(()) => Outcome::ok(),
             Err(e) => Outcome::error(UsageError::Mcp(e)),
         }

@@ -15,6 +15,7 @@ mod args;
 mod cache;
 mod confine;
 mod gate;
+mod lines;
 mod page;
 mod params;
 mod roots;
@@ -31,12 +32,14 @@ use rmcp::ServiceExt;
 
 pub use args::McpArgs;
 
-/// The decoded snapshots a session keeps, at most (estimated bytes).
+/// The decoded snapshots a session keeps, at most (heap bytes), unless
+/// `--cache-mib` says otherwise.
 pub const CACHE_BYTES: u64 = 2 << 30;
 
-/// Serve on stdin/stdout until the client closes the connection. An error
-/// when a root is unusable or the transport fails.
-pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
+/// Serve on stdin/stdout until the client closes the connection, keeping
+/// at most `cache_bytes` of decoded snapshots. An error when a root is
+/// unusable or the transport fails.
+pub fn serve(roots: &[PathBuf], cache_bytes: u64) -> Result<(), String> {
     let roots = roots::Roots::new(roots)?;
     // From here on every file this process opens, lists or writes is
     // resolved beneath a root's descriptor: a name checked by `roots` and
@@ -44,22 +47,28 @@ pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
     crate::beneath::confine(roots.dirs()).map_err(|e| format!("cannot open the roots: {e}"))?;
     let work = work::Work {
         roots,
-        cache: Arc::new(cache::Cache::new(CACHE_BYTES)),
+        cache: Arc::new(cache::Cache::new(cache_bytes)),
         memo: work::Memo::default(),
+        built_in: work::BuiltIn::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;
     runtime.block_on(async move {
+        let (input, output) = rmcp::transport::stdio();
+        let (server_in, server_out, written) = lines::frame(input, output);
         let service = tools::Memgate::new(work)
-            .serve(rmcp::transport::stdio())
+            .serve((server_in, server_out))
             .await
             .map_err(|e| format!("the MCP session could not start: {e}"))?;
-        service
+        let ended = service
             .waiting()
             .await
             .map(|_| ())
-            .map_err(|e| format!("the MCP session ended with an error: {e}"))
+            .map_err(|e| format!("the MCP session ended with an error: {e}"));
+        // Everything the server wrote reaches stdout before the process ends.
+        let _ = written.await;
+        ended
     })
 }

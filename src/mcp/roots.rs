@@ -67,15 +67,27 @@ impl Roots {
         )
     }
 
+    /// Why `joined` (given as `path`) could not be resolved: when even its
+    /// spelling leads out of the roots, the same words as for an outside
+    /// file that exists, so that errors never tell whether a file outside
+    /// exists.
+    fn unresolved(&self, path: &str, joined: &Path, e: &std::io::Error) -> String {
+        if self.inside(&lexical(joined)) {
+            format!("{path}: {e}")
+        } else {
+            self.outside(path)
+        }
+    }
+
     /// An existing file or directory under a root, canonical.
     pub(crate) fn existing(&self, path: &str) -> Result<PathBuf, String> {
         if path.is_empty() {
             return Err("an empty path".into());
         }
-        let c = self
-            .joined(path)
+        let joined = self.joined(path);
+        let c = joined
             .canonicalize()
-            .map_err(|e| format!("{path}: {e}"))?;
+            .map_err(|e| self.unresolved(path, &joined, &e))?;
         if self.inside(&c) {
             Ok(c)
         } else {
@@ -93,9 +105,14 @@ impl Roots {
             _ => return Err(format!("{path}: not a file name")),
         };
         let parent = full.parent().unwrap_or(Path::new("/"));
-        let dir = parent
-            .canonicalize()
-            .map_err(|e| format!("{path}: its directory: {e}"))?;
+        let dir = parent.canonicalize().map_err(|e| {
+            let why = self.unresolved(path, parent, &e);
+            if why.contains("outside the roots") {
+                why
+            } else {
+                format!("{path}: its directory: {e}")
+            }
+        })?;
         if !self.inside(&dir) {
             return Err(self.outside(path));
         }
@@ -121,6 +138,21 @@ impl Roots {
         }
         Ok(())
     }
+}
+
+/// `p` with `.` and `..` resolved by spelling alone (no link is followed).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -190,5 +222,34 @@ mod tests {
         assert!(Roots::relative_inside("snapshots", "runs/*.pickle").is_ok());
         assert!(Roots::relative_inside("snapshots", "/etc/*.pickle").is_err());
         assert!(Roots::relative_inside("baseline", "../golden").is_err());
+    }
+
+    #[test]
+    fn an_outside_file_that_exists_and_one_that_does_not_get_the_same_error() {
+        let (root, other) = tree();
+        let r = Roots::new(&[root.path().to_path_buf()]).unwrap();
+        let name = other.path().file_name().unwrap().to_str().unwrap();
+        for (there, missing) in [
+            (
+                other.path().join("secret.pickle").display().to_string(),
+                other.path().join("nope.pickle").display().to_string(),
+            ),
+            (
+                format!("../{name}/secret.pickle"),
+                format!("../{name}/nope.pickle"),
+            ),
+        ] {
+            let a = r.existing(&there).unwrap_err().replace(&there, "P");
+            let b = r.existing(&missing).unwrap_err().replace(&missing, "P");
+            assert_eq!(a, b);
+            assert!(a.contains("outside the roots"), "{a}");
+            let w = r.writable(&format!("{missing}/x")).unwrap_err();
+            assert!(w.contains("outside the roots"), "{w}");
+        }
+        // Inside a root, a missing file is said to be missing.
+        assert!(r
+            .existing("nope.pickle")
+            .unwrap_err()
+            .contains("No such file"));
     }
 }

@@ -45,10 +45,30 @@ async fn call(
         });
     Ok(match result {
         Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
-        Err(message) => CallToolResult::error(vec![ContentBlock::text(
-            crate::report::escape::terminal(&message).into_owned(),
-        )]),
+        Err(message) => CallToolResult::error(vec![ContentBlock::text(error_text(&message))]),
     })
+}
+
+/// The most bytes of an error result: far under the answer cap, whatever
+/// an argument the message echoes holds.
+const ERROR_CAP: usize = 4096;
+
+/// An error message as sent: escaped, and cut past [`ERROR_CAP`] with what
+/// was left out said.
+fn error_text(message: &str) -> String {
+    let text = crate::report::escape::terminal(message);
+    if text.len() <= ERROR_CAP {
+        return text.into_owned();
+    }
+    let mut end = ERROR_CAP - 64;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… [{} more bytes left out]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 #[tool_router]
@@ -170,5 +190,24 @@ impl ServerHandler for Memgate {
                  must lie under the server's roots. Every list pages with limit and cursor; \
                  every answer has `trust` flags: read them before the figures.",
             )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_echoing_a_four_mib_argument_stays_under_its_cap() {
+        let path = "é".repeat(2 << 20);
+        let text = error_text(&format!("{path}: No such file or directory (os error 2)"));
+        assert!(text.len() <= ERROR_CAP, "{}", text.len());
+        assert!(text.starts_with("éé"));
+        assert!(
+            text.ends_with("more bytes left out]"),
+            "{}",
+            &text[text.len() - 60..]
+        );
+        assert_eq!(error_text("short: no"), "short: no");
     }
 }

@@ -25,11 +25,40 @@ use super::roots::Roots;
 /// The most files one call may name.
 pub(crate) const MAX_FILES: usize = 64;
 
-/// The server's state: its roots, its snapshot cache, and its last answers.
+/// The server's state: its roots, its snapshot cache, its last answers and
+/// the built-in rule sets.
 pub(crate) struct Work {
     pub(crate) roots: Roots,
     pub(crate) cache: Arc<Cache>,
     pub(crate) memo: Memo,
+    pub(crate) built_in: BuiltIn,
+}
+
+/// The `default` and `mosaic` rule sets, compiled on first use: compiling
+/// the default rules' regexes is most of a small call's time.
+/// Shared, not cloned: a cloned regex starts with an empty match cache.
+#[derive(Default)]
+pub(crate) struct BuiltIn {
+    default: std::sync::OnceLock<Arc<RuleSet>>,
+    mosaic: std::sync::OnceLock<Arc<RuleSet>>,
+}
+
+impl BuiltIn {
+    /// The rule set `spec` names: a built-in one compiled once, a file
+    /// each time (it may have changed).
+    fn rules(&self, spec: &str) -> Result<Arc<RuleSet>, String> {
+        let compile = || RuleSet::from_spec(spec).map_err(|e| format!("rules: {e}"));
+        let kept = match spec {
+            "default" => &self.default,
+            "mosaic" => &self.mosaic,
+            _ => return compile().map(Arc::new),
+        };
+        if let Some(r) = kept.get() {
+            return Ok(Arc::clone(r));
+        }
+        let r = Arc::new(compile()?);
+        Ok(Arc::clone(kept.get_or_init(|| r)))
+    }
 }
 
 /// The last answers of the single-file tools, by tool and arguments, each
@@ -93,7 +122,7 @@ impl Answer {
 /// A snapshot loaded for a call.
 pub(crate) struct Loaded {
     pub(crate) path: PathBuf,
-    pub(crate) snap: Arc<Snapshot>,
+    pub(crate) snap: Snapshot,
 }
 
 fn window(spec: Option<&str>) -> Result<Option<Window>, String> {
@@ -185,9 +214,9 @@ impl Work {
         &self,
         spec: Option<&str>,
         inline: Option<&Map<String, Value>>,
-    ) -> Result<RuleSet, String> {
+    ) -> Result<Arc<RuleSet>, String> {
         let spec = self.rules_spec(spec)?;
-        let base = RuleSet::from_spec(&spec).map_err(|e| format!("rules: {e}"))?;
+        let base = self.built_in.rules(&spec)?;
         let Some(inline) = inline.filter(|m| !m.is_empty()) else {
             return Ok(base);
         };
@@ -208,7 +237,7 @@ impl Work {
                 .map_err(|e| format!("categories.{name}: {e}"))?;
             custom.push((name.clone(), compiled));
         }
-        Ok(RuleSet::with_custom(custom, base))
+        Ok(Arc::new(RuleSet::with_custom(custom, (*base).clone())))
     }
 
     /// One snapshot analysed as `req` asks, as the CLI's document part,
@@ -605,4 +634,109 @@ pub(crate) fn to_value(doc: &impl serde::Serialize) -> Result<Value, String> {
 
 pub(crate) fn path_text(p: &Path) -> String {
     p.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real_dir() -> Option<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
+        if dir.is_dir() {
+            return Some(dir);
+        }
+        eprintln!(
+            "SKIPPED: ../shared not found at {}: the 10,000-call MCP test did not run",
+            dir.display()
+        );
+        None
+    }
+
+    /// The frame bytes an answer's stacks list, as the report limit counts
+    /// them (`snapshot::labels`: each label and 16 bytes).
+    fn listed(answer: &Value) -> u64 {
+        let mut n = 0;
+        for snap in answer["document"]["snapshots"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            for dev in snap["devices"].as_array().into_iter().flatten() {
+                let lists = [&dev["stacks-at-peak"], &dev["stacks-at-moment"]["stacks"]];
+                for stack in lists.into_iter().filter_map(Value::as_array).flatten() {
+                    for f in stack["frames"].as_array().into_iter().flatten() {
+                        n += f.as_str().map_or(0, str::len) as u64 + 16;
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    fn real_work() -> Option<Work> {
+        Some(Work {
+            roots: Roots::new(&[real_dir()?]).unwrap(),
+            cache: Arc::new(Cache::new(1 << 30)),
+            memo: Memo::default(),
+            built_in: BuiltIn::default(),
+        })
+    }
+
+    const SMALL_REAL: &str = "wrapped_jogregoire_diffusion.pickle";
+
+    #[test]
+    fn ten_thousand_uses_of_one_cached_real_snapshot_all_list_their_stacks() {
+        // Each use lists every stack of the file, as a call's report would:
+        // together far past what one snapshot's reports may list, had the
+        // count been the cached snapshot's rather than each call's.
+        let Some(work) = real_work() else { return };
+        let path = work.roots.existing(SMALL_REAL).unwrap();
+        let stacks = || {
+            let (snap, _) = work.cache.get(&path).unwrap();
+            let ids = 0..u32::try_from(snap.stack_count()).unwrap();
+            ids.map(crate::snapshot::StackId::from_raw)
+        };
+        let per_use: u64 = {
+            let (snap, _) = work.cache.get(&path).unwrap();
+            stacks()
+                .flat_map(|id| snap.stack_labels(id).to_vec())
+                .map(|l| crate::snapshot::labels::frame_cost(&l))
+                .sum()
+        };
+        let limit = crate::snapshot::labels::MAX_REPORTED_FRAME_BYTES;
+        assert!(per_use * 10_000 > limit, "{per_use} bytes a use");
+        for i in 0..10_000 {
+            let (snap, source) = work.cache.get(&path).unwrap();
+            assert_eq!(source, Source::Cached, "use {i}");
+            for id in stacks() {
+                let labels = snap.stack_labels(id);
+                let first = labels.first().map(|l| &**l);
+                assert_ne!(first, Some(crate::snapshot::labels::OVER_BUDGET), "use {i}");
+            }
+            assert_eq!(snap.labels_overflow(), None, "use {i}");
+        }
+        assert_eq!(work.cache.len(), 1);
+    }
+
+    #[test]
+    fn a_hundred_peak_calls_on_one_cached_real_snapshot_answer_alike() {
+        let Some(work) = real_work() else { return };
+        let args = super::super::params::PeakArgs {
+            path: SMALL_REAL.into(),
+            at: None,
+            rules: None,
+            window: None,
+            limit: Some(page::MAX_LIMIT),
+            cursor: None,
+        };
+        let first = work.peak(&args).unwrap();
+        assert!(listed(&first) > 0);
+        for i in 1..100 {
+            let answer = work
+                .peak(&args)
+                .unwrap_or_else(|e| panic!("call {i} failed: {e}"));
+            assert_eq!(answer["document"], first["document"], "call {i}");
+            assert_eq!(answer["cache"]["decoded"], 0, "call {i}");
+        }
+    }
 }

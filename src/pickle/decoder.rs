@@ -29,6 +29,13 @@ struct Machine<'f, R: Read, F: Folder> {
     opname: &'static str,
 }
 
+/// The most values the stack may hold at once. Python's pickler appends
+/// and sets items in batches of 1000 and nests as deep as its recursion
+/// limit, so a snapshot never comes near; a file of nothing but `]` or `}`
+/// (one value per byte, ~56 bytes each) is refused at ~60 MB, not held
+/// whole (650-700 MiB for 10 MB). Nesting a million deep still decodes.
+const MAX_PENDING: usize = 1 << 21;
+
 /// A growing list's spare room is pre-faulted this many items ahead (1 MB).
 const PREFAULT_ITEMS: usize = 1 << 16;
 
@@ -368,6 +375,12 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                 },
                 other => other,
             })?;
+            if self.stack.len() > MAX_PENDING {
+                return Err(self.invalid(format!(
+                    "more than {MAX_PENDING} values pending on the stack at once (a snapshot's \
+                     writer leaves a few thousand at most)"
+                )));
+            }
         }
     }
 

@@ -127,8 +127,11 @@ fn clause(unit: Unit, f: &Finding) -> String {
             looked_for: Some(name),
             in_dir,
             close,
+            close_not_searched,
         } => {
-            let near = if close.is_empty() {
+            let near = if *close_not_searched {
+                "its names not compared: the run's search for near names was spent".to_string()
+            } else if close.is_empty() {
                 "nothing close there".to_string()
             } else {
                 format!("closest there: {}", close.join(", "))
@@ -566,7 +569,8 @@ mod tests {
                 vec![Finding::NoBaseline {
                     looked_for: None,
                     in_dir: None,
-                    close: Vec::new()
+                    close: Vec::new(),
+                    close_not_searched: false,
                 }]
             )),
             "no baseline for this snapshot and device (--require-baseline)"

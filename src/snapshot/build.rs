@@ -11,8 +11,8 @@ use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK
 use super::generation::Hints;
 use super::model::StackId;
 use super::model::{
-    Annotation, Block, BlockState, Device, Format, Segment, Shape, Snapshot, Stage, TraceEntry,
-    EMPTY_STACK, NO_TIME,
+    Annotation, Block, BlockState, Device, Format, Segment, Shape, Snapshot, Stage, Tables,
+    TraceEntry, EMPTY_STACK, NO_TIME,
 };
 
 /// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous
@@ -684,7 +684,7 @@ pub(crate) fn build(
     }
     drop(arena);
     let labels = super::labels::Labels::new(c.frames.len(), c.stack_spans.len());
-    let mut snap = Snapshot {
+    let mut snap = Tables {
         format,
         shape,
         segments,
@@ -704,7 +704,7 @@ pub(crate) fn build(
     };
     snap.generation = super::generation::detect(&snap, hints);
     within_byte_range(&snap)?;
-    Ok(snap)
+    Ok(Snapshot::new(snap))
 }
 
 /// The most bytes a snapshot's trace entries, segments and blocks may add up
@@ -714,7 +714,7 @@ pub(crate) fn build(
 /// make a category's bytes wrap to 0 and pass its budget).
 const MAX_TOTAL_BYTES: u64 = 1 << 62;
 
-fn within_byte_range(snap: &Snapshot) -> Result<(), String> {
+fn within_byte_range(snap: &Tables) -> Result<(), String> {
     let entries = snap.entries.iter().map(|e| e.size);
     let segments = snap
         .segments

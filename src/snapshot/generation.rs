@@ -1,7 +1,7 @@
 //! A guess at which torch (or torch_npu) produced a snapshot, from the keys
 //! and actions its layout has. Shown in `inspect` and summary provenance.
 
-use super::model::{Shape, Snapshot};
+use super::model::{Shape, Tables};
 
 /// Layout features seen while building, for the torch generation guess.
 #[derive(Debug, Default, Clone, Copy)]
@@ -18,7 +18,7 @@ pub(crate) struct Hints {
     pub annotation_list: bool,
 }
 
-pub(crate) fn detect(snap: &Snapshot, hints: Hints) -> String {
+pub(crate) fn detect(snap: &Tables, hints: Hints) -> String {
     if snap.shape == Shape::List {
         return "torch 1.13 / memory_snapshot() list of segments".into();
     }

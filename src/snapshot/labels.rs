@@ -12,10 +12,12 @@
 //!   that lists them;
 //! * the frames of every stack listed in a JSON-bound report (once per
 //!   listing, and once when its labels are first made) are counted against
-//!   [`MAX_REPORTED_FRAME_BYTES`] per snapshot: past it a stack is listed
-//!   as one marker line and [`Labels::overflow`] says so, which the
-//!   commands turn into a one-line error (exit 2).
+//!   [`MAX_REPORTED_FRAME_BYTES`] per use of a snapshot (a command, or one
+//!   MCP call on a cached snapshot): past it a stack is listed as one
+//!   marker line and [`Listed::overflow`] says so, which the commands turn
+//!   into a one-line error (exit 2).
 
+use std::mem::{size_of, size_of_val};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -47,14 +49,13 @@ pub(crate) fn cut_long(s: Box<str>) -> Box<str> {
 /// A stack's labels, innermost first, shared.
 pub type StackLabels = Arc<[Arc<str>]>;
 
-/// The labels made so far and the frame bytes counted.
+/// The labels made so far, kept with the snapshot's tables.
 #[derive(Debug, Default)]
 pub(crate) struct Labels {
     frames: Vec<OnceLock<Arc<str>>>,
     stacks: Vec<OnceLock<StackLabels>>,
     /// What listing each stack once costs.
     costs: Vec<OnceLock<u64>>,
-    counted: AtomicU64,
 }
 
 impl Labels {
@@ -63,7 +64,6 @@ impl Labels {
             frames: (0..frames).map(|_| OnceLock::new()).collect(),
             stacks: (0..stacks).map(|_| OnceLock::new()).collect(),
             costs: (0..stacks).map(|_| OnceLock::new()).collect(),
-            counted: AtomicU64::new(0),
         }
     }
 
@@ -88,15 +88,39 @@ impl Labels {
         self.stacks[id].get_or_init(|| Arc::from(make())).clone()
     }
 
+    /// The most heap the labels can hold once every one is made: their
+    /// slots, each frame's label once (`frame_labels`, counted by the
+    /// caller from the tables) and a shared list per stack with a slot per
+    /// frame (`stack_frames` in all): what a cache counts before any is made.
+    pub(crate) fn most_bytes(&self, frame_labels: u64, stack_frames: u64) -> u64 {
+        let slots = size_of_val(&self.frames[..]) + size_of_val(&self.stacks[..]);
+        let slots = (slots + size_of_val(&self.costs[..])) as u64;
+        let lists = (self.stacks.len() as u64).saturating_mul(16 + ALLOCATION);
+        let in_lists = stack_frames.saturating_mul(size_of::<Arc<str>>() as u64);
+        [slots, frame_labels, lists, in_lists]
+            .into_iter()
+            .fold(0, u64::saturating_add)
+    }
+}
+
+/// What one heap allocation costs beyond its bytes (the allocator's header
+/// and rounding), as the cache counts it.
+pub(crate) const ALLOCATION: u64 = 16;
+
+/// The frame bytes one use of a snapshot has listed.
+#[derive(Debug, Default)]
+pub(crate) struct Listed(AtomicU64);
+
+impl Listed {
     /// Count `cost` bytes; false once the budget is spent.
     pub(crate) fn count(&self, cost: u64) -> bool {
-        let before = self.counted.fetch_add(cost, Ordering::Relaxed);
+        let before = self.0.fetch_add(cost, Ordering::Relaxed);
         before.saturating_add(cost) <= MAX_REPORTED_FRAME_BYTES
     }
 
     /// The bytes counted, when past [`MAX_REPORTED_FRAME_BYTES`].
     pub(crate) fn overflow(&self) -> Option<u64> {
-        let n = self.counted.load(Ordering::Relaxed);
+        let n = self.0.load(Ordering::Relaxed);
         (n > MAX_REPORTED_FRAME_BYTES).then_some(n)
     }
 }

@@ -19,6 +19,7 @@ pub(crate) use model::{
 };
 #[cfg(test)]
 pub(crate) use model::{Block, NO_CONTEXT, NO_TIME};
+pub use model::{Snapshot, Tables};
 
 #[cfg(test)]
 mod tests;

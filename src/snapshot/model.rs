@@ -1,10 +1,10 @@
 //! The typed snapshot: segments, blocks, per-device trace entries, and
 //! interned frames and stacks. What analysis sees; no pickle, no key names.
 
-use std::ops::Range;
+use std::ops::{Deref, Range};
 use std::sync::Arc;
 
-use super::labels::{self, Labels, StackLabels};
+use super::labels::{self, Labels, Listed, StackLabels};
 
 /// A 32-bit index into one of the snapshot's interned tables: its own type
 /// per table, so a frame id can never be passed where a stack id is meant.
@@ -239,9 +239,28 @@ pub struct Segment {
     pub(crate) blocks: Vec<Block>,
 }
 
-/// A loaded snapshot.
+/// A loaded snapshot: the file's decoded [`Tables`], shared by every use
+/// of it (the MCP server's cache keeps them between calls), and what this
+/// use's reports have listed so far, counted against the report limit
+/// ([`labels`](super::labels)). Each use counts for itself: a cached
+/// snapshot read by many calls never wears out.
 #[derive(Debug)]
 pub struct Snapshot {
+    tables: Arc<Tables>,
+    listed: Listed,
+}
+
+impl Deref for Snapshot {
+    type Target = Tables;
+
+    fn deref(&self) -> &Tables {
+        &self.tables
+    }
+}
+
+/// What a snapshot file decodes to, read through a [`Snapshot`].
+#[derive(Debug)]
+pub struct Tables {
     pub(crate) format: Format,
     pub(crate) shape: Shape,
     pub segments: Vec<Segment>,
@@ -270,6 +289,69 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The first use of freshly decoded tables.
+    pub(crate) fn new(tables: Tables) -> Snapshot {
+        Snapshot {
+            tables: Arc::new(tables),
+            listed: Listed::default(),
+        }
+    }
+
+    /// Another use of the same tables, with a report count of its own
+    /// (one MCP call on a cached snapshot).
+    pub(crate) fn reuse(&self) -> Snapshot {
+        Snapshot {
+            tables: Arc::clone(&self.tables),
+            listed: Listed::default(),
+        }
+    }
+
+    /// Whether `other` is a use of the same tables.
+    #[cfg(test)]
+    pub(crate) fn shares_tables(&self, other: &Snapshot) -> bool {
+        Arc::ptr_eq(&self.tables, &other.tables)
+    }
+
+    /// A stack's frame labels, innermost first, made once and shared by
+    /// every report that lists the stack. Making them and each listing
+    /// count against this use's report limit ([`labels`](super::labels));
+    /// past it the list is one marker line and
+    /// [`Snapshot::labels_overflow`] says so.
+    pub fn stack_labels(&self, stack: StackId) -> StackLabels {
+        self.labels_of(stack, true)
+    }
+
+    /// [`Snapshot::stack_labels`] for a renderer that folds the stack to a
+    /// few lines (the HTML page): only making the labels counts.
+    pub(crate) fn stack_labels_folded(&self, stack: StackId) -> StackLabels {
+        self.labels_of(stack, false)
+    }
+
+    fn labels_of(&self, stack: StackId, listed: bool) -> StackLabels {
+        let frames = self.stack(stack);
+        let label = |f: FrameId| self.labels.frame(f.index(), || self.frame_label(f));
+        let cost = self.labels.cost(stack.index(), || {
+            frames.iter().map(|&f| labels::frame_cost(&label(f))).sum()
+        });
+        let made = self.labels.made(stack.index());
+        let within =
+            (made.is_some() || self.listed.count(cost)) && (!listed || self.listed.count(cost));
+        if !within {
+            return Arc::from([Arc::from(labels::OVER_BUDGET)]);
+        }
+        made.unwrap_or_else(|| {
+            self.labels
+                .stack(stack.index(), || frames.iter().map(|&f| label(f)).collect())
+        })
+    }
+
+    /// The frame bytes this use's reports listed, when past the report limit.
+    pub(crate) fn labels_overflow(&self) -> Option<u64> {
+        self.listed.overflow()
+    }
+}
+
+impl Tables {
     /// Devices with a non-empty trace or any segment, ascending.
     pub fn devices(&self) -> Vec<Device> {
         let mut out: Vec<Device> = self
@@ -348,42 +430,49 @@ impl Snapshot {
         format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
     }
 
-    /// A stack's frame labels, innermost first, made once and shared by
-    /// every report that lists the stack. Making them and each listing
-    /// count against the snapshot's report limit ([`labels`](super::labels));
-    /// past it the list is one marker line and
-    /// [`Snapshot::labels_overflow`] says so.
-    pub fn stack_labels(&self, stack: StackId) -> StackLabels {
-        self.labels_of(stack, true)
-    }
-
-    /// [`Snapshot::stack_labels`] for a renderer that folds the stack to a
-    /// few lines (the HTML page): only making the labels counts.
-    pub(crate) fn stack_labels_folded(&self, stack: StackId) -> StackLabels {
-        self.labels_of(stack, false)
-    }
-
-    fn labels_of(&self, stack: StackId, listed: bool) -> StackLabels {
-        let frames = self.stack(stack);
-        let label = |f: FrameId| self.labels.frame(f.index(), || self.frame_label(f));
-        let cost = self.labels.cost(stack.index(), || {
-            frames.iter().map(|&f| labels::frame_cost(&label(f))).sum()
-        });
-        let made = self.labels.made(stack.index());
-        let within =
-            (made.is_some() || self.labels.count(cost)) && (!listed || self.labels.count(cost));
-        if !within {
-            return Arc::from([Arc::from(labels::OVER_BUDGET)]);
+    /// The heap these tables hold, and at most will hold once every label
+    /// is made (what the MCP cache counts): each table's slots, each
+    /// string with the allocator's per-allocation cost, and the labels'
+    /// largest size (`Labels::most_bytes`) before any is made.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        // What a vector's buffer holds, spare capacity included.
+        fn slots<T>(v: &Vec<T>) -> u64 {
+            let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+            (bytes as u64).saturating_add(labels::ALLOCATION)
         }
-        made.unwrap_or_else(|| {
-            self.labels
-                .stack(stack.index(), || frames.iter().map(|&f| label(f)).collect())
-        })
-    }
-
-    /// The frame bytes the reports listed, when past the report limit.
-    pub(crate) fn labels_overflow(&self) -> Option<u64> {
-        self.labels.overflow()
+        fn text(s: &str) -> u64 {
+            s.len() as u64 + labels::ALLOCATION
+        }
+        let strings: u64 = self.strings.iter().map(|t| text(t)).sum();
+        let blocks: u64 = self.segments.iter().map(|g| slots(&g.blocks)).sum();
+        let segment_types: u64 = self.segments.iter().map(|g| text(&g.segment_type)).sum();
+        let words: u64 = (self.unknown_actions.iter().chain(&self.warnings))
+            .map(|t| text(t))
+            .sum();
+        // `name (file:line)`: the two strings, up to 20 digits and 4 marks,
+        // in a shared (`Arc`) allocation.
+        let frame_labels: u64 = (self.frames.iter())
+            .map(|f| text(self.str(f.name)) + text(self.str(f.filename)) + 24 + 16)
+            .sum();
+        [
+            slots(&self.segments),
+            blocks,
+            segment_types,
+            slots(&self.traces),
+            slots(&self.entries),
+            slots(&self.strings),
+            strings,
+            slots(&self.frames),
+            slots(&self.stack_frames),
+            slots(&self.stack_spans),
+            words,
+            slots(&self.annotations),
+            self.allocator_settings.as_ref().map_or(0, json_heap),
+            text(&self.generation),
+            (self.labels).most_bytes(frame_labels, self.stack_frames.len() as u64),
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
     }
 
     pub fn action_name(&self, a: Action) -> &str {
@@ -429,5 +518,19 @@ impl Snapshot {
             }
         }
         (used_frame.iter().filter(|u| **u).count(), stacks)
+    }
+}
+
+/// About the heap a JSON value holds: a node each, and its text.
+fn json_heap(v: &serde_json::Value) -> u64 {
+    const NODE: u64 = 64;
+    match v {
+        serde_json::Value::String(s) => NODE + s.len() as u64,
+        serde_json::Value::Array(a) => a.iter().map(json_heap).fold(NODE, u64::saturating_add),
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| NODE + k.len() as u64 + json_heap(v))
+            .fold(NODE, u64::saturating_add),
+        _ => NODE,
     }
 }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex::Regex;
 
@@ -23,8 +24,17 @@ pub enum Baselines {
     ByKey {
         spec: String,
         entries: BTreeMap<String, PathBuf>,
+        /// Names compared so far by the near-name search (bounded by
+        /// [`SEARCH_BUDGET`] over the target's lookups).
+        compared: AtomicUsize,
     },
 }
+
+/// The most (snapshot name, baseline name) pairs the near-name search
+/// compares over one target: 5,000 unmatched snapshots against 5,000
+/// baselines would otherwise be 25 million comparisons. Past it a missing
+/// baseline says its names were not compared.
+const SEARCH_BUDGET: usize = 500_000;
 
 impl Baselines {
     /// Resolve a baseline path: a directory of summaries (or snapshots), a
@@ -76,6 +86,7 @@ impl Baselines {
         Ok(Baselines::ByKey {
             spec: spec.to_string(),
             entries,
+            compared: AtomicUsize::new(0),
         })
     }
 
@@ -85,13 +96,26 @@ impl Baselines {
         match self {
             Baselines::None => Ok(None),
             Baselines::Single(p) => Ok(Some(p)),
-            Baselines::ByKey { spec, entries } => match entries.get(name) {
+            Baselines::ByKey {
+                spec,
+                entries,
+                compared,
+            } => match entries.get(name) {
                 Some(p) => Ok(Some(p)),
-                None => Err(Lookup {
-                    looked_for: name.to_string(),
-                    in_dir: spec.clone(),
-                    close: close_names(name, entries),
-                }),
+                None => {
+                    let before = compared.fetch_add(entries.len(), Ordering::Relaxed);
+                    let searched = before.saturating_add(entries.len()) <= SEARCH_BUDGET;
+                    Err(Lookup {
+                        looked_for: name.to_string(),
+                        in_dir: spec.clone(),
+                        close: if searched {
+                            close_names(name, entries)
+                        } else {
+                            Vec::new()
+                        },
+                        close_not_searched: !searched,
+                    })
+                }
             },
         }
     }
@@ -289,5 +313,29 @@ mod tests {
         let b = Baselines::resolve(Some(&spec), None).unwrap();
         let unclaimed: Vec<&str> = b.unclaimed(&[]).into_iter().map(|(k, _)| k).collect();
         assert_eq!(unclaimed, ["rank0"]);
+    }
+
+    #[test]
+    fn five_thousand_unmatched_names_against_five_thousand_baselines_stay_bounded() {
+        let entries: BTreeMap<String, PathBuf> = (0..5000)
+            .map(|i| (format!("base{i}"), PathBuf::from(format!("g/base{i}.json"))))
+            .collect();
+        let b = Baselines::ByKey {
+            spec: "g".into(),
+            entries,
+            compared: AtomicUsize::new(0),
+        };
+        let start = std::time::Instant::now();
+        let lookups: Vec<Lookup> = (0..5000)
+            .map(|i| b.for_key(&format!("rank{i}")).unwrap_err())
+            .collect();
+        // A debug build on a loaded machine; the search alone was 20-25 s.
+        assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+        let searched = SEARCH_BUDGET / 5000;
+        assert!(lookups[..searched].iter().all(|l| !l.close_not_searched));
+        assert!(lookups[..searched].iter().all(|l| !l.close.is_empty()));
+        assert!(lookups[searched..]
+            .iter()
+            .all(|l| l.close_not_searched && l.close.is_empty()));
     }
 }
