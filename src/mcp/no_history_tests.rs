@@ -23,6 +23,7 @@ fn work() -> Option<Work> {
         roots: Roots::new(&[dir]).unwrap(),
         cache: Arc::new(Cache::new(1 << 30)),
         memo: Memo::default(),
+        built_in: super::work::BuiltIn::default(),
     })
 }
 
