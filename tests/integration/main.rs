@@ -22,6 +22,7 @@ mod document_renderers;
 mod environment;
 mod examples;
 mod findings;
+mod from_mosaic;
 mod fragmentation;
 mod group_by;
 mod hostile;
