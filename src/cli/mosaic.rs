@@ -34,7 +34,9 @@ pub(super) fn translate(mut e: clap::Error, argv: &[OsString]) -> clap::Error {
     e.remove(ContextKind::SuggestedValue);
     e.insert(
         ContextKind::Suggested,
-        ContextValue::StyledStrs(vec![format!("{flag} is Mosaic's; memgate's is {tip}").into()]),
+        ContextValue::StyledStrs(vec![
+            format!("{flag} is Mosaic's; memgate's is {tip}").into()
+        ]),
     );
     e
 }
@@ -46,7 +48,11 @@ fn tip(flag: &str, args: &[String]) -> Option<String> {
     let command = args.get(1).map_or("peak", String::as_str);
     // `--snapshot X`, else the command's first argument when it is not a flag.
     let snapshot = value_of(args, &["--snapshot"])
-        .or_else(|| args.get(2).map(String::as_str).filter(|a| !a.starts_with('-')))
+        .or_else(|| {
+            args.get(2)
+                .map(String::as_str)
+                .filter(|a| !a.starts_with('-'))
+        })
         .unwrap_or("SNAPSHOT");
     let tip = match flag {
         "--snapshot" => format!("the snapshot as an argument: `memgate {command} {snapshot}`"),
@@ -104,7 +110,9 @@ fn value_of<'a>(args: &'a [String], flags: &[&str]) -> Option<&'a str> {
     args.iter().enumerate().find_map(|(i, a)| {
         flags.iter().find_map(|f| {
             if a == f {
-                args.get(i + 1).map(String::as_str).filter(|v| !v.starts_with("--"))
+                args.get(i + 1)
+                    .map(String::as_str)
+                    .filter(|v| !v.starts_with("--"))
             } else {
                 a.strip_prefix(f)?.strip_prefix('=')
             }

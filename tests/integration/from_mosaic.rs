@@ -31,7 +31,10 @@ fn the_snapshot_flag_with_an_equals_sign_names_the_command_it_was_given_to() {
 #[test]
 fn mosaics_out_path_is_answered_with_html() {
     let err = refused(&["profile", "run.pickle", "--out-path", "p.html"]);
-    assert!(err.contains("--html: `memgate profile run.pickle --html p.html`"), "{err}");
+    assert!(
+        err.contains("--html: `memgate profile run.pickle --html p.html`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -40,7 +43,10 @@ fn mosaics_profile_types_are_answered_with_the_profile_command_and_its_grouping(
     assert!(err.contains("`memgate profile run.pickle`"), "{err}");
     assert!(!err.contains("--print-rules'"), "no look-alike tip: {err}");
     let err = refused(&["peak", "run.pickle", "--profile", "compile_context"]);
-    assert!(err.contains("`memgate profile run.pickle --group-by compile-context`"), "{err}");
+    assert!(
+        err.contains("`memgate profile run.pickle --group-by compile-context`"),
+        "{err}"
+    );
     let err = refused(&["peak", "run.pickle", "--profile=annotations"]);
     assert!(err.contains("--group-by annotation`"), "{err}");
 }
@@ -53,7 +59,13 @@ fn mosaics_custom_profile_is_answered_with_categories() {
 
 #[test]
 fn mosaics_diff_flags_name_the_arguments_of_diff() {
-    let err = refused(&["diff", "--snapshot_base", "a.pickle", "--snapshot_diff", "b.pickle"]);
+    let err = refused(&[
+        "diff",
+        "--snapshot_base",
+        "a.pickle",
+        "--snapshot_diff",
+        "b.pickle",
+    ]);
     assert!(err.contains("`memgate diff a.pickle NEW`"), "{err}");
 }
 
