@@ -168,12 +168,8 @@ fn many_names() -> (serde_json::Value, Vec<(String, u64, u64)>) {
             None => want.push((name.to_owned(), 1, b + 1 - a)),
         }
     };
-    for n in 0..22u64 {
-        span(
-            &format!("long-{n:02}"),
-            &vec![1024; 40 + n as usize],
-            &mut want,
-        );
+    for n in 0..22usize {
+        span(&format!("long-{n:02}"), &vec![1024; 40 + n], &mut want);
     }
     for _ in 0..30 {
         span("pad_mm_benchmark", &[1024], &mut want);
@@ -189,17 +185,10 @@ fn the_default_summary_names_the_most_frequent_and_the_heaviest_span_within_20_l
     let (doc, built) = many_names();
     let path = dir.path().join("many_names.json");
     std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let file = path.to_str().unwrap();
     let run = |extra: &[&str]| -> Value {
-        let out = memgate()
-            .args(["phases", "--format", "json"])
-            .args(extra)
-            .arg(&path)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice::<Value>(&out).unwrap()["snapshots"][0]["devices"][0].clone()
+        let args = [&["phases", "--format", "json"], extra, &[file]].concat();
+        crate::common::json_of(&args)["snapshots"][0]["devices"][0].clone()
     };
     // Every name as built, so the trace is what the test means.
     let all = run(&["--all"]);
