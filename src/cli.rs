@@ -10,6 +10,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::x_axis::XAxis;
 
+mod mosaic;
+
 use crate::analysis::{SiteFlags, Window};
 use crate::commands::check::{CheckOptions, GithubEnv};
 use crate::commands::{
@@ -604,7 +606,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match parse(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -646,6 +648,16 @@ where
     outcome.exit_code()
 }
 
+/// The command line parsed; Mosaic's flags answered with memgate's.
+fn parse<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
+    Cli::try_parse_from(&argv).map_err(|e| mosaic::translate(e, &argv))
+}
+
 /// A command run with its output captured ([`run_captured`]).
 #[derive(Debug)]
 pub struct Captured {
@@ -666,7 +678,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(argv) {
+    let cli = match parse(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let text = e.render().to_string();

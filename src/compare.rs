@@ -282,7 +282,11 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             checks.push(not_measured(f, cur, t));
             continue;
         };
-        let limit = match t.budget.get(&f).map(|l| capacity::resolve(l, capacity)) {
+        let limit = match t
+            .budget
+            .get(&f)
+            .map(|l| capacity::resolve(l, capacity, cur.figures.reserved_peak))
+        {
             Some(Err(share)) => {
                 let why = Finding::NoDeviceMemory { share };
                 checks.push(no_capacity(f, current, why, t));

@@ -112,16 +112,21 @@ pub struct Limit {
     /// `"92% of device"`: the percentage, when the limit is a share of the
     /// device's memory (docs/figures.md#device-capacity).
     pub share_of_device: Option<f64>,
+    /// `"20% of reserved"`: the percentage of the device's `reserved-peak`,
+    /// for `cached-free-at-reserved-peak` (docs/figures.md#cached-free-at-reserved-peak).
+    pub share_of_reserved: Option<f64>,
     pub level: Level,
     pub loc: Loc,
 }
 
 impl Limit {
-    /// A share of the device turned into `bytes` (docs/figures.md#device-capacity).
+    /// A share (of the device, or of the reserved peak) turned into `bytes`
+    /// (docs/figures.md#device-capacity).
     pub fn with_bytes(&self, bytes: u64) -> Limit {
         Limit {
             value: Amount::Bytes(Bytes(bytes)),
             share_of_device: None,
+            share_of_reserved: None,
             ..self.clone()
         }
     }

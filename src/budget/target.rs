@@ -106,7 +106,7 @@ impl Validator<'_> {
                     continue;
                 };
                 let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.figure_limit(leaf, &key, f.unit()) {
+                if let Some(l) = self.figure_limit(leaf, &key, f) {
                     budget.insert(f, l);
                 }
             }

@@ -32,6 +32,7 @@ impl Validator<'_> {
                 value: n,
                 written: written(value),
                 share_of_device: None,
+                share_of_reserved: None,
                 level,
                 loc: self.loc(leaf.span()),
             }),
@@ -43,21 +44,27 @@ impl Validator<'_> {
     }
 
     /// A `[target.budget]` figure's limit: as [`Self::limit`], or for a
-    /// byte figure a share of the device, `"92% of device"`.
-    pub(super) fn figure_limit(&mut self, leaf: &Leaf, key: &str, unit: Unit) -> Option<Limit> {
+    /// byte figure a share of the device, `"92% of device"`, or for
+    /// `cached-free-at-reserved-peak` a share of the reserved peak,
+    /// `"20% of reserved"`.
+    pub(super) fn figure_limit(&mut self, leaf: &Leaf, key: &str, f: Figure) -> Option<Limit> {
         // A wrong `{ limit, level }` is reported here, once.
         let (value, level) = self.with_level(leaf, key)?;
-        let share = match value {
-            Value::String(s) if unit == Unit::Bytes => share_of_device(s),
-            _ => None,
+        let (share, of_reserved) = match value {
+            Value::String(s) if f.is_bytes() => match share_of_reserved(s, f) {
+                Some(r) => (Some(r), true),
+                None => (share_of_device(s), false),
+            },
+            _ => (None, false),
         };
         let Some(share) = share else {
-            return self.limit(leaf, key, unit);
+            return self.limit(leaf, key, f.unit());
         };
         match share {
             Ok(pct) => Some(Limit {
                 value: Amount::Bytes(Bytes(0)),
-                share_of_device: Some(pct),
+                share_of_device: (!of_reserved).then_some(pct),
+                share_of_reserved: of_reserved.then_some(pct),
                 written: written(value),
                 level,
                 loc: self.loc(leaf.span()),
@@ -233,12 +240,7 @@ pub(super) fn count_value(v: &Value) -> Result<u64, String> {
 /// `"92% of device"` (any spacing, `of the device` too): `None` when the
 /// text is not of that form, else the percentage or why it is wrong.
 fn share_of_device(text: &str) -> Option<Result<f64, String>> {
-    let t = text.trim();
-    let lower = t.to_ascii_lowercase();
-    let head = lower
-        .strip_suffix("of the device")
-        .or_else(|| lower.strip_suffix("of device"))?;
-    let number = head.trim_end().strip_suffix('%')?.trim();
+    let number = percent_of(text, &["of the device", "of device"])?;
     Some(match number.parse::<f64>() {
         Ok(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Ok(p),
         _ => Err(format!(
@@ -248,9 +250,52 @@ fn share_of_device(text: &str) -> Option<Result<f64, String>> {
     })
 }
 
+/// `"20% of reserved"` (or `of reserved-peak`): the percentage, for
+/// `cached-free-at-reserved-peak` only, which is at most the reserved peak;
+/// 0% is a budget too (no free cache at the peak).
+fn share_of_reserved(text: &str, f: Figure) -> Option<Result<f64, String>> {
+    let number = percent_of(text, &["of reserved-peak", "of reserved"])?;
+    if f != Figure::CachedFreeAtReservedPeak {
+        return Some(Err(format!(
+            "{text:?}: a share of the reserved peak budgets `{}` only",
+            Figure::CachedFreeAtReservedPeak
+        )));
+    }
+    Some(match number.parse::<f64>() {
+        Ok(p) if p.is_finite() && (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "{text:?}: a share of the reserved peak is a percentage from 0 to 100, \
+             e.g. \"20% of reserved\""
+        )),
+    })
+}
+
+/// The number before `%` in `N% SUFFIX`, for the first of `suffixes` that
+/// `text` ends with (ASCII case ignored).
+fn percent_of(text: &str, suffixes: &[&str]) -> Option<String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let head = suffixes.iter().find_map(|s| lower.strip_suffix(s))?;
+    Some(head.trim_end().strip_suffix('%')?.trim().to_owned())
+}
+
 #[cfg(test)]
 mod share_tests {
-    use super::share_of_device;
+    use super::{share_of_device, share_of_reserved};
+    use crate::vocab::Figure;
+
+    #[test]
+    fn a_share_of_reserved_budgets_the_free_cache_only() {
+        let f = Figure::CachedFreeAtReservedPeak;
+        assert_eq!(share_of_reserved("20% of reserved", f), Some(Ok(20.0)));
+        assert_eq!(share_of_reserved(" 0 % of Reserved-Peak", f), Some(Ok(0.0)));
+        assert_eq!(share_of_reserved("92% of device", f), None);
+        assert!(share_of_reserved("101% of reserved", f).unwrap().is_err());
+        let other = share_of_reserved("20% of reserved", Figure::AllocatedPeak);
+        assert!(other
+            .unwrap()
+            .unwrap_err()
+            .contains("cached-free-at-reserved-peak"));
+    }
 
     #[test]
     fn a_share_of_the_device_is_a_percentage_of_device() {

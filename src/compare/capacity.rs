@@ -28,15 +28,8 @@ impl Capacity {
 
     /// The bytes a share of `pct` percent of the device leaves the
     /// allocator: that share of the device, less the outside allowance.
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "a share in (0, 100] of a u64 is a non-negative float at most the device's \
-                  size; `as` saturates, and is exact below 2^53 bytes (8 PiB)"
-    )]
     fn share(self, pct: f64) -> u64 {
-        let share = (self.device as f64 * pct / 100.0).floor() as u64;
-        share.saturating_sub(self.outside)
+        percent(self.device, pct).saturating_sub(self.outside)
     }
 
     /// How close `peak` came to the device, as a finding.
@@ -49,15 +42,34 @@ impl Capacity {
     }
 }
 
-/// `limit` in bytes: itself, or a share of the device turned into bytes;
-/// without a capacity, the share that cannot be judged
-/// ([`Finding::NoDeviceMemory`]).
-pub(crate) fn resolve(limit: &Limit, cap: Option<Capacity>) -> Result<Cow<'_, Limit>, f64> {
+/// `limit` in bytes: itself, a share of the device's reserved peak
+/// `reserved` (docs/figures.md#cached-free-at-reserved-peak), or a share of
+/// the device turned into bytes; without a capacity, the share that cannot
+/// be judged ([`Finding::NoDeviceMemory`]).
+pub(crate) fn resolve(
+    limit: &Limit,
+    cap: Option<Capacity>,
+    reserved: u64,
+) -> Result<Cow<'_, Limit>, f64> {
+    if let Some(pct) = limit.share_of_reserved {
+        return Ok(Cow::Owned(limit.with_bytes(percent(reserved, pct))));
+    }
     let Some(pct) = limit.share_of_device else {
         return Ok(Cow::Borrowed(limit));
     };
     let cap = cap.ok_or(pct)?;
     Ok(Cow::Owned(limit.with_bytes(cap.share(pct))))
+}
+
+/// `pct` percent of `bytes`, rounded down.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a share in [0, 100] of a u64 is a non-negative float at most `bytes`; `as` \
+              saturates, and is exact below 2^53 bytes (8 PiB)"
+)]
+fn percent(bytes: u64, pct: f64) -> u64 {
+    (bytes as f64 * pct / 100.0).floor() as u64
 }
 
 /// The figures whose checks say how close they came to the device: the

@@ -33,7 +33,8 @@ pub struct NameSummary {
 #[serde(rename_all = "kebab-case")]
 pub struct PhasesDevice {
     pub device: crate::vocab::Device,
-    /// Per name, most entries first.
+    /// Per name, most entries first; cut, it keeps the names with the most
+    /// entries, the most spans and the highest peak in turn.
     pub summary: Vec<NameSummary>,
     pub summary_left_out: u64,
     pub annotations: Vec<AnnotationEvent>,
@@ -87,10 +88,53 @@ pub fn summarize_spans(spans: &[PhaseSpan]) -> Vec<NameSummary> {
     out
 }
 
+/// The first `limit` names of `summary` (most entries first) as they would
+/// be cut, except that the names are taken in turn from three rankings:
+/// most entries, most spans, highest peak. A name with many short spans
+/// (torch.compile's `pad_mm_benchmark`) or one heavy span is then listed
+/// within the same number of lines; the kept names stay in `summary`'s order.
+fn pick(summary: Vec<NameSummary>, limit: Option<usize>) -> (Vec<NameSummary>, u64) {
+    let Some(limit) = limit.filter(|&l| l < summary.len()) else {
+        return cut(summary, limit);
+    };
+    let by = |key: fn(&NameSummary) -> u64| {
+        let mut order: Vec<usize> = (0..summary.len()).collect();
+        // Stable: ties keep `summary`'s order (entries, then name).
+        order.sort_by_key(|&i| std::cmp::Reverse(key(&summary[i])));
+        order
+    };
+    let rankings = [
+        (0..summary.len()).collect::<Vec<usize>>(),
+        by(|n| n.spans),
+        by(|n| n.largest_allocated_peak),
+    ];
+    let mut kept = vec![false; summary.len()];
+    let mut next = [0usize; 3];
+    let mut count = 0;
+    while count < limit {
+        for (ranking, at) in rankings.iter().zip(next.iter_mut()) {
+            while *at < ranking.len() && kept[ranking[*at]] {
+                *at += 1;
+            }
+            if count < limit && *at < ranking.len() {
+                kept[ranking[*at]] = true;
+                count += 1;
+            }
+        }
+    }
+    let left = (summary.len() - limit) as u64;
+    let names = summary
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(n, k)| k.then_some(n))
+        .collect();
+    (names, left)
+}
+
 impl PhasesDevice {
     /// `d` with its summary, each list cut at `limit` (`None`: all).
     pub fn new(d: DevicePhases, limit: Option<usize>) -> PhasesDevice {
-        let (summary, summary_left_out) = cut(summarize_spans(&d.phases), limit);
+        let (summary, summary_left_out) = pick(summarize_spans(&d.phases), limit);
         let (annotations, annotations_left_out) = cut(d.annotations, limit);
         let (phases, phases_left_out) = cut(d.phases, limit);
         let mut iterations_left_out = 0;
@@ -206,6 +250,33 @@ mod tests {
         assert_eq!(got, [("b", 3, 12, 9), ("a", 1, 1, 7)]);
         let tie = summarize_spans(&[span("z", 0, Some(0), 1), span("y", 0, Some(0), 1)]);
         assert_eq!(tie[0].name, "y");
+    }
+
+    fn named(name: &str, spans: u64, entries: u64, peak: u64) -> NameSummary {
+        NameSummary {
+            name: name.into(),
+            spans,
+            entries,
+            largest_allocated_peak: peak,
+        }
+    }
+
+    #[test]
+    fn a_cut_summary_keeps_the_most_frequent_and_the_heaviest_name_in_entries_order() {
+        let summary = vec![
+            named("long-a", 1, 90, 10),
+            named("long-b", 1, 80, 10),
+            named("long-c", 1, 70, 10),
+            named("frequent", 50, 50, 10),
+            named("heavy", 1, 1, 1 << 30),
+        ];
+        let (kept, left) = pick(summary.clone(), Some(3));
+        let names: Vec<&str> = kept.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!((names, left), (vec!["long-a", "frequent", "heavy"], 2));
+        let (all, left) = pick(summary.clone(), None);
+        assert_eq!((all, left), (summary.clone(), 0));
+        let (under, left) = pick(summary.clone(), Some(20));
+        assert_eq!((under, left), (summary, 0));
     }
 
     #[test]

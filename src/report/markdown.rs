@@ -36,6 +36,30 @@ fn cell(text: &str) -> String {
     md(text).into_owned()
 }
 
+/// A sentence of memgate's, its code in backticks (`max_entries`): each
+/// part between two backticks a code span, the rest text, both escaped as
+/// [`cell`] and [`markdown_code`] do; an unpaired backtick stays text. A
+/// name from the snapshot inside the sentence can only move where a span
+/// starts, never add markup.
+fn prose(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, part) in parts.iter().enumerate() {
+        let spanned = i % 2 == 1 && i + 1 < parts.len() && !part.is_empty();
+        if spanned {
+            out.push_str(&markdown_code(part));
+        } else if i % 2 == 1 {
+            out.push_str(&md(&format!("`{part}")));
+            if i + 1 < parts.len() {
+                out.push_str(&md("`"));
+            }
+        } else {
+            out.push_str(&md(part));
+        }
+    }
+    out
+}
+
 /// A code span holding `text` as it is: control characters escaped as on a
 /// terminal, and delimiters longer than any backtick run inside.
 fn code(text: &str) -> String {
@@ -187,7 +211,7 @@ fn reasons(t: &TargetVerdict) -> String {
             lines.push_str(&format!(
                 "- **{}**: {}\n",
                 markdown_code(&c.id.to_string()),
-                cell(&sentence(c))
+                prose(&sentence(c))
             ));
         }
     }
@@ -203,11 +227,11 @@ fn reasons(t: &TargetVerdict) -> String {
                     cell(&case_label(s, d)),
                     markdown_code(&regression::names(c)),
                     cell(&regression::change(c)),
-                    cell(&sentence(c))
+                    prose(&sentence(c))
                 ));
                 let cause = regression::cause_lines(c, regression::CAUSE_ROWS, markdown_code);
                 if let Some(heading) = regression::cause_heading(c) {
-                    lines.push_str(&format!("  - {}\n", cell(&heading)));
+                    lines.push_str(&format!("  - {}\n", prose(&heading)));
                     for r in cause {
                         lines.push_str(&format!("    - {r}\n"));
                     }
@@ -413,4 +437,28 @@ pub fn render(v: &Verdict, limit: usize) -> String {
     text.truncate(cut);
     text.push_str(note);
     text
+}
+
+#[cfg(test)]
+mod prose_tests {
+    use super::prose;
+
+    #[test]
+    fn code_in_a_sentence_is_a_code_span_and_the_rest_is_escaped() {
+        assert_eq!(
+            prose("record it with a larger `max_entries` in *torch*"),
+            r"record it with a larger `max_entries` in \*torch\*"
+        );
+    }
+
+    #[test]
+    fn a_name_with_backticks_can_move_a_span_but_never_add_markup() {
+        // An unpaired backtick stays text; `|` never ends a table cell.
+        let odd = prose("phase `a|b` and `c");
+        assert_eq!(odd, r"phase a\|b and \`c");
+        // Markup inside a span is shown as code, as names are.
+        assert_eq!(prose("x `<img src=y>` z"), "x `<img src=y>` z");
+        assert_eq!(prose("x <img src=y> z"), "x &lt;img src=y&gt; z");
+        assert_eq!(prose("``"), r"\`\`");
+    }
 }

@@ -54,12 +54,48 @@ fn the_page_puts_failures_first_and_draws_each_snapshot_baseline_under_its_run()
     assert_eq!(statuses, sorted);
     assert!(html.contains("<caption>Checks</caption>"));
     let md = std::fs::read_to_string(&md).unwrap();
-    let link = format!(
-        "Interactive page of this run: [{}](<{}>)",
-        page.display(),
-        page.display()
+    // Beside the report: linked by its name.
+    let link = "Interactive page of this run: [run.html](<run.html>)";
+    assert!(md.contains(link), "{md}");
+}
+
+/// `check` on the regressed example from `cwd`, writing the Markdown
+/// report and the page where given; the report's text.
+fn linked(cwd: &Path, md: &str, page: &str) -> String {
+    common::memgate()
+        .current_dir(cwd)
+        .arg("check")
+        .arg("--config")
+        .arg(examples().join("memgate-regressed.toml"))
+        .args(["--markdown", md, "--html", page])
+        .assert()
+        .code(1);
+    std::fs::read_to_string(cwd.join(md)).unwrap()
+}
+
+#[test]
+fn the_markdown_report_links_the_page_from_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("reports/md")).unwrap();
+    let md = linked(dir.path(), "reports/memgate.md", "reports/memgate.html");
+    assert!(md.contains("[memgate.html](<memgate.html>)"), "{md}");
+    assert!(!md.contains("reports/memgate.html"), "{md}");
+    let md = linked(dir.path(), "reports/md/memgate.md", "./page.html");
+    assert!(md.contains("[../../page.html](<../../page.html>)"), "{md}");
+    // The report on stdout has no folder: the page as given.
+    let out = common::memgate()
+        .current_dir(dir.path())
+        .arg("check")
+        .arg("--config")
+        .arg(examples().join("memgate-regressed.toml"))
+        .args(["--markdown", "-", "--html", "reports/p.html"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("[reports/p.html](<reports/p.html>)"),
+        "{text}"
     );
-    assert!(md.contains(&link), "{md}");
 }
 
 #[test]

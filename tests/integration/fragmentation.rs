@@ -155,3 +155,83 @@ fn peak_and_summaries_carry_the_oom_cause() {
         "{text}"
     );
 }
+
+/// `check` on synthetic `rank0.pickle` with `cached-free-at-reserved-peak`
+/// budgeted as `LIMIT`: the exit code and the check's JSON.
+fn free_cache_budget(limit: &str) -> (Option<i32>, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = fixtures().join("synthetic/rank0.pickle");
+    let config = format!(
+        "[[target]]\nname = \"t\"\nsnapshots = {snap:?}\n\n[target.budget]\n\
+         cached-free-at-reserved-peak = \"{limit}\"\n",
+        snap = snap.to_str().unwrap()
+    );
+    std::fs::write(dir.path().join("m.toml"), config).unwrap();
+    let out = crate::common::memgate()
+        .current_dir(dir.path())
+        .args(["check", "--config", "m.toml", "--json", "v.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let v: Value = std::fs::read(dir.path().join("v.json"))
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or(Value::Null);
+    let checks = &v["targets"][0]["snapshots"][0]["devices"][0]["checks"];
+    let check = checks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "cached-free-at-reserved-peak")
+        .cloned()
+        .unwrap_or(Value::Null);
+    (out.status.code(), check, stderr)
+}
+
+#[test]
+fn a_budget_on_the_share_of_reserved_held_free_passes_and_fails_as_written() {
+    // The independent replay's free cache, the generator's reserved peak.
+    let frag = expected("synthetic/fragmentation.json");
+    let free = frag.iter().find(|(f, _)| f == "rank0.pickle").unwrap().1[0]["figures"]
+        ["cached-free-at-reserved-peak"]
+        .as_u64()
+        .unwrap();
+    let gen = expected("synthetic/expected.json");
+    let reserved = gen.iter().find(|(f, _)| f == "rank0.pickle").unwrap().1["devices"][0]
+        ["figures"]["reserved-peak"]
+        .as_u64()
+        .unwrap();
+    // The share rounded up passes; one point under it fails.
+    let share = (free * 100).div_ceil(reserved);
+    for (pct, code, status) in [(share, 0, "pass"), (share - 1, 1, "fail")] {
+        let (rc, check, err) = free_cache_budget(&format!("{pct}% of reserved"));
+        assert_eq!(rc, Some(code), "{pct}%: {check} {err}");
+        assert_eq!(check["status"], status, "{pct}%");
+        assert_eq!(check["current"], free);
+        assert_eq!(
+            check["budget"],
+            reserved * pct / 100,
+            "{pct}% of {reserved}"
+        );
+        assert_eq!(check["budget-written"], format!("{pct}% of reserved"));
+    }
+}
+
+#[test]
+fn a_share_of_reserved_on_another_figure_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "[[target]]\nname = \"t\"\nsnapshots = \"x.pickle\"\n\n[target.budget]\n\
+         allocated-peak = \"20% of reserved\"\n",
+    )
+    .unwrap();
+    crate::common::memgate()
+        .current_dir(dir.path())
+        .args(["check", "--config", "m.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "m.toml:6:18: `target.budget.allocated-peak`: \"20% of reserved\": a share of the \
+             reserved peak budgets `cached-free-at-reserved-peak` only",
+        ));
+}

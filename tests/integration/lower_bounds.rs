@@ -154,9 +154,9 @@ fn a_wrapped_trace_under_its_budget_is_not_judged_in_any_report_with_or_without_
             c["findings"][0],
             json!({"kind": "lower-bound", "current": true, "baseline": false, "judged": false})
         );
-        // Markdown escapes the sentence's `_` and backticks; it reads the same.
+        // Markdown writes the sentence's code as a code span, as the others.
         for (file, fix) in [
-            ("report.md", r"larger \`max\_entries\`"),
+            ("report.md", "larger `max_entries`"),
             ("junit.xml", "larger `max_entries`"),
             ("page.html", "larger `max_entries`"),
         ] {

@@ -23,6 +23,7 @@ mod environment;
 mod examples;
 mod findings;
 mod fragmentation;
+mod from_mosaic;
 mod group_by;
 mod hostile;
 mod init;

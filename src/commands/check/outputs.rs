@@ -94,6 +94,51 @@ pub(crate) struct Report {
     pub(crate) dest: Dest,
 }
 
+/// `page` as a link from the report `dest`: relative to the report's own
+/// folder when both are files under one root, else as given (stdout).
+pub(crate) fn link_from(dest: &Dest, page: &Path) -> String {
+    let relative = match dest {
+        Dest::File(report) => std::env::current_dir()
+            .ok()
+            .and_then(|cwd| relative_to(&cwd.join(page), cwd.join(report).parent()?)),
+        Dest::Stdout => None,
+    };
+    relative.unwrap_or_else(|| page.display().to_string())
+}
+
+/// The path from the folder `dir` to `target`, `/`-separated, both
+/// absolute, compared by name (`.` and `..` folded); `None` when they do
+/// not share a root or a name is not Unicode.
+fn relative_to(target: &Path, dir: &Path) -> Option<String> {
+    use std::path::Component;
+    let names = |p: &Path| -> Option<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::Prefix(x) => out.push(x.as_os_str().to_str()?.to_owned()),
+                Component::RootDir => out.push("/".to_owned()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    // Never above the root.
+                    if out.len() > 1 {
+                        out.pop();
+                    }
+                }
+                Component::Normal(n) => out.push(n.to_str()?.to_owned()),
+            }
+        }
+        Some(out)
+    };
+    let (to, from) = (names(target)?, names(dir)?);
+    let shared = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    if shared == 0 || shared == to.len() {
+        return None;
+    }
+    let mut parts: Vec<&str> = vec![".."; from.len() - shared];
+    parts.extend(to[shared..].iter().map(String::as_str));
+    Some(parts.join("/"))
+}
+
 /// The reports the options ask for, in the order they are written:
 /// `--junit`, `--markdown`, `--json`, `--metrics` (each a file or `-`),
 /// then `--html` (a file always: the page is no report for a terminal),
@@ -331,5 +376,33 @@ mod tests {
             ];
             assert_eq!(text.is_none(), silent.contains(&k), "{}", k.flag());
         }
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::relative_to;
+    use std::path::Path;
+
+    #[test]
+    fn a_page_is_linked_from_the_reports_own_folder() {
+        let rel = |t: &str, d: &str| relative_to(Path::new(t), Path::new(d));
+        assert_eq!(
+            rel("/w/reports/memgate.html", "/w/reports").as_deref(),
+            Some("memgate.html")
+        );
+        assert_eq!(
+            rel("/w/memgate.html", "/w/reports").as_deref(),
+            Some("../memgate.html")
+        );
+        assert_eq!(
+            rel("/w/pages/p.html", "/w/reports/md").as_deref(),
+            Some("../../pages/p.html")
+        );
+        assert_eq!(
+            rel("/w/./a/../p.html", "/w/r/.").as_deref(),
+            Some("../p.html")
+        );
+        assert_eq!(rel("/w", "/w"), None, "a folder is no page");
     }
 }

@@ -23,18 +23,20 @@ pub(crate) fn publish<'c>(
     out: &mut dyn Write,
 ) -> Outcome {
     let mut errors: Vec<Error> = Vec::new();
-    let page = opts.html.as_deref().map(|p| p.display().to_string());
-    let cx = Context {
-        markdown_limit: if opts.comment_size {
-            markdown::COMMENT_LIMIT
-        } else {
-            markdown::STEP_SUMMARY_LIMIT
-        },
-        page: page.as_deref(),
-        charted,
-        x_axis: opts.x_axis,
-    };
     for r in reports {
+        // A report links the page from its own folder (an artifact viewer,
+        // a merge-request comment), not from the working directory.
+        let page = opts.html.as_deref().map(|p| outputs::link_from(&r.dest, p));
+        let cx = Context {
+            markdown_limit: if opts.comment_size {
+                markdown::COMMENT_LIMIT
+            } else {
+                markdown::STEP_SUMMARY_LIMIT
+            },
+            page: page.as_deref(),
+            charted,
+            x_axis: opts.x_axis,
+        };
         let text = r.kind.exporter().render(v, &cx);
         if let Err(e) = outputs::write(&r.dest, &text, out) {
             errors.push(e.into());
