@@ -16,6 +16,7 @@ mod replay;
 #[cfg(test)]
 mod replay_tests;
 mod rule_phases;
+pub(crate) mod patterns;
 pub(crate) mod rules;
 mod span_index;
 mod stacks;

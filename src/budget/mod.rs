@@ -36,6 +36,8 @@ use std::fmt;
 use regex::Regex;
 use serde::Serialize;
 
+use crate::analysis::patterns::Rule;
+
 use crate::units::{Bytes, Percent};
 use crate::vocab::Figure;
 
@@ -43,6 +45,7 @@ pub use crate::vocab::Rules;
 
 pub use data::{budget_from_data, budget_from_json, figure_ids, parse_size, validate_data};
 pub use ranks::RankBudget;
+pub(crate) use validate::LineStarts;
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
 pub use validate::{validate_file, ConfigError, Validated};
@@ -227,7 +230,7 @@ pub struct Budget {
     /// nor tolerates them, in report order.
     pub figures: Vec<Figure>,
     /// Custom category rules in file order: name, regex.
-    pub categories: Vec<(String, Regex)>,
+    pub categories: Vec<Rule>,
     pub targets: Vec<Target>,
     /// Every category key of every target (those of a target that failed
     /// validation too), in file order.

@@ -91,7 +91,7 @@ pub(crate) fn rules(spec: &str, categories: Option<&str>) -> Result<RuleSet, Out
     match categories {
         None => Ok(base),
         Some(text) => InlineRules::parse(text)
-            .map(|inline| RuleSet::with_inline(&inline, base))
+            .and_then(|inline| RuleSet::with_inline(&inline, base))
             .map_err(|e| Outcome::error(UsageError::Categories(e))),
     }
 }

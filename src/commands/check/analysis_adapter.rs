@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::budget::{self, Budget, ConfigError, Rules, Validated};
+use crate::budget::{self, Budget, ConfigError, Loc, Rules, Validated};
 
 pub use crate::analysis::RuleSet;
 use crate::analysis::{InlineRules, Window};
@@ -105,7 +105,7 @@ fn rule_set(
     });
     // Listed as the budget file reads: the base set, then the custom rules.
     let mut known: Vec<String> = base.categories().to_vec();
-    known.extend(budget.categories.iter().map(|(name, _)| name.clone()));
+    known.extend(budget.categories.iter().map(|r| r.name.clone()));
     known.extend(inline.iter().flat_map(|i| i.names()).map(str::to_string));
     for k in &budget.category_keys {
         if !known.contains(&k.name) {
@@ -117,13 +117,31 @@ fn rule_set(
         }
     }
     let set = if budget.categories.is_empty() {
-        base
+        Ok(base)
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
     };
-    match inline {
-        Some(i) => RuleSet::with_inline(i, set),
-        None => set,
+    let set = match (inline, set) {
+        (Some(i), Ok(set)) => RuleSet::with_inline(i, set),
+        (_, set) => set,
+    };
+    // Each source was within the limits on rules; together they are not.
+    set.unwrap_or_else(|e| {
+        errors.push(ConfigError {
+            loc: budget.rules_loc.clone().unwrap_or_else(|| file_loc(budget)),
+            key: String::new(),
+            message: e.to_string(),
+        });
+        RuleSet::builtin_default()
+    })
+}
+
+/// The budget file as a whole, for a problem of no one key.
+fn file_loc(budget: &Budget) -> Loc {
+    Loc {
+        file: budget.file.clone(),
+        line: 0,
+        col: 0,
     }
 }
 
