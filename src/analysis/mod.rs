@@ -16,6 +16,8 @@ mod replay;
 #[cfg(test)]
 mod replay_tests;
 mod rule_phases;
+#[cfg(test)]
+mod rule_set_tests;
 pub(crate) mod patterns;
 pub(crate) mod rules;
 mod span_index;
@@ -36,6 +38,7 @@ pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
+pub use patterns::{PatternBudget, Rule};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};

@@ -73,7 +73,12 @@ impl PatternBudget {
         }
         if self.bytes >= TOTAL_BYTES {
             self.exhausted = true;
-            return Err(over_total(self.bytes));
+            return Err(format!(
+                "not compiled: the regexes before it spent the {} they may compile to \
+                 together (a refused one counts as {})",
+                mib(TOTAL_BYTES),
+                mib(RULE_BYTES)
+            ));
         }
         self.count += 1;
         let bytes = match measure(pattern) {
@@ -233,7 +238,23 @@ mod tests {
         let e = b.rule("x", r"\w{200}x0", "f.toml:3:1").unwrap_err();
         assert!(e.starts_with("compiles to more than the 1.0 MiB"), "{e}");
         assert!(b.rule("y", "hccl", "f.toml:4:1").is_ok());
-        assert_eq!(b.count, 1);
+        // The refused rule counts, and costs what finding out cost.
+        assert_eq!(b.count, 2);
+        assert!(b.bytes > RULE_BYTES, "{}", b.bytes);
+        assert!(!b.exhausted());
+    }
+
+    #[test]
+    fn rules_refused_as_too_large_use_up_the_total_so_compiling_stops() {
+        let mut b = PatternBudget::default();
+        let tries = (0..MAX_RULES)
+            .take_while(|i| {
+                let _ = b.rule("x", &format!(r"\w{{200}}{i}"), "f");
+                !b.exhausted()
+            })
+            .count();
+        // Eight refusals spend the 8 MiB: the ninth is not compiled.
+        assert_eq!(tries, TOTAL_BYTES / RULE_BYTES);
     }
 
     #[test]

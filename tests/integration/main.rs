@@ -38,6 +38,7 @@ mod peak_moment;
 mod phases_summary;
 mod ranks;
 mod ranks_html;
+mod regex_budgets;
 mod real_figures;
 mod renderings;
 mod rule_phases;
