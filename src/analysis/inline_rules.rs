@@ -4,9 +4,9 @@
 //! the same rules a rules file's `[categories]` table holds, matched the
 //! same way (docs/figures.md#custom-rules), tried before the `--rules` set.
 
-use super::patterns::{PatternBudget, Rule};
 use super::rules::{RuleSet, RulesError};
 use crate::files::TEXT_CAP;
+use crate::patterns::{PatternBudget, Rule};
 
 /// The `name = regex` pairs of `--categories`, in the order written; every
 /// problem at once (`--categories: …` is added by the caller).

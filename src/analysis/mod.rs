@@ -18,7 +18,6 @@ mod replay_tests;
 mod rule_phases;
 #[cfg(test)]
 mod rule_set_tests;
-pub(crate) mod patterns;
 pub(crate) mod rules;
 mod span_index;
 mod stacks;
@@ -32,13 +31,13 @@ use crate::convert::{index, position};
 use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 
+pub use crate::patterns::{PatternBudget, Rule};
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
-pub use patterns::{PatternBudget, Rule};
 pub use rules::{RuleSet, RulesError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use regex::Regex;
 
-use super::patterns::PatternBudget;
 use super::rules::RuleSet;
 use super::stacks::{rule_frames, StackInfo};
+use crate::patterns::PatternBudget;
 use crate::snapshot::{self, Snapshot, StackId};
 
 /// A real snapshot of the shared fixtures, or `None` (said loudly) when
@@ -20,7 +20,10 @@ fn real(name: &str) -> Option<Snapshot> {
         .join("../shared/fixtures/real")
         .join(name);
     if !path.exists() {
-        eprintln!("SKIPPED: {} not found: the set-matcher test did not run", path.display());
+        eprintln!(
+            "SKIPPED: {} not found: the set-matcher test did not run",
+            path.display()
+        );
         return None;
     }
     Some(snapshot::load(&path).expect("the real fixture loads"))
@@ -127,7 +130,10 @@ fn each_distinct_name_and_file_is_matched_once_however_many_stacks_share_it() {
     let Some(snap) = real("cranberrii_ftcourse.pickle") else {
         return;
     };
-    let set = rule_set(&[("opt".into(), "optim".into()), ("fwd".into(), "forward".into())]);
+    let set = rule_set(&[
+        ("opt".into(), "optim".into()),
+        ("fwd".into(), "forward".into()),
+    ]);
     let mut info = StackInfo::new(&snap, &set);
     let mut distinct = HashSet::new();
     let mut frames = 0;
@@ -141,6 +147,9 @@ fn each_distinct_name_and_file_is_matched_once_however_many_stacks_share_it() {
             distinct.insert(snap.frame(f).filename);
         }
     }
-    assert!(frames > 2 * distinct.len(), "stacks share frames in the fixture");
+    assert!(
+        frames > 2 * distinct.len(),
+        "stacks share frames in the fixture"
+    );
     assert_eq!(info.matched(), distinct.len());
 }

@@ -9,9 +9,8 @@ use regex::{Regex, RegexBuilder, RegexSet};
 use thiserror::Error;
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
-use super::patterns::{self, PatternBudget, Rule};
-use crate::budget::LineStarts;
-use crate::files;
+use crate::files::{self, LineStarts};
+use crate::patterns::{self, PatternBudget, Rule};
 use crate::vocab::Rules;
 
 /// 1-based line and column (in characters) just past `valid`, UTF-8 text.
@@ -254,7 +253,12 @@ impl RuleSet {
         };
         let doc = toml_edit::ImDocument::parse(text.as_str()).map_err(|e| {
             let at = file.at(e.span().unwrap_or(0..0));
-            let msg = e.message().lines().next().unwrap_or("invalid TOML").to_string();
+            let msg = e
+                .message()
+                .lines()
+                .next()
+                .unwrap_or("invalid TOML")
+                .to_string();
             RulesError(format!("{at}: {msg}"))
         })?;
         let root = doc.as_table();
@@ -454,6 +458,9 @@ impl RulesFile<'_> {
                     Err(e) => errors.push(format!("{at}: {key}.{name}: {e}")),
                 },
                 None => errors.push(format!("{at}: {key}.{name}: must be a string (a regex)")),
+            }
+            if budget.exhausted() {
+                break;
             }
         }
         out

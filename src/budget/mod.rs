@@ -36,7 +36,7 @@ use std::fmt;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::analysis::patterns::Rule;
+use crate::patterns::Rule;
 
 use crate::units::{Bytes, Percent};
 use crate::vocab::Figure;
@@ -45,7 +45,6 @@ pub use crate::vocab::Rules;
 
 pub use data::{budget_from_data, budget_from_json, figure_ids, parse_size, validate_data};
 pub use ranks::RankBudget;
-pub(crate) use validate::LineStarts;
 #[cfg(test)]
 pub(crate) use validate::{parse, validate};
 pub use validate::{validate_file, ConfigError, Validated};

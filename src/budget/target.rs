@@ -9,9 +9,9 @@ use regex::Regex;
 use toml::Value;
 
 use super::raw::{Leaf, OpenTable, RawTarget};
-use crate::analysis::patterns::Rule;
 use super::validate::Validator;
 use super::{CategoryKey, PhaseLimit, PhaseTolerance, Rules, Target};
+use crate::patterns::Rule;
 use crate::vocab::Figure;
 use crate::vocab::Unit;
 use crate::walk;

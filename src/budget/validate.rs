@@ -9,8 +9,8 @@ use std::path::Path;
 use super::raw::{self, RawConfig};
 use super::{Budget, CategoryKey, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
-use crate::analysis::patterns::PatternBudget;
-use crate::files::{self, FileError};
+use crate::files::{self, FileError, LineStarts};
+use crate::patterns::PatternBudget;
 use crate::units::Bytes;
 use regex::Regex;
 
@@ -184,26 +184,6 @@ impl<'a> Validator<'a> {
             budget: Some(budget),
             errors: std::mem::take(&mut v.errors),
         }
-    }
-}
-
-/// Where each line of the text starts, so a position is found by binary
-/// search: validation stays linear however many errors a file has.
-pub(crate) struct LineStarts(Vec<usize>);
-
-impl LineStarts {
-    pub(crate) fn of(text: &str) -> LineStarts {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineStarts(starts.collect())
-    }
-
-    /// 1-based line and column (in characters) of a byte offset.
-    pub(crate) fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
-        let offset = offset.min(text.len());
-        let line = self.0.partition_point(|&s| s <= offset);
-        let start = self.0[line - 1];
-        let col = text.get(start..offset).map_or(0, |s| s.chars().count());
-        (line, col + 1)
     }
 }
 

@@ -8,16 +8,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::analysis::patterns::MAX_RULES;
 use crate::analysis::{
-    phases_with_rules, Boundary, GroupBy, InlineRules, PeakAt, Request, RuleSet, RulesError,
-    Window,
+    phases_with_rules, Boundary, GroupBy, InlineRules, PeakAt, Request, RuleSet, RulesError, Window,
 };
 use crate::commands::analysed::analyse_placing;
 use crate::document::{
     AnalysedSnapshot, InspectDocument, PeakDocument, PhasedSnapshot, PhasesDocument,
     ProfileDocument, SnapshotInventory,
 };
+use crate::patterns::MAX_RULES;
 use crate::report::html;
 use crate::snapshot::Snapshot;
 
@@ -120,7 +119,6 @@ pub(crate) fn peak_at(name: Option<&str>) -> Result<PeakAt, String> {
         )),
     }
 }
-
 
 impl Work {
     /// `tool`'s answer for `args` on the file `path`: the one given before

@@ -67,7 +67,11 @@ fn measured_with(
         code: out.status.code(),
         stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "KiB")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "KiB"
+        )]
         rss_kib: f[0] as u64,
         cpu: Duration::from_secs_f64(f[1] + f[2]),
     })
@@ -85,13 +89,19 @@ fn measured(cwd: &Path, args: &[&str]) -> Option<Measured> {
 
 fn within_bounds(m: &Measured, what: &str) {
     assert!(!m.stderr.contains("panicked"), "{what}: {}", m.stderr);
-    assert!(m.rss_kib < RSS_CEILING_KIB, "{what}: peak RSS {} KiB", m.rss_kib);
+    assert!(
+        m.rss_kib < RSS_CEILING_KIB,
+        "{what}: peak RSS {} KiB",
+        m.rss_kib
+    );
     assert!(m.cpu < CPU_CEILING, "{what}: {:?} of CPU", m.cpu);
 }
 
 /// `n` rules `rK = '\w{200}xK'` as TOML lines, from line `first` on.
 fn bomb_lines(n: usize) -> String {
-    (0..n).map(|i| format!("r{i} = '\\w{{200}}x{i}'\n")).collect()
+    (0..n)
+        .map(|i| format!("r{i} = '\\w{{200}}x{i}'\n"))
+        .collect()
 }
 
 fn bomb_pairs(n: usize) -> serde_json::Map<String, Value> {
@@ -165,7 +175,11 @@ fn categories_on_the_command_line_and_a_budget_given_as_data_refuse_300_rule_bom
     };
     within_bounds(&m, "--categories");
     assert_eq!(m.code, Some(2), "{}", m.stderr);
-    assert!(m.stderr.contains("--categories: r0: compiles to more than"), "{}", m.stderr);
+    assert!(
+        m.stderr.contains("--categories: r0: compiles to more than"),
+        "{}",
+        m.stderr
+    );
     // What the Python API's check(budget=…) runs: the budget as JSON data.
     let data = json!({"categories": bomb_pairs(300),
                       "target": [{"name": "t", "snapshots": snap,
@@ -174,7 +188,11 @@ fn categories_on_the_command_line_and_a_budget_given_as_data_refuse_300_rule_bom
     let m = measured(dir.path(), &args).unwrap();
     within_bounds(&m, "--budget-json");
     assert_eq!(m.code, Some(2), "{}", m.stderr);
-    assert!(m.stderr.contains("`categories.r0`: compiles to more than"), "{}", m.stderr);
+    assert!(
+        m.stderr.contains("`categories.r0`: compiles to more than"),
+        "{}",
+        m.stderr
+    );
 }
 
 #[test]
@@ -182,7 +200,9 @@ fn rules_within_the_limits_are_judged_as_before() {
     // 300 narrow rules: each small, all within the total; the gate judges.
     let dir = tempfile::tempdir().unwrap();
     let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/snapshots/rank0.pickle");
-    let lines: String = (0..300).map(|i| format!("r{i} = '[a-z]{{3}}x{i}'\n")).collect();
+    let lines: String = (0..300)
+        .map(|i| format!("r{i} = '[a-z]{{3}}x{i}'\n"))
+        .collect();
     let text = format!(
         "[categories]\n{lines}\n[[target]]\nname = \"t\"\nsnapshots = {:?}\n\n\
          [target.budget]\nallocated-peak = \"1 GiB\"\n",
@@ -206,8 +226,10 @@ fn mcp_session(calls: &[(&str, Value)]) -> String {
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     ];
     for (i, (tool, args)) in calls.iter().enumerate() {
-        lines.push(json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
-                          "params": {"name": tool, "arguments": args}}));
+        lines.push(
+            json!({"jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                          "params": {"name": tool, "arguments": args}}),
+        );
     }
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
@@ -260,7 +282,10 @@ fn the_mcp_server_refuses_300_rule_bombs_in_categories_and_in_an_inline_budget()
                         "target": [{"name": "t", "snapshots": "rank0.pickle",
                                     "budget": {"allocated-peak": "1 GiB"}}]});
     let calls = [
-        ("profile", json!({"path": "rank0.pickle", "categories": bomb_pairs(300)})),
+        (
+            "profile",
+            json!({"path": "rank0.pickle", "categories": bomb_pairs(300)}),
+        ),
         ("check", json!({"budget": budget})),
         ("peak", json!({"path": "rank0.pickle"})),
     ];
@@ -274,12 +299,18 @@ fn the_mcp_server_refuses_300_rule_bombs_in_categories_and_in_an_inline_budget()
     assert_eq!(results.len(), 3, "{}\n{}", m.stdout, m.stderr);
     assert!(results[0].0, "{:?}", results[0]);
     assert!(
-        results[0].1.contains("categories: r0: compiles to more than"),
+        results[0]
+            .1
+            .contains("categories: r0: compiles to more than"),
         "{:?}",
         results[0]
     );
     assert!(results[1].1.contains("categories.r0"), "{:?}", results[1]);
-    assert!(results[1].1.contains("compiles to more than"), "{:?}", results[1]);
+    assert!(
+        results[1].1.contains("compiles to more than"),
+        "{:?}",
+        results[1]
+    );
     // The server keeps serving.
     assert!(!results[2].0, "{:?}", results[2]);
 }
