@@ -97,7 +97,7 @@ fn within_bounds(m: &Measured, what: &str) {
     assert!(m.cpu < CPU_CEILING, "{what}: {:?} of CPU", m.cpu);
 }
 
-/// `n` rules `rK = '\w{200}xK'` as TOML lines, from line `first` on.
+/// `n` rules `rK = '\w{200}xK'` as TOML lines.
 fn bomb_lines(n: usize) -> String {
     (0..n)
         .map(|i| format!("r{i} = '\\w{{200}}x{i}'\n"))
@@ -193,27 +193,6 @@ fn categories_on_the_command_line_and_a_budget_given_as_data_refuse_300_rule_bom
         "{}",
         m.stderr
     );
-}
-
-#[test]
-fn rules_within_the_limits_are_judged_as_before() {
-    // 300 narrow rules: each small, all within the total; the gate judges.
-    let dir = tempfile::tempdir().unwrap();
-    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/snapshots/rank0.pickle");
-    let lines: String = (0..300)
-        .map(|i| format!("r{i} = '[a-z]{{3}}x{i}'\n"))
-        .collect();
-    let text = format!(
-        "[categories]\n{lines}\n[[target]]\nname = \"t\"\nsnapshots = {:?}\n\n\
-         [target.budget]\nallocated-peak = \"1 GiB\"\n",
-        snap.display().to_string()
-    );
-    std::fs::write(dir.path().join("memgate.toml"), text).unwrap();
-    let Some(m) = measured(dir.path(), &["check"]) else {
-        return;
-    };
-    within_bounds(&m, "300 narrow rules");
-    assert_eq!(m.code, Some(0), "{}{}", m.stdout, m.stderr);
 }
 
 /// JSON-RPC lines for an MCP session: initialize, then one `tools/call`
@@ -313,4 +292,33 @@ fn the_mcp_server_refuses_300_rule_bombs_in_categories_and_in_an_inline_budget()
     );
     // The server keeps serving.
     assert!(!results[2].0, "{:?}", results[2]);
+}
+
+#[test]
+fn a_thousand_narrow_rules_are_within_the_limits_on_the_command_line_and_the_mcp_server() {
+    // Each small, all within the total: judged, as the MCP server's old
+    // limit of 256 inline rules did not allow.
+    let narrow: serde_json::Map<String, Value> = (0..1000)
+        .map(|i| (format!("r{i}"), json!(format!("[a-z]{{3}}x{i}"))))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("rank0.pickle");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/snapshots/rank0.pickle");
+    std::fs::copy(example, &snap).unwrap();
+    let inline = Value::Object(narrow.clone()).to_string();
+    let args = ["profile", "--format", "json", "--categories", &inline, "rank0.pickle"];
+    let Some(m) = measured(dir.path(), &args) else {
+        return;
+    };
+    within_bounds(&m, "1000 narrow rules");
+    assert_eq!(m.code, Some(0), "{}", m.stderr);
+    let calls = [("profile", json!({"path": "rank0.pickle", "categories": narrow}))];
+    let root = dir.path().to_str().unwrap();
+    let args = ["mcp", "--root", root];
+    let m = measured_with(dir.path(), &args, converse(mcp_session(&calls), 1)).unwrap();
+    within_bounds(&m, "mcp, 1000 narrow rules");
+    let results = mcp_results(&m.stdout);
+    assert_eq!(results.len(), 1, "{}\n{}", m.stdout, m.stderr);
+    assert!(!results[0].0, "{:?}", results[0]);
+    assert!(results[0].1.contains("\"r999\""), "{:?}", results[0]);
 }
