@@ -91,7 +91,7 @@ fn rule_set(pairs: &[(String, String)]) -> RuleSet {
 
 #[test]
 fn the_set_matcher_gives_every_stack_of_a_real_snapshot_the_sequential_category() {
-    let Some(snap) = real("cranberrii_ftcourse.pickle") else {
+    let Some(snap) = real("muduard_layoutediting_list.pkl") else {
         return;
     };
     let stacks: Vec<StackId> = (0..u32::try_from(snap.stack_count()).unwrap())
@@ -127,7 +127,7 @@ fn the_set_matcher_gives_every_stack_of_a_real_snapshot_the_sequential_category(
 
 #[test]
 fn each_distinct_name_and_file_is_matched_once_however_many_stacks_share_it() {
-    let Some(snap) = real("cranberrii_ftcourse.pickle") else {
+    let Some(snap) = real("muduard_layoutediting_list.pkl") else {
         return;
     };
     let set = rule_set(&[

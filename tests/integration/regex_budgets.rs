@@ -306,13 +306,23 @@ fn a_thousand_narrow_rules_are_within_the_limits_on_the_command_line_and_the_mcp
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/snapshots/rank0.pickle");
     std::fs::copy(example, &snap).unwrap();
     let inline = Value::Object(narrow.clone()).to_string();
-    let args = ["profile", "--format", "json", "--categories", &inline, "rank0.pickle"];
+    let args = [
+        "profile",
+        "--format",
+        "json",
+        "--categories",
+        &inline,
+        "rank0.pickle",
+    ];
     let Some(m) = measured(dir.path(), &args) else {
         return;
     };
     within_bounds(&m, "1000 narrow rules");
     assert_eq!(m.code, Some(0), "{}", m.stderr);
-    let calls = [("profile", json!({"path": "rank0.pickle", "categories": narrow}))];
+    let calls = [(
+        "profile",
+        json!({"path": "rank0.pickle", "categories": narrow}),
+    )];
     let root = dir.path().to_str().unwrap();
     let args = ["mcp", "--root", root];
     let m = measured_with(dir.path(), &args, converse(mcp_session(&calls), 1)).unwrap();
