@@ -19,6 +19,10 @@ pub const RULE_BYTES: usize = 1 << 20;
 pub const MAX_RULES: usize = 1024;
 /// The most they may compile to together.
 pub const TOTAL_BYTES: usize = 8 << 20;
+/// The longest regex text compiled: parsing holds far more than the text
+/// (8 MB of text held 780 MB before a byte was compiled), so a longer one
+/// is refused unread. A regex's text counts toward the total as well.
+pub const PATTERN_CHARS: usize = 16 << 10;
 /// The lazy DFA's cache of one regex (per thread matching with it).
 const RULE_CACHE: usize = 256 << 10;
 /// The lazy DFA's cache of the set matcher over all rules.
@@ -81,8 +85,14 @@ impl PatternBudget {
             ));
         }
         self.count += 1;
+        if pattern.len() > PATTERN_CHARS {
+            return Err(format!(
+                "is {} bytes long, more than the {PATTERN_CHARS} a regex may be",
+                pattern.len()
+            ));
+        }
         let bytes = match measure(pattern) {
-            Ok(b) if b <= RULE_BYTES => b,
+            Ok(b) if b + pattern.len() <= RULE_BYTES => b + pattern.len(),
             Ok(b) => return Err(self.too_large(b)),
             Err(Measured::TooLarge) => return Err(self.too_large(0)),
             Err(Measured::Invalid(e)) => return Err(e),
@@ -278,6 +288,18 @@ mod tests {
         assert!((4..40).contains(&refused), "{refused}");
         let e = b.rule("again", r"\w{9}", "x").unwrap_err();
         assert!(e.contains("together"), "{e}");
+    }
+
+    #[test]
+    fn a_long_regex_is_refused_unparsed_and_long_literals_fill_the_total() {
+        let mut b = PatternBudget::default();
+        let e = b.compile(&"ab".repeat(PATTERN_CHARS)).unwrap_err();
+        assert!(e.contains("bytes long, more than the 16384"), "{e}");
+        let refused = (0..MAX_RULES)
+            .position(|i| b.compile(&format!("{i:05}{}", "ab".repeat(8000))).is_err())
+            .expect("the total stops them");
+        assert!((1..40).contains(&refused), "{refused}");
+        assert!(b.exhausted());
     }
 
     #[test]
