@@ -97,6 +97,13 @@ fn within_bounds(m: &Measured, what: &str) {
     assert!(m.cpu < CPU_CEILING, "{what}: {:?} of CPU", m.cpu);
 }
 
+/// Within the bounds, exit 2, and stderr saying `says`.
+fn refused(m: &Measured, what: &str, says: &str) {
+    within_bounds(m, what);
+    assert_eq!(m.code, Some(2), "{what}: {}", m.stderr);
+    assert!(m.stderr.contains(says), "{what}: {}", m.stderr);
+}
+
 /// `n` rules `rK = '\w{200}xK'` as TOML lines.
 fn bomb_lines(n: usize) -> String {
     (0..n)
@@ -131,13 +138,10 @@ fn budgets_of_60_and_300_rule_bombs_are_refused_within_5_s_and_512_mib_naming_th
         let Some(m) = measured(dir.path(), &["check"]) else {
             return;
         };
-        within_bounds(&m, &format!("{n} rules"));
-        assert_eq!(m.code, Some(2), "{}", m.stderr);
-        assert!(
-            m.stderr
-                .contains("memgate.toml:2:6: `categories.r0`: compiles to more than the 1.0 MiB"),
-            "{}",
-            m.stderr
+        refused(
+            &m,
+            &format!("{n} rules"),
+            "memgate.toml:2:6: `categories.r0`: compiles to more than the 1.0 MiB",
         );
         // Compiling stops once the refusals have spent the total.
         assert!(!m.stderr.contains("categories.r20`"), "{}", m.stderr);
@@ -154,13 +158,10 @@ fn a_rules_file_of_300_rule_bombs_is_refused_naming_the_rule_and_its_line() {
     let Some(m) = measured(dir.path(), &args) else {
         return;
     };
-    within_bounds(&m, "rules file");
-    assert_eq!(m.code, Some(2), "{}", m.stderr);
-    assert!(
-        m.stderr
-            .contains("rules.toml:3:1: categories.r0: compiles to more than the 1.0 MiB"),
-        "{}",
-        m.stderr
+    refused(
+        &m,
+        "rules file",
+        "rules.toml:3:1: categories.r0: compiles to more than the 1.0 MiB",
     );
 }
 
@@ -173,12 +174,10 @@ fn categories_on_the_command_line_and_a_budget_given_as_data_refuse_300_rule_bom
     let Some(m) = measured(dir.path(), &["peak", "--categories", &inline, snap]) else {
         return;
     };
-    within_bounds(&m, "--categories");
-    assert_eq!(m.code, Some(2), "{}", m.stderr);
-    assert!(
-        m.stderr.contains("--categories: r0: compiles to more than"),
-        "{}",
-        m.stderr
+    refused(
+        &m,
+        "--categories",
+        "--categories: r0: compiles to more than",
     );
     // What the Python API's check(budget=…) runs: the budget as JSON data.
     let data = json!({"categories": bomb_pairs(300),
@@ -186,12 +185,10 @@ fn categories_on_the_command_line_and_a_budget_given_as_data_refuse_300_rule_bom
                                   "budget": {"allocated-peak": "1 GiB"}}]});
     let args = ["check", "--budget-json", &data.to_string()];
     let m = measured(dir.path(), &args).unwrap();
-    within_bounds(&m, "--budget-json");
-    assert_eq!(m.code, Some(2), "{}", m.stderr);
-    assert!(
-        m.stderr.contains("`categories.r0`: compiles to more than"),
-        "{}",
-        m.stderr
+    refused(
+        &m,
+        "--budget-json",
+        "`categories.r0`: compiles to more than",
     );
 }
 
