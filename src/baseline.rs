@@ -1,17 +1,23 @@
 //! The summary JSON (`memgate summarize`): the golden file a repo commits
 //! and the baseline `check` compares against.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::DeviceReport;
+use crate::analysis::sites::portable_names;
+use crate::analysis::{DeviceReport, SiteBytes};
 use crate::snapshot::{self, Content, FileDigest, Format, Hint, LoadError, Snapshot};
 
 /// Bumped only on an incompatible change of the summary layout.
 pub const SCHEMA_VERSION: u32 = 1;
 /// The `kind` every summary carries, so it is told from a snapshot JSON.
 pub const SUMMARY_KIND: &str = "memgate-summary";
+
+/// What a summary's `site-names` says when its site names are portable
+/// (docs/figures.md#stacks-and-sites).
+pub const PORTABLE_SITE_NAMES: &str = "portable";
 
 /// One snapshot's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +28,11 @@ pub struct Summary {
     pub schema_version: u32,
     pub kind: String,
     pub provenance: Provenance,
+    /// [`PORTABLE_SITE_NAMES`]; absent in a summary of an older memgate,
+    /// whose site names hold the paths as recorded: they are made portable
+    /// when it is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site_names: Option<String>,
     pub devices: Vec<DeviceReport>,
 }
 
@@ -60,6 +71,10 @@ pub(crate) fn summarize(
     // peak moved.
     for d in &mut devices {
         d.stacks_at_moment = None;
+        // Where the files were on this machine: not the golden's business.
+        for s in &mut d.sites_at_peak {
+            s.recorded = None;
+        }
     }
     let (format, pickle_protocol) = match snap.format {
         Format::Pickle { protocol } => ("pickle", protocol),
@@ -82,6 +97,7 @@ pub(crate) fn summarize(
             allocator_settings: snap.allocator_settings.clone(),
             memgate_version: env!("CARGO_PKG_VERSION").to_string(),
         },
+        site_names: Some(PORTABLE_SITE_NAMES.to_string()),
         devices,
     }
 }
@@ -126,6 +142,44 @@ impl Summary {
             }
             None => return refuse("summary without a schema_version".into()),
         }
-        serde_json::from_value(value).or_else(|e| refuse(format!("malformed summary: {e}")))
+        let mut summary: Summary =
+            serde_json::from_value(value).or_else(|e| refuse(format!("malformed summary: {e}")))?;
+        if summary.site_names.is_none() {
+            portable_sites(&mut summary.devices);
+        }
+        Ok(summary)
+    }
+}
+
+/// The sites of a summary written before site names were portable, renamed
+/// as docs/figures.md#sites says (the root found from all its devices'
+/// sites); sites that become one are added together and the list sorted
+/// again. A device whose names do not change is left as it is.
+fn portable_sites(devices: &mut [DeviceReport]) {
+    let names: Vec<&str> = devices
+        .iter()
+        .flat_map(|d| &d.sites_at_peak)
+        .map(|s| s.site.as_str())
+        .collect();
+    let mut renamed = portable_names(&names).into_iter();
+    for d in devices {
+        let new: Vec<String> = renamed.by_ref().take(d.sites_at_peak.len()).collect();
+        if new.iter().zip(&d.sites_at_peak).all(|(n, s)| *n == s.site) {
+            continue;
+        }
+        let mut merged: BTreeMap<String, SiteBytes> = BTreeMap::new();
+        for (site, s) in new.into_iter().zip(&d.sites_at_peak) {
+            let m = merged.entry(site.clone()).or_insert(SiteBytes {
+                site,
+                bytes: 0,
+                count: 0,
+                recorded: None,
+            });
+            m.bytes = m.bytes.saturating_add(s.bytes);
+            m.count = m.count.saturating_add(s.count);
+        }
+        let mut sites: Vec<SiteBytes> = merged.into_values().collect();
+        sites.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
+        d.sites_at_peak = sites;
     }
 }

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::x_axis::XAxis;
 
-use crate::analysis::Window;
+use crate::analysis::{SiteFlags, Window};
 use crate::commands::check::{CheckOptions, GithubEnv};
 use crate::commands::{
     self,
@@ -207,6 +207,28 @@ pub struct CategoryRules {
     pub rules: String,
     #[command(flatten)]
     pub inline: InlineCategories,
+    /// Name the project's own files in site names from this folder: a
+    /// folder name (`nanogpt`, its last match in a path) or a path prefix
+    /// (`/srv/app`) [default: the longest folder all the project's files
+    /// share].
+    #[arg(long, value_name = "DIR")]
+    pub project_root: Option<String>,
+    /// What counts as the user's code when picking a stack's site: a glob
+    /// on a file's portable path (`nanogpt/*`) or its recorded path,
+    /// repeatable [default: every Python file outside site-packages,
+    /// dist-packages, the standard library and torch].
+    #[arg(long, value_name = "GLOB")]
+    pub user_code: Vec<String>,
+}
+
+impl CategoryRules {
+    /// `--project-root` and `--user-code`.
+    fn sites(&self) -> SiteFlags {
+        SiteFlags {
+            project_root: self.project_root.clone(),
+            user_code: self.user_code.clone(),
+        }
+    }
 }
 
 /// `--categories`: custom category rules on the command line.
@@ -356,6 +378,7 @@ impl PeakArgs {
             top: self.top,
             rules: self.categories.rules.clone(),
             categories: self.categories.inline.categories.clone(),
+            sites: self.categories.sites(),
             at: self.at.into(),
             window: self.within.window.clone(),
             metrics: self.metrics.clone(),
@@ -370,6 +393,7 @@ impl ProfileArgs {
             format: self.output.format.into(),
             rules: self.categories.rules.clone(),
             categories: self.categories.inline.categories.clone(),
+            sites: self.categories.sites(),
             group_by: self.group_by.into(),
             html: self.html.clone(),
             x_axis: self.x_axis,
@@ -417,6 +441,7 @@ impl DiffArgs {
             format: self.output.format.into(),
             rules: self.categories.rules.clone(),
             categories: self.categories.inline.categories.clone(),
+            sites: self.categories.sites(),
             top: self.top,
             window: self.window.clone(),
             html: self.html.clone(),
@@ -455,6 +480,7 @@ impl SummarizeArgs {
             output: self.output.clone(),
             rules: self.categories.rules.clone(),
             categories: self.categories.inline.categories.clone(),
+            sites: self.categories.sites(),
             top: self.top,
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
@@ -475,10 +501,12 @@ pub struct InitArgs {
     /// Added to today's figures before rounding up: e.g. 10% or 25%.
     #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = commands::init::parse_margin)]
     pub margin: f64,
-    /// Overwrite an existing budget file.
+    /// Replace an existing budget file and golden summaries (never through
+    /// a link).
     #[arg(long)]
     pub force: bool,
-    /// The target's name.
+    /// The target's name (the prefix of each target's name when the
+    /// snapshots need several targets).
     #[arg(long, default_value = "main")]
     pub name: String,
 }

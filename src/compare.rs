@@ -601,6 +601,13 @@ fn without_trace(check: &mut Check, t: &Target, level: Level) {
     }
 }
 
+/// Whether the trace-based figures of `d` are only lower bounds: its trace
+/// started mid-run (docs/figures.md#lower-bounds). An empty trace is not a
+/// partial one: `require-trace` judges it.
+pub fn lower_bounds(d: &DeviceReport) -> bool {
+    !d.trace_complete && d.figures.trace_entries > 0
+}
+
 /// Which sides of a comparison are only lower bounds: their trace started
 /// mid-run (the ring buffer dropped its start), so the real figure is at
 /// least that. A lower bound can fail a check (over a budget, or grown
@@ -621,10 +628,9 @@ impl Bounds {
     /// The bounds of a trace-based figure of `cur` against `base`. An
     /// empty trace is not a partial one: `require-trace` judges it.
     fn of(cur: &DeviceReport, base: Option<&DeviceReport>, t: &Target) -> Bounds {
-        let partial = |d: &DeviceReport| !d.trace_complete && d.figures.trace_entries > 0;
         Bounds {
-            current: partial(cur),
-            baseline: base.is_some_and(partial),
+            current: lower_bounds(cur),
+            baseline: base.is_some_and(lower_bounds),
             accepted: t.accept_lower_bounds,
         }
     }

@@ -139,6 +139,8 @@ pub enum UsageError {
     Rules(RulesError),
     #[error("--categories: {0}")]
     Categories(RulesError),
+    #[error("--project-root/--user-code: {0}")]
+    Sites(crate::analysis::SiteRuleError),
     #[error("no snapshot given (memgate profile SNAPSHOT…, or --print-rules)")]
     NoSnapshot,
     #[error(
@@ -171,9 +173,21 @@ pub enum UsageError {
     /// `diff --html` of more than one pair.
     #[error("--html draws one pair of files; these name {pairs} pairs (diff them one by one)")]
     DiffPairsHtml { pairs: usize },
-    /// `init` found a budget file where it would write one.
-    #[error("{} exists; memgate init does not overwrite it (--force does)", path.display())]
-    ConfigExists { path: PathBuf },
+    /// `init` found a file where it would write its budget file or a golden
+    /// summary.
+    #[error("{} exists; memgate init does not replace a {what} (--force does)", path.display())]
+    InitExists { path: PathBuf, what: &'static str },
+    /// `init` would write through a link: out of the directory it was
+    /// given, or into a file that lives elsewhere too.
+    #[error(
+        "{} is {why}; memgate init never writes through a link (not even with --force): \
+         write to a plain directory",
+        path.display()
+    )]
+    InitThroughLink { path: PathBuf, why: &'static str },
+    /// `init` cannot budget a snapshot: nothing is written for it.
+    #[error("{}: not budgeted: {why}", path.display())]
+    InitRefused { path: PathBuf, why: &'static str },
     /// `init --margin` that is no percentage to add.
     #[error("--margin {0}: write a percentage of at least 0, e.g. 10%")]
     Margin(f64),

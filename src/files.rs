@@ -3,7 +3,10 @@
 //! files (a FIFO, socket or device would hang or never end), small inputs
 //! are read under a size cap, and every file memgate replaces (goldens,
 //! reports) is written to a temporary file beside it and renamed over it, so
-//! a full disk or a kill mid-write leaves the old file whole.
+//! a full disk or a kill mid-write leaves the old file whole. In a process
+//! confined to its roots (`memgate mcp`) every open and replacement here
+//! is resolved beneath a root's descriptor ([`crate::beneath`]), and a
+//! file is read through the one handle that was opened and checked.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -67,9 +70,13 @@ fn open_error(e: std::io::Error) -> FileError {
 /// once, and the type is then checked on the open handle (no race with a
 /// rename between a check and the open).
 pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
-    let file = crate::platform::nonblocking(OpenOptions::new().read(true))
-        .open(path)
-        .map_err(open_error)?;
+    let file = crate::beneath::open_read(path).map_err(open_error)?;
+    regular(file)
+}
+
+/// `file` (opened without blocking) with its length, when it is a regular
+/// file.
+pub(crate) fn regular(file: File) -> Result<(File, u64), FileError> {
     let meta = file.metadata().map_err(FileError::Read)?;
     let t = meta.file_type();
     if t.is_dir() {
@@ -84,7 +91,13 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
 /// A whole small file (budget, rules, summary), at most `cap` bytes; `what`
 /// names the kind of file in the error.
 pub fn read_capped(path: &Path, what: &'static str, cap: u64) -> Result<Vec<u8>, FileError> {
-    let (file, len) = open_regular(path)?;
+    read_regular(open_regular(path)?.0, what, cap)
+}
+
+/// [`read_capped`] of a file already open (read through the one handle,
+/// never opened again by name).
+fn read_regular(file: File, what: &'static str, cap: u64) -> Result<Vec<u8>, FileError> {
+    let (file, len) = regular(file)?;
     if len > cap {
         return Err(FileError::TooLarge { what, cap });
     }
@@ -111,13 +124,10 @@ pub fn read_capped_or_pipe(
     what: &'static str,
     cap: u64,
 ) -> Result<Vec<u8>, FileError> {
-    let file = crate::platform::nonblocking(OpenOptions::new().read(true))
-        .open(path)
-        .map_err(open_error)?;
+    let file = crate::beneath::open_read(path).map_err(open_error)?;
     let t = file.metadata().map_err(FileError::Read)?.file_type();
     if !crate::platform::is_fifo(t) {
-        drop(file);
-        return read_capped(path, what, cap);
+        return read_regular(file, what, cap);
     }
     read_pipe(file, what, cap, PIPE_WAIT)
 }
@@ -238,6 +248,9 @@ pub fn is_temporary(name: &str) -> bool {
 /// temporary file is removed and `path` is left as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     let tmp = temp_beside(path);
+    if let Some(done) = crate::beneath::write_atomic(path, &tmp, bytes) {
+        return done.map_err(FileError::Write);
+    }
     let written = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;

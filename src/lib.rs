@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub(crate) mod beneath;
 pub(crate) mod budget;
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -32,3 +33,4 @@ pub(crate) mod walk;
 pub use budget::{budget_from_data, figure_ids, parse_size, validate_data, ConfigError};
 /// The device ordinal every document and report carries.
 pub use vocab::Device;
+pub use vocab::NoStory;

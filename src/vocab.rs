@@ -192,6 +192,87 @@ impl Unit {
     }
 }
 
+/// Memory with no story: what memgate calls memory it cannot place by a
+/// frame of its own allocation (docs/figures.md#memory-with-no-story). One
+/// name each, the same in every output (category, site, stack table, JSON,
+/// Markdown, JUnit, page, Python, MCP), and one sentence that every output
+/// prints where the name first appears.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, VariantArray,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoStory {
+    /// Live since before recording began: its allocation was never
+    /// recorded, so it has no frames.
+    PreTrace,
+    /// Allocated while recording, but recorded without a single frame.
+    Frameless,
+    /// Its stack has frames, but none that memgate can name a site by.
+    UnknownSite,
+}
+
+impl NoStory {
+    /// The name: a category, a site and a stack label at once.
+    pub const fn id(self) -> &'static str {
+        match self {
+            NoStory::PreTrace => "pre-trace",
+            NoStory::Frameless => "frameless",
+            NoStory::UnknownSite => "unknown-site",
+        }
+    }
+
+    /// Every kind, in report order.
+    pub fn all() -> &'static [NoStory] {
+        NoStory::VARIANTS
+    }
+
+    /// The name read back (a site, a category, a stack label).
+    pub fn from_id(id: &str) -> Option<NoStory> {
+        NoStory::VARIANTS.iter().copied().find(|n| n.id() == id)
+    }
+
+    /// One sentence on what the name means, for the legend line of every
+    /// output that shows it.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            NoStory::PreTrace => {
+                "memory live since before recording began: its allocation was not \
+                 recorded, so it has no frames (record history before the model is built \
+                 to see it)"
+            }
+            NoStory::Frameless => {
+                "memory allocated while recording, but recorded with no frames at all \
+                 (C++ frames off, or torch_npu on AArch64); its category comes from its \
+                 phase and lifetime where a rule fits"
+            }
+            NoStory::UnknownSite => {
+                "memory whose stack has frames, but none that names a site (no Python \
+                 frame: C++ or `??` frames only)"
+            }
+        }
+    }
+
+    /// `pre-trace: memory live since …`: the legend line.
+    pub fn legend(self) -> String {
+        format!("{}: {}", self.id(), self.meaning())
+    }
+
+    /// The names among `names`, each once, in the enum's order: what a
+    /// legend under a list of sites, stacks or categories explains.
+    pub fn among<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<NoStory> {
+        let mut seen: Vec<NoStory> = names.into_iter().filter_map(NoStory::from_id).collect();
+        seen.sort();
+        seen.dedup();
+        seen
+    }
+}
+
+impl fmt::Display for NoStory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// A category rule set as named by `--rules` or `defaults.rules`: the one
 /// parser of that spec (what the file holds is analysis's business).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,6 +331,22 @@ mod tests {
         assert_eq!(Figure::ReservedPeak.unit(), Unit::Bytes);
         assert!(!Figure::AllocEvents.is_bytes());
         assert_eq!(Unit::Count.id(), "count");
+    }
+
+    #[test]
+    fn each_kind_of_memory_with_no_story_has_one_name_that_reads_back() {
+        let ids: Vec<&str> = NoStory::VARIANTS.iter().map(|n| n.id()).collect();
+        assert_eq!(ids, ["pre-trace", "frameless", "unknown-site"]);
+        for n in NoStory::VARIANTS {
+            assert_eq!(NoStory::from_id(n.id()), Some(*n));
+            assert_eq!(serde_json::to_value(n).unwrap(), n.id());
+            assert!(n.legend().starts_with(&format!("{}: memory ", n.id())));
+        }
+        assert_eq!(NoStory::from_id("<unknown>"), None);
+        assert_eq!(
+            NoStory::among(["frameless", "x (a.py)", "pre-trace", "frameless"]),
+            [NoStory::PreTrace, NoStory::Frameless]
+        );
     }
 
     #[test]

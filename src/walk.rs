@@ -124,7 +124,7 @@ impl Walk<'_> {
         } else {
             dir
         };
-        let entries = match std::fs::read_dir(shown) {
+        let entries = match crate::beneath::read_dir(shown) {
             Ok(e) => e,
             // A directory that is not there holds no match (like a shell).
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -134,19 +134,13 @@ impl Walk<'_> {
             }
         };
         let mut out = Vec::new();
-        for entry in entries {
-            match entry {
-                Ok(e) => match e.file_name().into_string() {
-                    Ok(name) => out.push((name, e.path())),
-                    Err(os) => self.errors.push(WalkError::NotUtf8Name {
-                        pattern: self.pattern.into(),
-                        name: dir.join(os).display().to_string(),
-                    }),
-                },
-                Err(e) => {
-                    let e = self.cannot_list(shown, &e);
-                    self.errors.push(e)
-                }
+        for (name, path) in entries {
+            match name.into_string() {
+                Ok(name) => out.push((name, path)),
+                Err(os) => self.errors.push(WalkError::NotUtf8Name {
+                    pattern: self.pattern.into(),
+                    name: dir.join(os).display().to_string(),
+                }),
             }
         }
         out.sort();
@@ -154,10 +148,7 @@ impl Walk<'_> {
     }
 
     fn file(&mut self, path: PathBuf) {
-        let Ok(m) = std::fs::metadata(&path) else {
-            return;
-        };
-        if m.is_dir() {
+        if !crate::beneath::exists(&path) || crate::beneath::is_dir(&path) {
             return;
         }
         if crate::platform::file_id(&path).is_none_or(|id| self.seen_files.insert(id)) {
@@ -171,8 +162,7 @@ impl Walk<'_> {
         } else {
             path
         };
-        let m = std::fs::metadata(path).ok()?;
-        if m.is_dir() {
+        if crate::beneath::is_dir(path) {
             crate::platform::file_id(path)
         } else {
             None
@@ -189,7 +179,7 @@ impl Walk<'_> {
                 let next = dir.join(n);
                 if rest.is_empty() {
                     self.file(next);
-                } else if next.is_dir() {
+                } else if crate::beneath::is_dir(&next) {
                     self.go(&next, rest);
                 }
             }
@@ -200,7 +190,7 @@ impl Walk<'_> {
                     }
                     if rest.is_empty() {
                         self.file(path);
-                    } else if path.is_dir() {
+                    } else if crate::beneath::is_dir(&path) {
                         self.go(&path, rest);
                     }
                 }
@@ -214,7 +204,7 @@ impl Walk<'_> {
                 }
                 self.go(dir, rest);
                 for (name, path) in self.list(dir) {
-                    if !name.starts_with('.') && path.is_dir() {
+                    if !name.starts_with('.') && crate::beneath::is_dir(&path) {
                         self.go(&path, parts);
                     }
                 }
@@ -238,14 +228,17 @@ pub(crate) fn expand(
             Some(b) if !Path::new(p).is_absolute() => b.join(p),
             _ => PathBuf::from(p),
         };
-        if !is_pattern(p) && full.is_dir() {
+        if !is_pattern(p) && crate::beneath::is_dir(&full) {
             // A directory stands for the files in it (not hidden ones, not
             // below it), as `baseline = "golden/"` does; one with no file
             // stands for itself, which its reader refuses by name.
             let text = full.join("*").to_string_lossy().to_string();
             match expand_pattern(&text) {
                 Ok(matched) => {
-                    let files: Vec<PathBuf> = matched.into_iter().filter(|f| f.is_file()).collect();
+                    let files: Vec<PathBuf> = matched
+                        .into_iter()
+                        .filter(|f| crate::beneath::is_file(f))
+                        .collect();
                     if files.is_empty() {
                         out.push(full);
                     }

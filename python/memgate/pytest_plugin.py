@@ -52,6 +52,7 @@ from typing import Any, Dict, Generator, List, Optional, Tuple
 
 import pytest
 
+from . import _native
 from ._api import MemgateError, check, summarize
 from ._budget import BudgetError, validated_document
 from ._documents import Check, Verdict
@@ -156,6 +157,7 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
     """check's text, each failed check's headroom, then per failing
     device the sites that grew most."""
     lines = [verdict.text.rstrip()]
+    shown: List[str] = []
     for where, c in _judged(verdict):
         if c.status == "fail":
             lines.append(f"{where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}")
@@ -165,6 +167,7 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                 if not any(c.status == "fail" for c in device.checks):
                     continue
                 grown = device.growing_sites(top)
+                shown += [s["site"] for s in grown]
                 if grown:
                     lines.append(f"top growing sites, {_shown(snapshot.name)} dev{device.device}:")
                     for site in grown:
@@ -178,10 +181,18 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                     key=lambda s: s["current"],
                     reverse=True,
                 )[:top]
+                shown += [s["site"] for s in live]
                 if live:
                     lines.append(f"top sites at the peak, {_shown(snapshot.name)} dev{device.device}:")
                     lines += [f"  {_size(s['current'])}  {_shown(s['site'])}" for s in live]
-    return "\n".join(lines)
+    return "\n".join(lines + _no_story_notes(shown))
+
+
+def _no_story_notes(shown: List[str]) -> List[str]:
+    """`note: pre-trace: memory live since …` for each name of memory with
+    no story among the sites shown (docs/figures.md#memory-with-no-story),
+    in memgate's own words."""
+    return [f"note: {name}: {meaning}" for name, meaning in _native.no_story() if name in shown]
 
 
 def _shown(text: object) -> str:

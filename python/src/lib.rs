@@ -61,6 +61,17 @@ fn figure_ids() -> (Vec<&'static str>, Vec<&'static str>) {
     memgate::figure_ids()
 }
 
+/// The names of memory with no story, each with what it means
+/// (docs/figures.md#memory-with-no-story): the plugin explains a name it
+/// prints in the words every other output uses.
+#[pyfunction]
+fn no_story() -> Vec<(&'static str, &'static str)> {
+    memgate::NoStory::all()
+        .iter()
+        .map(|n| (n.id(), n.meaning()))
+        .collect()
+}
+
 /// A size as a budget writes it (`"8 GiB"`), in bytes; `ValueError` when
 /// it is not one.
 #[pyfunction]
@@ -75,6 +86,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(budget, m)?)?;
     m.add_function(wrap_pyfunction!(figure_ids, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(no_story, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,12 +7,16 @@
 //! innermost deciding frame wins, which is why recomputation inside backward
 //! (a module `forward` below the autograd engine) counts as activation.
 
+use crate::vocab::NoStory;
+
 /// Category name of rows that mark frames which must never decide.
 pub(crate) const SKIP: &str = "skip";
 
-/// Default categories, in report order. `pre-trace` is decided by no row:
-/// it is the memory live since before recording began, whatever its stack
-/// (docs/figures.md#pre-trace).
+/// Default categories, in report order. The last two are decided by no
+/// row (docs/figures.md#memory-with-no-story): `frameless` is memory
+/// allocated with no frames that no [phase and lifetime
+/// rule](super::frameless) places, `pre-trace` the frameless memory live
+/// since before recording began.
 pub(crate) const DEFAULT_CATEGORIES: [&str; 8] = [
     "parameter",
     "optimizer-state",
@@ -20,8 +24,8 @@ pub(crate) const DEFAULT_CATEGORIES: [&str; 8] = [
     "activation",
     "communication",
     "other",
-    "unknown",
-    "pre-trace",
+    NoStory::Frameless.id(),
+    NoStory::PreTrace.id(),
 ];
 
 /// One row: both given patterns must match the same frame

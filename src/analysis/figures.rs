@@ -81,4 +81,9 @@ pub struct StackGroup {
     /// `name (file:line)`, innermost first, shared with every other list
     /// of this stack.
     pub frames: StackLabels,
+    /// For a group without frames, which memory with no story it is
+    /// (`pre-trace` or `frameless`, docs/figures.md#memory-with-no-story);
+    /// absent in summaries written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_frames: Option<crate::vocab::NoStory>,
 }

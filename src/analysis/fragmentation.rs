@@ -58,6 +58,29 @@ pub(crate) fn largest_free_blocks(
     segments: &[&Segment],
     at: &[usize],
 ) -> Vec<u64> {
+    let (mut reserved, mut occupied) = at_dump(segments);
+    let mut out = vec![0; at.len()];
+    let mut next = trace.len();
+    for (k, &i) in at.iter().enumerate().rev() {
+        for e in trace[i + 1..next].iter().rev() {
+            undo(e, &mut reserved, &mut occupied);
+        }
+        next = i + 1;
+        out[k] = largest_gap(&reserved, &occupied);
+    }
+    out
+}
+
+/// The largest free block of the dump itself (for a snapshot without
+/// history, the only moment it shows).
+pub(crate) fn largest_free_block_at_dump(segments: &[&Segment]) -> u64 {
+    let (reserved, occupied) = at_dump(segments);
+    largest_gap(&reserved, &occupied)
+}
+
+/// The reserved ranges (touching ones merged) and the occupied blocks of
+/// the dump.
+fn at_dump(segments: &[&Segment]) -> (Ranges, Ranges) {
     let mut reserved = Ranges::new();
     let mut occupied = Ranges::new();
     for s in segments {
@@ -75,16 +98,7 @@ pub(crate) fn largest_free_blocks(
             }
         }
     }
-    let mut out = vec![0; at.len()];
-    let mut next = trace.len();
-    for (k, &i) in at.iter().enumerate().rev() {
-        for e in trace[i + 1..next].iter().rev() {
-            undo(e, &mut reserved, &mut occupied);
-        }
-        next = i + 1;
-        out[k] = largest_gap(&reserved, &occupied);
-    }
-    out
+    (reserved, occupied)
 }
 
 /// Takes entry `e` back.

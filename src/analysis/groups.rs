@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use crate::snapshot::{Action, Device, Snapshot};
 
 use super::allocator::Origin;
+use super::frameless::FramelessCategories;
 use super::phases::attribute;
 use super::replay::DeviceReplay;
 use super::rules::RuleSet;
@@ -54,7 +55,8 @@ pub const NO_COMPILE_CONTEXT: &str = "N/A";
 
 /// How an allocation finds its group.
 enum How {
-    Rules,
+    /// With the categories rules place frameless allocations in.
+    Rules(FramelessCategories),
     /// `owner[i]`: the group of entry `i` (empty when the device has no
     /// annotation: every entry is in group 0).
     Annotation(Vec<u32>),
@@ -76,9 +78,17 @@ pub(crate) struct Groups {
 impl Groups {
     /// The groups of `device` under `by`; the rule categories come from
     /// `info`.
-    pub(crate) fn new(snap: &Snapshot, device: Device, by: GroupBy, info: &StackInfo) -> Groups {
+    pub(crate) fn new(
+        snap: &Snapshot,
+        device: Device,
+        by: GroupBy,
+        info: &mut StackInfo,
+    ) -> Groups {
         let (how, names) = match by {
-            GroupBy::Category => (How::Rules, info.rules_categories().to_vec()),
+            GroupBy::Category => (
+                How::Rules(FramelessCategories::new(snap, device, info)),
+                info.rules_categories().to_vec(),
+            ),
             GroupBy::Annotation => {
                 let att = attribute(snap, device);
                 (How::Annotation(att.owner), att.names)
@@ -127,10 +137,14 @@ impl Groups {
     pub(crate) fn classify(&mut self, origin: Origin<'_>, info: &mut StackInfo<'_>) -> usize {
         let g = match (&self.how, origin) {
             // Memory from before recording whose stack says nothing.
-            (How::Rules, Origin::BeforeTrace(s)) if info.frameless(s) => {
+            (How::Rules(_), Origin::BeforeTrace(s)) if info.frameless(s) => {
                 info.pre_trace().unwrap_or_else(|| info.category(s))
             }
-            (How::Rules, o) => info.category(o.stack()),
+            // Made with no frames: by phase and lifetime where a rule fits.
+            (How::Rules(placed), Origin::Alloc(i, e)) if info.frameless(e.stack) => {
+                placed.get(i).unwrap_or_else(|| info.category(e.stack))
+            }
+            (How::Rules(_), o) => info.category(o.stack()),
             (_, Origin::BeforeTrace(_)) => 0,
             (How::Annotation(owner), Origin::Alloc(i, _)) => {
                 owner.get(i).map_or(0, |&g| g as usize)
@@ -154,11 +168,11 @@ impl Groups {
     pub(crate) fn categories(&self, r: &DeviceReplay, set: &RuleSet) -> Categories {
         let rules_source = set.source();
         let rules = match self.how {
-            How::Rules => rules_source.to_string(),
+            How::Rules(_) => rules_source.to_string(),
             How::Annotation(_) => GroupBy::Annotation.id().to_string(),
             How::Context(_) => GroupBy::CompileContext.id().to_string(),
         };
-        let all = matches!(self.how, How::Rules);
+        let all = matches!(self.how, How::Rules(_));
         // Groups existing once entry `upto` is applied (none applied: `None`).
         let exists = |g: usize, upto: Option<usize>, before: bool| {
             all || (before && self.before_trace[g])

@@ -4,9 +4,11 @@ mod addr;
 mod allocator;
 mod default_rules;
 pub mod diff;
+mod dump;
 pub mod environment;
 mod figures;
 mod fragmentation;
+mod frameless;
 mod groups;
 mod inline_rules;
 mod moment;
@@ -19,6 +21,7 @@ mod rule_phases;
 #[cfg(test)]
 mod rule_set_tests;
 pub(crate) mod rules;
+pub(crate) mod sites;
 mod span_index;
 mod stacks;
 pub(crate) mod timeline;
@@ -30,8 +33,10 @@ use std::collections::{BTreeMap, HashMap};
 use crate::convert::{index, position};
 use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
+use crate::vocab::NoStory;
 
 pub use crate::patterns::{PatternBudget, Rule};
+pub use dump::{DumpState, LiveBlock};
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
@@ -39,6 +44,7 @@ pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
+pub use sites::{SiteFlags, SiteRule, SiteRuleError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
@@ -128,7 +134,7 @@ pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Pl
     let devices = devices
         .into_iter()
         .map(|(d, range)| {
-            let groups = Groups::new(snap, d, req.group_by, &info);
+            let groups = Groups::new(snap, d, req.group_by, &mut info);
             let ask = Ask {
                 top: req.top,
                 timeline_points: req.timeline_points,
@@ -252,27 +258,13 @@ fn device_analysis(
         .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
     let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules());
-    // torch writes time_us as a non-negative clock; a negative one keeps its
-    // two's-complement bits, as it always has.
-    let time_at = |i: Option<u64>| {
-        i.and_then(|i| trace[index(i)].time())
-            .map(i64::cast_unsigned)
-    };
-    let peak_time_us = snap.has_time().then(|| PeakEntry {
-        dynamic_peak: time_at(r.peak_entry.dynamic_peak),
-        allocated_peak: time_at(r.peak_entry.allocated_peak),
-        reserved_peak: time_at(r.peak_entry.reserved_peak),
-    });
+    let peak_time_us = snap.has_time().then(|| peak_times(trace, &r.peak_entry));
     let dyn_upto = (r.figures.dynamic_peak > 0)
         .then_some(r.peak_entry.dynamic_peak)
         .flatten()
         .map(index);
-    let alloc_upto = if r.allocated_peak_at_start {
-        None
-    } else {
-        r.peak_entry.allocated_peak.map(index)
-    };
-    let stacks_at_peak = stack_groups(snap, r.live_after(trace, dyn_upto), top);
+    let alloc_upto = upto(r.allocated_peak_at_start, r.peak_entry.allocated_peak);
+    let stacks_at_peak = stack_groups(snap, in_trace(r.live_after(trace, dyn_upto)), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
     // Every report says where its peaks fall (docs/figures.md#peak-phase): the
@@ -283,21 +275,8 @@ fn device_analysis(
         .as_ref()
         .map_or_else(Vec::new, |c| c.ooms(snap, &segments, &r.ooms));
     let peak_phase = clock.as_ref().map(|c| c.peaks(&r.peak_entry));
-    let stacks_at_moment = stacks_at.map(|at| {
-        let stacks = match at {
-            PeakAt::DynamicPeak => stacks_at_peak.clone(),
-            PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(&r, trace, alloc_upto), top),
-            PeakAt::ReservedPeak => {
-                let upto = if r.reserved_peak_at_start {
-                    None
-                } else {
-                    r.peak_entry.reserved_peak.map(index)
-                };
-                stack_groups(snap, live_with_pre(&r, trace, upto), top)
-            }
-        };
-        MomentStacks { at, stacks }
-    });
+    let stacks_at_moment =
+        stacks_at.map(|at| moment_stacks(snap, device, &r, at, alloc_upto, &stacks_at_peak, top));
     let report = DeviceReport {
         device,
         figures: r.figures,
@@ -312,50 +291,116 @@ fn device_analysis(
         stacks_at_moment,
         oom,
         warnings: warnings(&segments, &r),
-        window: window.zip(r.window).map(|((w, (from, to)), edges)| {
-            let (from_text, to_text) = w.texts();
-            WindowReport {
-                from: from_text.to_string(),
-                to: to_text.to_string(),
-                from_entry: from as u64,
-                to_entry: to as u64,
-                dynamic_usage_at_from: edges.dynamic_at_from,
-                dynamic_usage_at_to: edges.dynamic_at_to,
-                allocated_at_to: edges.allocated_at_to,
-            }
-        }),
+        dump: trace
+            .is_empty()
+            .then(|| dump::dump_state(snap, &segments, top)),
+        window: window.zip(r.window).map(window_report),
         environment: Some(environment::Fingerprint::of_snapshot(
             &snap.generation,
             snap.allocator_settings.as_ref(),
         )),
     };
-    let fine = std::mem::take(&mut r.timeline_fine);
-    let timeline = r.timeline.take().map(|points| {
-        let bands = structure
-            .as_ref()
-            .map_or_else(Vec::new, |p| bands(trace, p));
-        Timeline {
-            device,
-            categories: groups.names().to_vec(),
-            points,
-            moments: moments(snap, trace, &r, &report, &bands),
-            bands,
-            origin_time_us: trace.iter().find_map(|e| e.time()),
-            fine,
-            window: report.window.as_ref().map(|w| {
-                let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
-                timeline::Band {
-                    iteration: false,
-                    name: format!("{}..{}", w.from, w.to),
-                    from_entry: w.from_entry,
-                    to_entry: w.to_entry,
-                    from_time_us: time(w.from_entry),
-                    to_time_us: time(w.to_entry),
-                }
-            }),
-        }
-    });
+    let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)
+}
+
+/// The last entry applied at a peak first reached at `entry` (`None`:
+/// before the first entry, when the peak was there from the start).
+fn upto(at_start: bool, entry: Option<u64>) -> Option<usize> {
+    if at_start {
+        None
+    } else {
+        entry.map(index)
+    }
+}
+
+/// `time_us` at each peak entry. torch writes `time_us` as a non-negative
+/// clock; a negative one keeps its two's-complement bits, as it always has.
+fn peak_times(trace: &[crate::snapshot::TraceEntry], at: &PeakEntry) -> PeakEntry {
+    let time_at = |i: Option<u64>| {
+        i.and_then(|i| trace[index(i)].time())
+            .map(i64::cast_unsigned)
+    };
+    PeakEntry {
+        dynamic_peak: time_at(at.dynamic_peak),
+        allocated_peak: time_at(at.allocated_peak),
+        reserved_peak: time_at(at.reserved_peak),
+    }
+}
+
+/// The stack groups live at peak `at`: the dynamic peak's are those of
+/// the report already; the other two count the memory from before
+/// recording still live then.
+fn moment_stacks(
+    snap: &Snapshot,
+    device: Device,
+    r: &DeviceReplay,
+    at: PeakAt,
+    alloc_upto: Option<usize>,
+    at_dynamic: &[StackGroup],
+    top: usize,
+) -> MomentStacks {
+    let trace = snap.trace(device);
+    let stacks = match at {
+        PeakAt::DynamicPeak => at_dynamic.to_vec(),
+        PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(r, trace, alloc_upto), top),
+        PeakAt::ReservedPeak => {
+            let upto = upto(r.reserved_peak_at_start, r.peak_entry.reserved_peak);
+            stack_groups(snap, live_with_pre(r, trace, upto), top)
+        }
+    };
+    MomentStacks { at, stacks }
+}
+
+/// Where a window lies, from its bounds as written, its entry range and
+/// the replay's edges.
+fn window_report(
+    ((w, (from, to)), edges): ((&Window, (usize, usize)), observe::WindowEdges),
+) -> WindowReport {
+    let (from_text, to_text) = w.texts();
+    WindowReport {
+        from: from_text.to_string(),
+        to: to_text.to_string(),
+        from_entry: from as u64,
+        to_entry: to as u64,
+        dynamic_usage_at_from: edges.dynamic_at_from,
+        dynamic_usage_at_to: edges.dynamic_at_to,
+        allocated_at_to: edges.allocated_at_to,
+    }
+}
+
+/// The device's timeline when the replay sampled one: its points, the
+/// moments the page lists stacks at, the bands of its phases and
+/// iterations, and the window's band.
+fn device_timeline(
+    snap: &Snapshot,
+    r: &mut DeviceReplay,
+    report: &DeviceReport,
+    structure: Option<&DevicePhases>,
+    names: &[String],
+) -> Option<Timeline> {
+    let trace = snap.trace(report.device);
+    let fine = std::mem::take(&mut r.timeline_fine);
+    let points = r.timeline.take()?;
+    let bands = structure.map_or_else(Vec::new, |p| bands(trace, p));
+    let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
+    Some(Timeline {
+        device: report.device,
+        categories: names.to_vec(),
+        points,
+        moments: moments(snap, trace, r, report, &bands),
+        bands,
+        origin_time_us: trace.iter().find_map(|e| e.time()),
+        fine,
+        window: report.window.as_ref().map(|w| timeline::Band {
+            iteration: false,
+            name: format!("{}..{}", w.from, w.to),
+            from_entry: w.from_entry,
+            to_entry: w.to_entry,
+            from_time_us: time(w.from_entry),
+            to_time_us: time(w.to_entry),
+        }),
+    })
 }
 
 /// The phase spans and iterations of a device as bands, at most
@@ -397,11 +442,43 @@ fn moments(
     report: &DeviceReport,
     bands: &[timeline::Band],
 ) -> Vec<timeline::Moment> {
-    use timeline::MomentKind;
-    let n = trace.len();
-    if n == 0 {
+    if trace.is_empty() {
         return Vec::new();
     }
+    let merged = wanted_moments(trace.len(), r, report, bands);
+    let at: Vec<i64> = merged.iter().map(|w| w.0).collect();
+    let (groups, totals) = live_groups(snap, trace, r, &at);
+    merged
+        .into_iter()
+        .zip(groups)
+        .zip(totals)
+        .map(|(((entry, kinds), g), allocated)| {
+            let entry = u64::try_from(entry).ok();
+            timeline::Moment {
+                kinds,
+                entry,
+                time_us: entry.and_then(|i| trace[index(i)].time()),
+                allocated,
+                stacks: ranked_groups(
+                    snap,
+                    g,
+                    timeline::MOMENT_STACKS,
+                    Snapshot::stack_labels_folded,
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The moments the page lists, each entry once with every kind falling
+/// there (`-1`: before the first entry).
+fn wanted_moments(
+    n: usize,
+    r: &DeviceReplay,
+    report: &DeviceReport,
+    bands: &[timeline::Band],
+) -> Vec<(i64, Vec<timeline::MomentKind>)> {
+    use timeline::MomentKind;
     let mut wanted: Vec<(i64, MomentKind)> = Vec::new();
     let at_start = |flag: bool, i: Option<u64>| if flag { None } else { i };
     for (id, entry) in [
@@ -451,18 +528,29 @@ fn moments(
             _ => merged.push((at, vec![kind])),
         }
     }
-    let at: Vec<i64> = merged.iter().map(|w| w.0).collect();
-    // Per moment: stack -> (bytes, count, first alloc index), and the total.
-    let mut groups: Vec<HashMap<StackId, (u64, u64, usize)>> = vec![HashMap::new(); at.len()];
+    merged
+}
+
+/// Per moment of the page: the allocations live then grouped by stack
+/// (stack -> bytes, count, first alloc index), and the bytes live.
+fn live_groups(
+    snap: &Snapshot,
+    trace: &[crate::snapshot::TraceEntry],
+    r: &DeviceReplay,
+    at: &[i64],
+) -> (Vec<Grouped>, Vec<u64>) {
+    let mut groups: Vec<Grouped> = vec![HashMap::new(); at.len()];
     let mut totals = vec![0u64; at.len()];
-    let mut add = |k: usize, l: Live| {
-        let g = groups[k].entry(l.stack).or_insert((0, 0, usize::MAX));
+    let mut add = |k: usize, l: Live, pre: bool| {
+        let g = groups[k]
+            .entry(group_key(snap, l.stack, pre))
+            .or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
         g.2 = g.2.min(l.index);
         totals[k] += l.size;
     };
-    r.live_at_each(trace, &at, &mut add);
+    r.live_at_each(trace, at, &mut |k, l| add(k, l, false));
     for p in &r.pre {
         for (k, &m) in at.iter().enumerate() {
             if p.freed_at
@@ -475,30 +563,12 @@ fn moments(
                         stack: p.stack,
                         index: 0,
                     },
+                    true,
                 );
             }
         }
     }
-    merged
-        .into_iter()
-        .zip(groups)
-        .zip(totals)
-        .map(|(((entry, kinds), g), allocated)| {
-            let entry = u64::try_from(entry).ok();
-            timeline::Moment {
-                kinds,
-                entry,
-                time_us: entry.and_then(|i| trace[index(i)].time()),
-                allocated,
-                stacks: ranked_groups(
-                    snap,
-                    g,
-                    timeline::MOMENT_STACKS,
-                    Snapshot::stack_labels_folded,
-                ),
-            }
-        })
-        .collect()
+    (groups, totals)
 }
 
 /// The figures budgets judge from a device's time structure.
@@ -524,11 +594,17 @@ fn time_figures(p: &DevicePhases) -> TimeFigures {
 
 /// Live allocations at the dynamic peak grouped by full stack (Mosaic's
 /// listing), largest first; ties in allocation order.
-fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -> Vec<StackGroup> {
+fn stack_groups(
+    snap: &Snapshot,
+    live: impl Iterator<Item = (Live, bool)>,
+    top: usize,
+) -> Vec<StackGroup> {
     // stack -> (bytes, count, first alloc index)
-    let mut groups: HashMap<StackId, (u64, u64, usize)> = HashMap::new();
-    for l in live {
-        let g = groups.entry(l.stack).or_insert((0, 0, usize::MAX));
+    let mut groups: Grouped = HashMap::new();
+    for (l, pre) in live {
+        let g = groups
+            .entry(group_key(snap, l.stack, pre))
+            .or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
         g.2 = g.2.min(l.index);
@@ -536,15 +612,33 @@ fn stack_groups(snap: &Snapshot, live: impl Iterator<Item = Live>, top: usize) -
     ranked_groups(snap, groups, top, Snapshot::stack_labels)
 }
 
+/// What live memory is grouped by: its stack, and for a stack without
+/// frames whether it was live before recording (`pre-trace`) or allocated
+/// during it (`frameless`), which share the empty stack.
+type GroupKey = (StackId, bool);
+
+/// Live memory by group: bytes, count and the first allocation's index.
+type Grouped = HashMap<GroupKey, (u64, u64, usize)>;
+
+/// The group of memory with `stack`, live before recording when `pre`.
+fn group_key(snap: &Snapshot, stack: StackId, pre: bool) -> GroupKey {
+    (stack, pre && snap.stack(stack).is_empty())
+}
+
+/// Allocations of the trace, none from before recording.
+fn in_trace(live: impl Iterator<Item = Live>) -> impl Iterator<Item = (Live, bool)> {
+    live.map(|l| (l, false))
+}
+
 /// Stack groups (stack -> bytes, count, first alloc index) largest first,
 /// ties in allocation order, the first `top`.
 fn ranked_groups(
     snap: &Snapshot,
-    groups: HashMap<StackId, (u64, u64, usize)>,
+    groups: Grouped,
     top: usize,
     labels: fn(&Snapshot, StackId) -> StackLabels,
 ) -> Vec<StackGroup> {
-    let mut v: Vec<(StackId, (u64, u64, usize))> = groups.into_iter().collect();
+    let mut v: Vec<(GroupKey, (u64, u64, usize))> = groups.into_iter().collect();
     // Memory from before recording shares index 0: the stack id (interning
     // order, fixed by the file) breaks the last ties, so output is stable.
     v.sort_by(|a, b| {
@@ -555,10 +649,19 @@ fn ranked_groups(
     });
     v.into_iter()
         .take(top)
-        .map(|(stack, (bytes, count, _))| StackGroup {
-            bytes,
-            count,
-            frames: labels(snap, stack),
+        .map(|((stack, pre), (bytes, count, _))| {
+            let frames = labels(snap, stack);
+            let no_frames = frames.is_empty().then_some(if pre {
+                NoStory::PreTrace
+            } else {
+                NoStory::Frameless
+            });
+            StackGroup {
+                bytes,
+                count,
+                frames,
+                no_frames,
+            }
         })
         .collect()
 }
@@ -570,16 +673,19 @@ fn live_with_pre<'a>(
     r: &'a DeviceReplay,
     trace: &'a [crate::snapshot::TraceEntry],
     upto: Option<usize>,
-) -> impl Iterator<Item = Live> + 'a {
+) -> impl Iterator<Item = (Live, bool)> + 'a {
     let pre = r.pre.iter().filter(move |p| match (p.freed_at, upto) {
         (None, _) => true,
         (Some(f), Some(u)) => f > u,
         (Some(_), None) => true,
     });
-    r.live_after(trace, upto).chain(pre.map(|p| Live {
-        size: p.size,
-        stack: p.stack,
-        index: 0,
+    in_trace(r.live_after(trace, upto)).chain(pre.map(|p| {
+        let l = Live {
+            size: p.size,
+            stack: p.stack,
+            index: 0,
+        };
+        (l, true)
     }))
 }
 
@@ -598,8 +704,17 @@ fn sites_at_allocated_peak(
         s.0 += size;
         s.1 += 1;
     };
+    // A stack without frames names no site: its memory is `frameless`, or
+    // `pre-trace` when it was live before recording (docs/figures.md#memory-with-no-story).
+    let frameless = info.named_site(NoStory::Frameless.id().into(), None);
+    let pre_trace = info.named_site(NoStory::PreTrace.id().into(), None);
     for l in live {
-        add(info.site(l.stack), l.size);
+        let site = if info.frameless(l.stack) {
+            frameless
+        } else {
+            info.site(l.stack)
+        };
+        add(site, l.size);
     }
     for p in &r.pre {
         let still_live = match (p.freed_at, upto) {
@@ -607,7 +722,12 @@ fn sites_at_allocated_peak(
             (Some(f), Some(u)) => f > u,
         };
         if still_live {
-            add(info.site(p.stack), p.size);
+            let site = if info.frameless(p.stack) {
+                pre_trace
+            } else {
+                info.site(p.stack)
+            };
+            add(site, p.size);
         }
     }
     let mut v: Vec<SiteBytes> = sites
@@ -616,6 +736,7 @@ fn sites_at_allocated_peak(
             site: info.site_name(id).to_string(),
             bytes,
             count,
+            recorded: info.site_file(id).map(str::to_string),
         })
         .collect();
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.site.cmp(&b.site)));
@@ -662,7 +783,7 @@ fn warnings(segments: &[&Segment], r: &DeviceReplay) -> Vec<String> {
 /// [`analyze_with_timelines`].
 pub fn timeline(snap: &Snapshot, device: Device, rules: &RuleSet, max_points: usize) -> Timeline {
     let mut info = StackInfo::new(snap, rules);
-    let groups = Groups::new(snap, device, GroupBy::default(), &info);
+    let groups = Groups::new(snap, device, GroupBy::default(), &mut info);
     let ask = Ask {
         top: 0,
         timeline_points: Some(max_points),

@@ -9,9 +9,10 @@ use regex::{Regex, RegexBuilder, RegexSet};
 use thiserror::Error;
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
+use super::sites::SiteRule;
 use crate::files::{self, LineStarts};
 use crate::patterns::{self, PatternBudget, Rule};
-use crate::vocab::Rules;
+use crate::vocab::{NoStory, Rules};
 
 /// 1-based line and column (in characters) just past `valid`, UTF-8 text.
 fn position(valid: &[u8]) -> (usize, usize) {
@@ -75,6 +76,9 @@ pub struct RuleSet {
     /// each run of allocs whose stack matches it (traces without
     /// annotations).
     iteration_stack: Option<Rule>,
+    /// What counts as the user's code and where the project's root is,
+    /// for the allocation sites (docs/figures.md#stacks-and-sites).
+    sites: SiteRule,
 }
 
 /// Mosaic's categories, in its enum order.
@@ -98,10 +102,11 @@ fn ci(pattern: &str) -> Regex {
 }
 
 fn index_of(categories: &[String], name: &str) -> usize {
-    categories
-        .iter()
-        .position(|c| c == name)
-        .expect("built-in category listed")
+    index_of_opt(categories, name).expect("built-in category listed")
+}
+
+fn index_of_opt(categories: &[String], name: &str) -> Option<usize> {
+    categories.iter().position(|c| c == name)
 }
 
 impl RuleSet {
@@ -126,6 +131,7 @@ impl RuleSet {
             phases: Vec::new(),
             phase_set: None,
             iteration_stack: None,
+            sites: SiteRule::default(),
         }
     }
 
@@ -141,6 +147,7 @@ impl RuleSet {
             phases: Vec::new(),
             phase_set: None,
             iteration_stack: None,
+            sites: SiteRule::default(),
         }
     }
 
@@ -210,6 +217,7 @@ impl RuleSet {
             phases: base.phases,
             phase_set: base.phase_set,
             iteration_stack: base.iteration_stack,
+            sites: base.sites,
         })
     }
 
@@ -314,6 +322,17 @@ impl RuleSet {
         &self.custom_names
     }
 
+    /// The set with `sites` deciding the allocation sites.
+    pub fn with_sites(mut self, sites: SiteRule) -> RuleSet {
+        self.sites = sites;
+        self
+    }
+
+    /// What counts as the user's code and where the project's root is.
+    pub(crate) fn sites(&self) -> &SiteRule {
+        &self.sites
+    }
+
     /// Renames the set (the source reports show).
     pub(crate) fn set_source(&mut self, source: String) {
         self.source = source;
@@ -368,7 +387,7 @@ impl RuleSet {
     /// that memory in its categories (it is classified by its stack there).
     pub(crate) fn pre_trace(&self) -> Option<usize> {
         match &self.base {
-            Base::Default(_) => self.categories.iter().position(|c| c == "pre-trace"),
+            Base::Default(_) => index_of_opt(&self.categories, NoStory::PreTrace.id()),
             Base::Mosaic => None,
         }
     }
@@ -378,7 +397,18 @@ impl RuleSet {
         match (&self.base, has_frames) {
             (Base::Mosaic, _) => index_of(&self.categories, "UNKNOWN"),
             (Base::Default(_), true) => index_of(&self.categories, "other"),
-            (Base::Default(_), false) => index_of(&self.categories, "unknown"),
+            (Base::Default(_), false) => index_of(&self.categories, NoStory::Frameless.id()),
+        }
+    }
+
+    /// The index of category `name` of the default rules (none under
+    /// Mosaic's, which keep frameless memory in their own `UNKNOWN`): where
+    /// [phase and lifetime](super::frameless) may place a frameless
+    /// allocation.
+    pub(crate) fn default_category(&self, name: &str) -> Option<usize> {
+        match &self.base {
+            Base::Default(_) => index_of_opt(&self.categories, name),
+            Base::Mosaic => None,
         }
     }
 

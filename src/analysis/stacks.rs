@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use crate::snapshot::{FrameId, Snapshot, StackId};
 
 use super::rules::RuleSet;
+use super::sites::{is_python, SiteKeys};
 
 const UNSET: u32 = u32::MAX;
 /// A string no custom rule matches.
 const NONE: u32 = u32::MAX - 1;
 
-/// Site of a stack without any frame to name.
-pub(crate) const UNKNOWN_SITE: &str = "<unknown>";
+/// Site of a stack whose frames name none (docs/figures.md#memory-with-no-story).
+pub(crate) const UNKNOWN_SITE: &str = crate::vocab::NoStory::UnknownSite.id();
 
 /// Lazily filled category and site of every stack of one snapshot.
 pub(crate) struct StackInfo<'a> {
@@ -27,19 +28,59 @@ pub(crate) struct StackInfo<'a> {
     matched: usize,
     site: Vec<u32>,
     site_names: Vec<String>,
+    /// Each site's file as recorded (of the first stack with that site).
+    site_files: Vec<Option<String>>,
     site_ids: HashMap<String, u32>,
+    /// The snapshot's site keys and whether each file (by string id) is
+    /// the user's, made on the first site asked for.
+    keys: Option<Sites<'a>>,
 }
 
-/// Whether a frame is Python code (C++ frames have `.cpp`/`.h`/`??` files
-/// and line 0).
-fn is_python(file: &str) -> bool {
-    file.ends_with(".py")
+/// The site rule applied to one snapshot's files.
+struct Sites<'a> {
+    keys: SiteKeys<'a>,
+    user: HashMap<u32, bool>,
 }
 
-/// Whether a file is inside the `torch` (or `torch_npu`) package.
-fn in_torch(file: &str) -> bool {
-    file.split(['/', '\\'])
-        .any(|part| part == "torch" || part == "torch_npu")
+impl<'a> Sites<'a> {
+    fn new(snap: &'a Snapshot, rules: &'a RuleSet) -> Sites<'a> {
+        let mut files: Vec<u32> = snap.frames.iter().map(|f| f.filename).collect();
+        files.sort_unstable();
+        files.dedup();
+        let keys = SiteKeys::new(rules.sites(), files.iter().map(|&id| snap.str(id)));
+        let user = files
+            .iter()
+            .map(|&id| {
+                let file = snap.str(id);
+                (id, is_python(file) && keys.is_user(file))
+            })
+            .collect();
+        Sites { keys, user }
+    }
+
+    /// `function (portable file)` of the innermost frame of the user's
+    /// code; else of the innermost Python frame; else [`UNKNOWN_SITE`]; with
+    /// that frame's file as recorded. Names are kept as the snapshot has
+    /// them: renderers escape them.
+    fn site_of(&self, snap: &Snapshot, frames: &[FrameId]) -> (String, Option<String>) {
+        let python = || {
+            frames
+                .iter()
+                .copied()
+                .filter(|&f| is_python(snap.frame_file(f)))
+        };
+        let pick = python()
+            .find(|&f| self.user.get(&snap.frame(f).filename) == Some(&true))
+            .or_else(|| python().next());
+        match pick {
+            Some(f) => {
+                let file = snap.frame_file(f);
+                let name = format!("{} ({})", snap.frame_name(f), self.keys.key(file));
+                (name, Some(file.to_string()))
+            }
+            None => (UNKNOWN_SITE.to_string(), None),
+        }
+    }
 }
 
 impl<'a> StackInfo<'a> {
@@ -62,7 +103,9 @@ impl<'a> StackInfo<'a> {
             matched: 0,
             site: vec![UNSET; n],
             site_names: Vec::new(),
+            site_files: Vec::new(),
             site_ids: HashMap::new(),
+            keys: None,
         }
     }
 
@@ -146,7 +189,19 @@ impl<'a> StackInfo<'a> {
         if cached != UNSET {
             return cached;
         }
-        let name = site_of(self.snap, self.snap.stack(stack));
+        let (snap, rules) = (self.snap, self.rules);
+        let (name, file) = self
+            .keys
+            .get_or_insert_with(|| Sites::new(snap, rules))
+            .site_of(snap, snap.stack(stack));
+        let id = self.named_site(name, file);
+        self.site[stack.index()] = id;
+        id
+    }
+
+    /// Site id of a site name, with its file as recorded (the names of
+    /// memory with no story are sites of no stack of their own, and no file).
+    pub(crate) fn named_site(&mut self, name: String, file: Option<String>) -> u32 {
         #[expect(
             clippy::cast_possible_truncation,
             reason = "one site per distinct 32-bit stack id at most"
@@ -155,13 +210,18 @@ impl<'a> StackInfo<'a> {
         let id = *self.site_ids.entry(name.clone()).or_insert(next);
         if id == next {
             self.site_names.push(name);
+            self.site_files.push(file);
         }
-        self.site[stack.index()] = id;
         id
     }
 
     pub(crate) fn site_name(&self, id: u32) -> &str {
         &self.site_names[id as usize]
+    }
+
+    /// The file of site `id` as the snapshot recorded it.
+    pub(crate) fn site_file(&self, id: u32) -> Option<&str> {
+        self.site_files[id as usize].as_deref()
     }
 }
 
@@ -178,23 +238,4 @@ pub(crate) fn rule_frames(snap: &Snapshot, stack: StackId) -> Vec<(&str, &str)> 
         .filter(|f| seen.insert((f.name, f.filename)))
         .map(|f| (snap.str(f.name), snap.str(f.filename)))
         .collect()
-}
-
-/// `function (file)` of the innermost frame that is user Python code;
-/// else the innermost Python frame; else `<unknown>`. Names are kept as the
-/// snapshot has them: renderers escape them for their sink.
-pub(crate) fn site_of(snap: &Snapshot, frames: &[FrameId]) -> String {
-    let python = || {
-        frames
-            .iter()
-            .copied()
-            .filter(|&f| is_python(snap.frame_file(f)))
-    };
-    let pick = python()
-        .find(|&f| !in_torch(snap.frame_file(f)))
-        .or_else(|| python().next());
-    match pick {
-        Some(f) => format!("{} ({})", snap.frame_name(f), snap.frame_file(f)),
-        None => UNKNOWN_SITE.to_string(),
-    }
 }

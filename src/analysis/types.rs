@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::Figure;
 
+use super::dump::DumpState;
 use super::environment::Fingerprint;
 use super::figures::{Figures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
@@ -48,10 +49,16 @@ pub struct Categories {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct SiteBytes {
-    /// `function (file)`, no line number, so it survives code moving.
+    /// `function (file)`, no line number, so it survives code moving; the
+    /// file by its portable name (docs/figures.md#sites).
     pub site: String,
     pub bytes: u64,
     pub count: u64,
+    /// The site's file as the snapshot recorded it (its first stack's),
+    /// for display only: runs are compared by `site`, and a summary leaves
+    /// it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded: Option<String>,
 }
 
 /// Everything computed for one device of one snapshot.
@@ -89,6 +96,10 @@ pub struct DeviceReport {
     /// Where the window lies, when the figures are those of a window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowReport>,
+    /// What the dump shows, for a device without allocation history (an
+    /// empty trace): docs/figures.md#a-dump-without-history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump: Option<DumpState>,
     /// The environment the snapshot was recorded in
     /// (docs/figures.md#environment); absent in summaries written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,7 +2,9 @@
 //! it must name every key the raw structs accept (set, or commented out
 //! with its explanation), so adding a key without documenting it fails.
 
-use super::raw::{budget_keys, tolerance_keys, DEFAULTS_KEYS, RANKS_KEYS, TARGET_KEYS, TOP_KEYS};
+use super::raw::{
+    budget_keys, tolerance_keys, DEFAULTS_KEYS, RANKS_KEYS, SITES_KEYS, TARGET_KEYS, TOP_KEYS,
+};
 
 const EXAMPLE: &str = include_str!("../../thresholds.example.toml");
 
@@ -39,13 +41,14 @@ fn keys_by_table() -> Vec<(String, String)> {
 
 #[test]
 fn the_example_budget_file_names_every_key_memgate_accepts() {
-    let tables: [(&str, Vec<&str>); 6] = [
+    let tables: [(&str, Vec<&str>); 7] = [
         ("", TOP_KEYS.to_vec()),
         ("defaults", DEFAULTS_KEYS.to_vec()),
         ("target", TARGET_KEYS.to_vec()),
         ("target.budget", budget_keys()),
         ("target.tolerance", tolerance_keys()),
         ("target.ranks", RANKS_KEYS.to_vec()),
+        ("sites", SITES_KEYS.to_vec()),
     ];
     let present = keys_by_table();
     let missing: Vec<String> = tables

@@ -22,6 +22,8 @@ mod data;
 mod example_file;
 mod ranks;
 pub mod raw;
+mod sites;
+pub use sites::Sites;
 mod suggest;
 mod target;
 #[cfg(test)]
@@ -230,6 +232,8 @@ pub struct Budget {
     pub figures: Vec<Figure>,
     /// Custom category rules in file order: name, regex.
     pub categories: Vec<Rule>,
+    /// `[sites]`: what names an allocation site.
+    pub sites: Sites,
     pub targets: Vec<Target>,
     /// Every category key of every target (those of a target that failed
     /// validation too), in file order.

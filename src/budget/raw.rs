@@ -12,7 +12,9 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
-pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories"];
+pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories", "sites"];
+/// `[sites]` keys: what names an allocation site (docs/figures.md#stacks-and-sites).
+pub(crate) const SITES_KEYS: &[&str] = &["project-root", "user-code"];
 pub(crate) const DEFAULTS_KEYS: &[&str] = &[
     "tolerance",
     "noise-floor",
@@ -110,6 +112,14 @@ pub struct RawConfig {
     pub defaults: Option<RawDefaults>,
     pub target: Vec<RawTarget>,
     pub categories: Option<OpenTable>,
+    pub sites: Option<RawSites>,
+}
+
+/// `[sites]` as written.
+#[derive(Debug, Default)]
+pub struct RawSites {
+    pub project_root: Option<Leaf>,
+    pub user_code: Option<List>,
 }
 
 #[derive(Debug, Default)]
@@ -235,10 +245,23 @@ impl Reader {
                 "defaults" => c.defaults = self.table(item, &at).map(|t| self.defaults(t)),
                 "target" => c.target = self.targets(item, &at),
                 "categories" => c.categories = self.open_table(item, &at),
+                "sites" => c.sites = self.table(item, &at).map(|t| self.sites(t)),
                 _ => {}
             }
         }
         c
+    }
+
+    fn sites(&mut self, table: &dyn TableLike) -> RawSites {
+        let mut s = RawSites::default();
+        for (name, at, item) in self.entries(table, SITES_KEYS, "[sites]") {
+            match name {
+                "project-root" => s.project_root = Some(self.leaf(item, &at)),
+                "user-code" => s.user_code = Some(self.list(item, &at)),
+                _ => {}
+            }
+        }
+        s
     }
 
     fn defaults(&mut self, table: &dyn TableLike) -> RawDefaults {

@@ -343,3 +343,42 @@ fn device_memory_outside_allocator_and_shares_are_read_in_the_file_and_in_data()
         "{e:?}"
     );
 }
+
+#[test]
+fn sites_values_are_checked_each_at_its_own_position() {
+    let text = "[sites]\nproject-root = \"/\"\nuser-code = [\"app/*\", 5, \"a/[\"]\nbogus = 1\n\n\
+                [[target]]\nname = \"t\"\n";
+    let e = errors(text);
+    assert!(
+        e.iter()
+            .any(|m| m.starts_with("memgate.toml:4:1:")
+                && m.contains("unknown key `bogus` in [sites]")),
+        "{e:?}"
+    );
+    // Unknown keys stop validation: the values are checked without one.
+    let e = errors(&text.replace("bogus = 1\n", ""));
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert!(
+        e[0].starts_with("memgate.toml:2:16: `sites.project-root`:")
+            && e[0].contains("names no folder"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].starts_with("memgate.toml:3:23: `sites.user-code`:") && e[1].contains("not integer"),
+        "{e:?}"
+    );
+    assert!(
+        e[2].starts_with("memgate.toml:3:26: `sites.user-code`:")
+            && e[2].contains("\"a/[\" is not a glob"),
+        "{e:?}"
+    );
+    let ok = parse(
+        "[sites]\nproject-root = \"nanogpt\"\nuser-code = [\"nanogpt/*\"]\n[[target]]\nname = \"t\"\n",
+        "memgate.toml",
+        Path::new(""),
+        false,
+    )
+    .unwrap();
+    assert_eq!(ok.sites.project_root.as_deref(), Some("nanogpt"));
+    assert_eq!(ok.sites.user_code, ["nanogpt/*"]);
+}

@@ -275,6 +275,7 @@ impl Validator<'_> {
             }
         }
         let categories = self.custom_rules(raw.categories.as_ref());
+        let sites = self.sites(raw.sites.as_ref());
         let mut targets: Vec<Target> = Vec::new();
         let mut seen: HashMap<String, Loc> = HashMap::new();
         for t in &raw.target {
@@ -304,6 +305,7 @@ impl Validator<'_> {
             rules_loc: rules.1,
             figures,
             categories,
+            sites,
             targets,
             category_keys: std::mem::take(&mut self.category_keys),
         }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::environment::ENV_FILE_LIMIT;
 use crate::analysis::{
     analyze_placing, analyze_request, DeviceReport, InlineRules, Placed, Request, RuleSet,
-    Timeline, Window, WindowError,
+    SiteFlags, Timeline, Window, WindowError,
 };
 use crate::document::AnalysedSnapshot;
 use crate::input;
@@ -84,16 +84,24 @@ pub(crate) fn refuse_over_inputs(
     }
 }
 
-/// Parse `--rules` and `--categories` (tried first), naming the flag on
-/// error.
-pub(crate) fn rules(spec: &str, categories: Option<&str>) -> Result<RuleSet, Outcome> {
+/// Parse `--rules` and `--categories` (tried first), with the site rule
+/// of `--project-root` and `--user-code`, naming the flag on error.
+pub(crate) fn rules(
+    spec: &str,
+    categories: Option<&str>,
+    sites: &SiteFlags,
+) -> Result<RuleSet, Outcome> {
     let base = RuleSet::from_spec(spec).map_err(|e| Outcome::error(UsageError::Rules(e)))?;
-    match categories {
-        None => Ok(base),
+    let sites = sites
+        .rule()
+        .map_err(|e| Outcome::error(UsageError::Sites(e)))?;
+    let set = match categories {
+        None => base,
         Some(text) => InlineRules::parse(text)
             .and_then(|inline| RuleSet::with_inline(&inline, base))
-            .map_err(|e| Outcome::error(UsageError::Categories(e))),
-    }
+            .map_err(|e| Outcome::error(UsageError::Categories(e)))?,
+    };
+    Ok(set.with_sites(sites))
 }
 
 /// Load and analyse one file; what `req` asks for comes from the same
@@ -175,15 +183,14 @@ pub(crate) fn environment_path(path: &Path) -> Option<std::path::PathBuf> {
 
 /// Adds what `record()` wrote beside `path` (docs/figures.md#environment)
 /// to each device's environment. No such file: nothing added. One that is
-/// not a small regular file of the right shape is an error naming it.
+/// not a small regular file of the right shape, or a link that leaves the
+/// snapshot's directory (it is opened beneath that directory's descriptor,
+/// never followed out), is an error naming it.
 pub(crate) fn with_recorded_environment(
     path: &Path,
     devices: &mut [DeviceReport],
 ) -> Result<(), Error> {
     let Some(env) = environment_path(path) else {
-        return Ok(());
-    };
-    let Ok(meta) = std::fs::metadata(&env) else {
         return Ok(());
     };
     let fail = |why: String| -> Error {
@@ -193,20 +200,51 @@ pub(crate) fn with_recorded_environment(
         )
         .into()
     };
-    if !meta.is_file() {
-        return Err(fail("not a regular file".into()));
-    }
-    if meta.len() > ENV_FILE_LIMIT {
-        let limit = ENV_FILE_LIMIT >> 10;
-        return Err(fail(format!("{} bytes, more than {limit} KiB", meta.len())));
-    }
-    let text = std::fs::read(&env).map_err(|e| fail(e.to_string()))?;
-    let text = String::from_utf8(text).map_err(|_| fail("not UTF-8".into()))?;
+    let Some(text) = read_environment(path, &env).map_err(fail)? else {
+        return Ok(());
+    };
     for d in devices.iter_mut() {
         let base = d.environment.take().unwrap_or_default();
         d.environment = Some(base.with_record(&text).map_err(&fail)?);
     }
     Ok(())
+}
+
+/// The text of the environment file `env` beside the snapshot `path`, read
+/// through the one handle opened beneath the snapshot's directory; `None`
+/// when there is none.
+fn read_environment(path: &Path, env: &Path) -> Result<Option<String>, String> {
+    let name = env.file_name().map(|n| n.to_string_lossy().into_owned());
+    let opened = crate::beneath::open_beside(path, &name.unwrap_or_default());
+    let file = match opened {
+        Ok(Some(f)) => f,
+        Ok(None) => return Ok(None),
+        // cap-std's word for a link out: say it without its target.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(format!(
+                "cannot be read beside the snapshot (a link out of its directory, which \
+                 memgate does not follow, or no permission): {e}"
+            ))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let (file, len) = crate::files::regular(file).map_err(|e| e.to_string())?;
+    if len > ENV_FILE_LIMIT {
+        let limit = ENV_FILE_LIMIT >> 10;
+        return Err(format!("{len} bytes, more than {limit} KiB"));
+    }
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, ENV_FILE_LIMIT + 1),
+        &mut text,
+    )
+    .map_err(|e| e.to_string())?;
+    if text.len() as u64 > ENV_FILE_LIMIT {
+        return Err(format!("more than {} KiB", ENV_FILE_LIMIT >> 10));
+    }
+    String::from_utf8(text)
+        .map(Some)
+        .map_err(|_| "not UTF-8".into())
 }
 
 /// An error naming `path` when the stacks its reports list went past the

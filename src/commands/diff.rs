@@ -31,6 +31,8 @@ pub struct DiffOptions {
     pub html: Option<PathBuf>,
     /// The page's x axis at first (`--x`).
     pub x_axis: html::XAxis,
+    /// `--project-root` and `--user-code`: what names an allocation site.
+    pub sites: crate::analysis::SiteFlags,
 }
 
 /// One side's device reports, whether it was a summary, and (for the page)
@@ -160,7 +162,7 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
             return o;
         }
     }
-    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref(), &opts.sites) {
         Ok(r) => r,
         Err(o) => return o,
     };

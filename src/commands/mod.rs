@@ -84,7 +84,7 @@ pub(crate) fn write_report(
     bytes: &[u8],
 ) -> Result<(), crate::files::FileError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
+        crate::beneath::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
     }
     crate::files::write_atomic(path, bytes)?;
     let shown = crate::report::escape::terminal(&path.display().to_string()).into_owned();

@@ -31,6 +31,8 @@ pub struct PeakOptions {
     /// Also write the figures as GitLab's metrics report (OpenMetrics);
     /// `-`: to stdout, in place of the text or JSON.
     pub metrics: Option<PathBuf>,
+    /// `--project-root` and `--user-code`: what names an allocation site.
+    pub sites: crate::analysis::SiteFlags,
 }
 
 pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
@@ -39,7 +41,7 @@ pub fn run(opts: &PeakOptions, out: &mut dyn Write) -> Outcome {
             return o;
         }
     }
-    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref(), &opts.sites) {
         Ok(r) => r,
         Err(o) => return o,
     };

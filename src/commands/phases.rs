@@ -12,6 +12,7 @@ use crate::{input, snapshot};
 
 use super::analysed::rules;
 use super::{Outcome, OutputFormat};
+use crate::analysis::SiteFlags;
 
 pub struct PhasesOptions {
     pub snapshots: Vec<String>,
@@ -39,7 +40,11 @@ pub fn run(opts: &PhasesOptions, out: &mut dyn Write) -> Outcome {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Error::from).collect()),
     };
-    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
+    let rules = match rules(
+        &opts.rules,
+        opts.categories.as_deref(),
+        &SiteFlags::default(),
+    ) {
         Ok(r) => r,
         Err(o) => return o,
     };

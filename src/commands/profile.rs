@@ -32,6 +32,8 @@ pub struct ProfileOptions {
     pub x_axis: html::XAxis,
     pub print_rules: bool,
     pub top: usize,
+    /// `--project-root` and `--user-code`: what names an allocation site.
+    pub sites: crate::analysis::SiteFlags,
 }
 
 pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
@@ -49,7 +51,7 @@ pub fn run(opts: &ProfileOptions, out: &mut dyn Write) -> Outcome {
             return o;
         }
     }
-    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref(), &opts.sites) {
         Ok(r) => r,
         Err(o) => return o,
     };

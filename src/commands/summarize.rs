@@ -31,6 +31,8 @@ pub struct SummarizeOptions {
     /// Iterations start at annotations whose name starts with this (the
     /// default boundaries when `None`).
     pub iteration_boundary: Option<String>,
+    /// `--project-root` and `--user-code`: what names an allocation site.
+    pub sites: crate::analysis::SiteFlags,
 }
 
 /// The name of a snapshot's summary: `DIR/<stem>.json`.
@@ -40,7 +42,7 @@ pub(crate) fn stem(path: &Path) -> String {
         .unwrap_or_else(|| "snapshot".into())
 }
 
-fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
+pub(crate) fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError> {
     let error = |error| OutputError::Summary {
         path: path.to_path_buf(),
         error,
@@ -77,13 +79,14 @@ fn summarize_file_with<E: From<LoadError>>(
     Ok(baseline::summarize(path, &snap, digest, devices))
 }
 
-/// The summary written, and the devices the window places nothing on (not
-/// in the summary, as a check of that window does not judge them).
-fn one(
+/// A snapshot's summary as `opts` asks for it, and the devices the window
+/// places nothing on (not in the summary, as a check of that window does
+/// not judge them).
+pub(crate) fn summary_of(
     path: &Path,
     opts: &SummarizeOptions,
     rules: &RuleSet,
-) -> Result<(PathBuf, Vec<WindowError>), Error> {
+) -> Result<(Summary, Vec<WindowError>), Error> {
     let boundary = opts.iteration_boundary.clone().map(Boundary::Prefix);
     let mut unplaced = Vec::new();
     let summary = summarize_file_with(path, |snap| {
@@ -98,14 +101,55 @@ fn one(
             devices
         })
     })?;
-    let dir = &opts.output;
-    let target = dir.join(format!("{}.json", stem(path)));
+    Ok((summary, unplaced))
+}
+
+/// The summary written, and the devices the window places nothing on.
+fn one(
+    path: &Path,
+    opts: &SummarizeOptions,
+    rules: &RuleSet,
+) -> Result<(PathBuf, Vec<WindowError>), Error> {
+    let (summary, unplaced) = summary_of(path, opts, rules)?;
+    let target = opts.output.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
     Ok((target, unplaced))
 }
 
+/// Why summaries cannot be written where `pairs` (input, summary) say:
+/// two inputs with one summary, or a summary that would replace one of the
+/// files `read` (through a symlink or a hard link too).
+pub(crate) fn clashes(pairs: &[(&Path, PathBuf)], read: &[&Path]) -> Vec<Error> {
+    let mut errors: Vec<Error> = Vec::new();
+    let mut seen: HashMap<&Path, &Path> = HashMap::new();
+    for (input, summary) in pairs {
+        if let Some(first) = seen.insert(summary, input) {
+            errors.push(
+                UsageError::SameSummary {
+                    first: first.to_path_buf(),
+                    second: input.to_path_buf(),
+                    stem: stem(input),
+                }
+                .into(),
+            );
+        }
+    }
+    for (_, summary) in pairs {
+        if let Some(input) = read.iter().find(|q| same_file(summary, q)) {
+            errors.push(
+                UsageError::SummaryOverInput {
+                    target: summary.clone(),
+                    input: input.to_path_buf(),
+                }
+                .into(),
+            );
+        }
+    }
+    errors
+}
+
 pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
-    let rules = match rules(&opts.rules, opts.categories.as_deref()) {
+    let rules = match rules(&opts.rules, opts.categories.as_deref(), &opts.sites) {
         Ok(r) => r,
         Err(o) => return o,
     };
@@ -113,20 +157,6 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
         Ok(p) => p,
         Err(errors) => return Outcome::from_errors(errors.into_iter().map(Into::into).collect()),
     };
-    let mut errors: Vec<Error> = Vec::new();
-    let mut seen: HashMap<String, &Path> = HashMap::new();
-    for p in &paths {
-        if let Some(first) = seen.insert(stem(p), p) {
-            errors.push(
-                UsageError::SameSummary {
-                    first: first.to_path_buf(),
-                    second: p.clone(),
-                    stem: stem(p),
-                }
-                .into(),
-            );
-        }
-    }
     // A summary written over one of the inputs (a snapshot, the rules file;
     // through a symlink or a hard link too) would lose it.
     let rules_file = match opts.rules.parse::<Rules>() {
@@ -138,22 +168,15 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
         .map(PathBuf::as_path)
         .chain(rules_file.as_deref())
         .collect();
-    for p in &paths {
-        let target = opts.output.join(format!("{}.json", stem(p)));
-        if let Some(input) = read.iter().find(|q| same_file(&target, q)) {
-            errors.push(
-                UsageError::SummaryOverInput {
-                    target: target.clone(),
-                    input: input.to_path_buf(),
-                }
-                .into(),
-            );
-        }
-    }
+    let pairs: Vec<(&Path, PathBuf)> = paths
+        .iter()
+        .map(|p| (p.as_path(), opts.output.join(format!("{}.json", stem(p)))))
+        .collect();
+    let mut errors = clashes(&pairs, &read);
     if !errors.is_empty() {
         return Outcome::from_errors(errors);
     }
-    if let Err(error) = std::fs::create_dir_all(&opts.output) {
+    if let Err(error) = crate::beneath::create_dir_all(&opts.output) {
         return Outcome::error(OutputError::Directory {
             path: opts.output.clone(),
             error,

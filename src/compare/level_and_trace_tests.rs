@@ -39,6 +39,7 @@ pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: Vec::new(),
+        dump: None,
         window: None,
         environment: None,
     }

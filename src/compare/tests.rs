@@ -35,6 +35,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: Vec::new(),
+        dump: None,
         window: None,
         environment: None,
     }

@@ -4,8 +4,10 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::analysis::sites;
 use crate::snapshot::Snapshot;
 use crate::units::Bytes;
+use crate::vocab::NoStory;
 
 /// The versioned kind of `tool`'s answer.
 pub(crate) fn kind(tool: &str) -> String {
@@ -133,24 +135,16 @@ pub(crate) fn figure_rows(doc: &Value) -> Vec<Value> {
 }
 
 /// One frame as `function (file:line)` split: the location an editor can
-/// open, and whether it is user code (a Python file outside the
-/// interpreter's and torch's own trees).
+/// open, and whether it is user code (a Python file in no library: not in
+/// site-packages, dist-packages, the standard library or torch).
 fn frame(text: &str) -> Value {
     let (function, at) = match text.rfind(" (") {
         Some(i) if text.ends_with(')') => (&text[..i], &text[i + 2..text.len() - 1]),
         _ => (text, ""),
     };
     let file = at.rsplit_once(':').map_or(at, |(f, _)| f);
-    let user = file.ends_with(".py")
-        && ![
-            "site-packages",
-            "dist-packages",
-            "/lib/python",
-            "<frozen",
-            "/torch/",
-        ]
-        .iter()
-        .any(|s| file.contains(s));
+    // The rule that picks a stack's site (docs/figures.md#stacks-and-sites).
+    let user = sites::is_python(file) && !sites::in_library(file);
     json!({"at": at, "function": function, "user": user})
 }
 
@@ -177,13 +171,54 @@ pub(crate) fn stacks_view(stacks: &Value) -> Vec<Value> {
         .flatten()
         .map(|g| {
             let frames = g["frames"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-            json!({
+            let mut view = json!({
                 "size": bytes(g["bytes"].as_u64().unwrap_or(0)),
                 "count": g["count"],
                 "where": user_first(frames),
-            })
+            });
+            if let Some(story) = no_story(g) {
+                view["no_frames"] = story;
+            }
+            view
         })
         .collect()
+}
+
+/// `{"name": "pre-trace", "meaning": …}` for a stack group or block of a
+/// document without frames (its `no-frames`): the name every output uses,
+/// explained (docs/figures.md#memory-with-no-story).
+pub(crate) fn no_story(g: &Value) -> Option<Value> {
+    let n = NoStory::from_id(g["no-frames"].as_str()?)?;
+    Some(json!({"name": n.id(), "meaning": n.meaning()}))
+}
+
+/// A device's `dump` (docs/figures.md#a-dump-without-history) with human
+/// sizes and its largest live blocks' frames user first.
+pub(crate) fn dump_view(device: &Value, dump: &Value) -> Value {
+    let size = |k: &str| bytes(dump[k].as_u64().unwrap_or(0));
+    let blocks: Vec<Value> = dump["largest-live"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|b| {
+            let frames = b["frames"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            let mut view = json!({"size": bytes(b["bytes"].as_u64().unwrap_or(0)),
+                "address": b["address"], "where": user_first(frames)});
+            if let Some(story) = no_story(b) {
+                view["no_frames"] = story;
+            }
+            view
+        })
+        .collect();
+    json!({
+        "device": device,
+        "live": size("live"),
+        "live_blocks": dump["live-blocks"],
+        "reserved": size("reserved"),
+        "cached_free": size("cached-free"),
+        "largest_free_block": size("largest-free-block"),
+        "largest_live": blocks,
+    })
 }
 
 #[cfg(test)]

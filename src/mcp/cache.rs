@@ -15,6 +15,7 @@ use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
+use crate::files;
 use crate::snapshot::{self, Snapshot};
 
 /// The digest covers this much at each end of the file.
@@ -29,26 +30,35 @@ pub(crate) struct Fingerprint {
 }
 
 impl Fingerprint {
-    pub(crate) fn of(path: &Path) -> std::io::Result<Fingerprint> {
-        let mut f = File::open(path)?;
-        let meta = f.metadata()?;
-        let len = meta.len();
+    /// The regular file at `path`, opened once (a FIFO, socket or device
+    /// is refused before a byte is read, without waiting for a writer;
+    /// beneath the roots, [`crate::beneath`]), its fingerprint, and the
+    /// open file and its length, to decode from the same handle.
+    pub(crate) fn open(path: &Path) -> Result<(Fingerprint, File, u64), String> {
+        let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+        let (mut f, len) = files::open_regular(path).map_err(|e| named(&e))?;
+        let print = Fingerprint::of_file(&mut f, len).map_err(|e| named(&e))?;
+        Ok((print, f, len))
+    }
+
+    fn of_file(f: &mut File, len: u64) -> std::io::Result<Fingerprint> {
+        let modified = f.metadata()?.modified().ok();
         let mut hash = Sha256::new();
         hash.update(len.to_le_bytes());
         let mut buf = Vec::new();
-        (&mut f).take(DIGEST_SPAN).read_to_end(&mut buf)?;
+        f.by_ref().take(DIGEST_SPAN).read_to_end(&mut buf)?;
         hash.update(&buf);
         if len > DIGEST_SPAN {
             buf.clear();
             f.seek(SeekFrom::Start(
                 len.saturating_sub(DIGEST_SPAN).max(DIGEST_SPAN),
             ))?;
-            f.take(DIGEST_SPAN).read_to_end(&mut buf)?;
+            f.by_ref().take(DIGEST_SPAN).read_to_end(&mut buf)?;
             hash.update(&buf);
         }
         Ok(Fingerprint {
             len,
-            modified: meta.modified().ok(),
+            modified,
             digest: hash.finalize().into(),
         })
     }
@@ -120,15 +130,18 @@ impl Cache {
     /// The snapshot at canonical `path`, decoded unless a cached copy is
     /// still the file's.
     pub(crate) fn get(&self, path: &Path) -> Result<(Arc<Snapshot>, Source), String> {
-        self.get_with(path, |p| snapshot::load(p).map_err(|e| e.to_string()))
+        self.get_with(path, |p, f, len| {
+            snapshot::load_opened(p, f, len).map_err(|e| e.to_string())
+        })
     }
 
+    /// `load` decodes the file the fingerprint was taken of, already open.
     fn get_with(
         &self,
         path: &Path,
-        load: impl FnOnce(&Path) -> Result<Snapshot, String>,
+        load: impl FnOnce(&Path, File, u64) -> Result<Snapshot, String>,
     ) -> Result<(Arc<Snapshot>, Source), String> {
-        let print = Fingerprint::of(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (print, file, len) = Fingerprint::open(path)?;
         {
             let mut q = self.lock();
             if let Some(i) = q.iter().position(|e| e.path == path) {
@@ -138,7 +151,7 @@ impl Cache {
                 q.remove(i);
             }
         }
-        let snap = Arc::new(load(path)?);
+        let snap = Arc::new(load(path, file, len)?);
         self.insert(path, print, Arc::clone(&snap));
         Ok((snap, Source::Decoded))
     }
@@ -182,9 +195,9 @@ mod tests {
         let cache = Cache::new(1 << 30);
         let path = example();
         let decodes = Cell::new(0);
-        let load = |p: &Path| {
+        let load = |p: &Path, f: File, len: u64| {
             decodes.set(decodes.get() + 1);
-            snapshot::load(p).map_err(|e| e.to_string())
+            snapshot::load_opened(p, f, len).map_err(|e| e.to_string())
         };
         let (a, s1) = cache.get_with(&path, load).unwrap();
         let (b, s2) = cache.get_with(&path, load).unwrap();
@@ -204,12 +217,31 @@ mod tests {
         assert_eq!(cache.get(&copy).unwrap().1, Source::Cached);
         // One byte more: the length (and the digest of the last MiB) differ.
         let mut bytes = std::fs::read(&copy).unwrap();
-        let before = Fingerprint::of(&copy).unwrap();
+        let before = Fingerprint::open(&copy).unwrap().0;
         bytes.push(b'.');
         std::fs::write(&copy, &bytes).unwrap();
-        assert_ne!(Fingerprint::of(&copy).unwrap(), before);
+        assert_ne!(Fingerprint::open(&copy).unwrap().0, before);
         assert_eq!(cache.get(&copy).unwrap().1, Source::Decoded);
         assert_eq!(cache.len(), 1);
+    }
+
+    #[cfg(unix)] // FIFOs
+    #[test]
+    fn a_fifo_nobody_writes_is_refused_at_once_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("stuck.pickle");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        // On another thread: a blocking open would never return.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Cache::new(1 << 30).get(&fifo).map(|_| ()));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+        let err = got
+            .expect("the fingerprint waited for a writer")
+            .unwrap_err();
+        assert!(err.contains("FIFO"), "{err}");
     }
 
     #[test]

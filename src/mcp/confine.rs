@@ -4,11 +4,14 @@
 //! is given; this confines every file behind it, canonicalised (a link
 //! inside a root, to a file or a directory, counts by its target), before
 //! the command runs. The error names the link through which the read
-//! would leave the roots.
+//! would leave the roots. These checks are by name (run unconfined,
+//! [`crate::beneath::by_name`]) and give the error its words; what holds
+//! when a name changes between the check and the use is the process's own
+//! confinement beneath the roots' descriptors ([`crate::beneath`]).
 
 use std::path::{Path, PathBuf};
 
-use crate::budget::{self, Rules};
+use crate::budget::{Budget, Rules};
 
 use super::roots::Roots;
 
@@ -24,6 +27,10 @@ impl Roots {
     /// or the file itself. A path that does not resolve is left to the
     /// command, which reports it. `what` names the argument or budget key.
     pub(crate) fn reads_inside(&self, what: &str, spec: &str) -> Result<(), String> {
+        crate::beneath::by_name(|| self.reads_inside_by_name(what, spec))
+    }
+
+    fn reads_inside_by_name(&self, what: &str, spec: &str) -> Result<(), String> {
         let path = Path::new(spec);
         let files: Vec<PathBuf> = if spec.contains(['*', '?', '[']) {
             // A pattern that cannot be expanded fails the command before it
@@ -84,20 +91,20 @@ impl Roots {
         path.to_path_buf()
     }
 
-    /// Every file the budget at `file` leads `check` to read lies under a
-    /// root: its targets' snapshot patterns (unless the call names the
+    /// Every file the budget `b` leads `check` to read lies under a root:
+    /// its targets' snapshot patterns (unless the call names the
     /// snapshots), their baselines (unless the call names one) and the
-    /// rules file. The budget is read by the crate's own validation, so its
-    /// paths resolve exactly as `check` resolves them; a budget that does
-    /// not validate is left to `check`, which reports it and reads nothing
-    /// else.
+    /// rules file. The budget was read by the crate's own validation, so
+    /// its paths resolve exactly as `check` resolves them; one that does
+    /// not validate (`None`) is left to `check`, which reports it and reads
+    /// nothing else.
     pub(crate) fn budget_reads_inside(
         &self,
-        file: &Path,
+        b: Option<&Budget>,
         snapshots_given: bool,
         baseline_given: bool,
     ) -> Result<(), String> {
-        let Some(b) = budget::validate_file(file, false).budget else {
+        let Some(b) = b else {
             return Ok(());
         };
         if let Rules::File(p) = &b.rules {
@@ -172,6 +179,12 @@ mod tests {
         (root, other, roots)
     }
 
+    /// [`Roots::budget_reads_inside`] of the budget file `file`.
+    fn reads(roots: &Roots, file: &Path, snapshots: bool, baseline: bool) -> Result<(), String> {
+        let b = crate::budget::validate_file(file, false).budget;
+        roots.budget_reads_inside(b.as_ref(), snapshots, baseline)
+    }
+
     fn budget(root: &Path, text: &str) -> PathBuf {
         let file = root.canonicalize().unwrap().join("memgate.toml");
         std::fs::write(&file, text).unwrap();
@@ -189,7 +202,7 @@ mod tests {
     fn a_budget_that_stays_inside_passes() {
         let (root, _other, roots) = tree();
         let file = budget(root.path(), &target("runs/*.pickle", "baseline = \"runs\""));
-        roots.budget_reads_inside(&file, false, false).unwrap();
+        reads(&roots, &file, false, false).unwrap();
     }
 
     #[test]
@@ -218,7 +231,7 @@ mod tests {
             ),
         ] {
             let file = budget(root.path(), &text);
-            let err = roots.budget_reads_inside(&file, false, false).unwrap_err();
+            let err = reads(&roots, &file, false, false).unwrap_err();
             assert!(err.contains(key), "{text}: {err}");
             assert!(err.contains("outside the roots"), "{text}: {err}");
             // The link is named, never what lies behind it.
@@ -241,14 +254,14 @@ mod tests {
         )
         .unwrap();
         let file = budget(root.path(), &target("runs/*.pickle", ""));
-        let err = roots.budget_reads_inside(&file, false, false).unwrap_err();
+        let err = reads(&roots, &file, false, false).unwrap_err();
         assert!(err.contains("runs/rank1.pickle"), "{err}");
         std::fs::remove_file(root.path().join("runs/rank1.pickle")).unwrap();
         std::fs::create_dir(root.path().join("deep")).unwrap();
         symlink(other.path(), root.path().join("deep/d")).unwrap();
         for pattern in ["*/d/*.pickle", "**/*.pickle"] {
             let file = budget(root.path(), &target(pattern, ""));
-            let err = roots.budget_reads_inside(&file, false, false).unwrap_err();
+            let err = reads(&roots, &file, false, false).unwrap_err();
             assert!(err.contains("deep/d"), "{pattern}: {err}");
         }
     }
@@ -281,8 +294,8 @@ mod tests {
         let (root, other, roots) = tree();
         symlink(other.path(), root.path().join("out")).unwrap();
         let file = budget(root.path(), &target("out/*.pickle", "baseline = \"out\""));
-        roots.budget_reads_inside(&file, true, true).unwrap();
-        assert!(roots.budget_reads_inside(&file, true, false).is_err());
-        assert!(roots.budget_reads_inside(&file, false, true).is_err());
+        reads(&roots, &file, true, true).unwrap();
+        assert!(reads(&roots, &file, true, false).is_err());
+        assert!(reads(&roots, &file, false, true).is_err());
     }
 }

@@ -3,11 +3,10 @@
 //! they write goes to a path under the roots (or a private temporary file).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::commands::check::{CheckOptions, GithubEnv};
+use crate::commands::check::CheckOptions;
 use crate::commands::diff::DiffOptions;
 use crate::commands::summarize::SummarizeOptions;
 use crate::commands::{Outcome, OutputFormat};
@@ -36,20 +35,39 @@ fn window_arg(w: Option<&str>) -> Result<Option<crate::analysis::Window>, String
         .transpose()
 }
 
-/// A file in the system's temporary directory no other call shares.
-fn private_temp(ext: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("memgate-mcp-{}-{n}.{ext}", std::process::id()))
+/// A directory of this call's own for what `check` writes (its JSON
+/// verdict): made by `tempfile` (a random name, mode 0700 on Unix),
+/// admitted to the confined process while the call runs, removed when it
+/// ends. Nothing in it was planted: what is read back the command wrote.
+struct Scratch {
+    // Dropped in this order: the admission, then the directory.
+    _admitted: crate::beneath::Admitted,
+    path: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
-/// Removes a file when dropped.
-struct Removed(PathBuf);
+fn scratch() -> Result<Scratch, String> {
+    let cannot = |e: std::io::Error| format!("cannot make a private temporary directory: {e}");
+    let dir = tempfile::Builder::new()
+        .prefix("memgate-mcp-")
+        .tempdir()
+        .map_err(cannot)?;
+    // Canonical, as the roots are (a TMPDIR through a link, macOS's /var).
+    let path = dir.path().canonicalize().map_err(cannot)?;
+    Ok(Scratch {
+        _admitted: crate::beneath::admit(&path).map_err(cannot)?,
+        path,
+        _dir: dir,
+    })
+}
 
-impl Drop for Removed {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+/// The budget of a `check` call: a file under the roots, or an inline one
+/// passed to the command as data (no file is written; its relative paths
+/// are the first root's).
+struct CallBudget {
+    config: PathBuf,
+    json: Option<String>,
+    budget: Option<crate::budget::Budget>,
 }
 
 impl Work {
@@ -76,6 +94,7 @@ impl Work {
             window,
             html: html.clone(),
             categories: None,
+            sites: Default::default(),
             x_axis: crate::report::html::XAxis::Auto,
         };
         let mut out = Vec::new();
@@ -94,10 +113,9 @@ impl Work {
         Ok(ans.finish())
     }
 
-    pub(crate) fn check(&self, a: &CheckArgs) -> Result<Value, String> {
-        let mut ans = Answer::new("check");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
-        let (config, _inline) = match (&a.config, &a.budget) {
+    /// The budget a `check` call names, its paths checked textually.
+    fn call_budget(&self, a: &CheckArgs) -> Result<CallBudget, String> {
+        match (&a.config, &a.budget) {
             (Some(c), None) => {
                 let path = self.roots.existing(c)?;
                 let text = crate::files::read_capped(&path, "budget file", crate::files::TEXT_CAP)
@@ -106,25 +124,40 @@ impl Work {
                     .parse()
                     .map_err(|e: toml::de::Error| format!("{}: {}", path.display(), e))?;
                 budget_paths_inside(&table)?;
-                (path, None)
+                let budget = crate::budget::validate_file(&path, false).budget;
+                Ok(CallBudget {
+                    config: path,
+                    json: None,
+                    budget,
+                })
             }
             (None, Some(b)) => {
                 let text = toml::to_string(b).map_err(|e| format!("budget: {e}"))?;
                 let table: toml::Table = text.parse().map_err(|e| format!("budget: {e}"))?;
                 budget_paths_inside(&table)?;
-                // Relative paths in an inline budget are the first root's.
-                static N: AtomicU64 = AtomicU64::new(0);
-                let file = self.roots.first().join(format!(
-                    ".memgate-mcp-budget-{}-{}.toml",
-                    std::process::id(),
-                    N.fetch_add(1, Ordering::Relaxed)
-                ));
-                crate::files::write_atomic(&file, text.as_bytes())
-                    .map_err(|e| format!("cannot write the inline budget: {e}"))?;
-                (file.clone(), Some(Removed(file)))
+                // Named as a file in the first root, so that its relative
+                // paths are that root's.
+                let config = self.roots.first().join("inline-budget");
+                let name = config.display().to_string();
+                let budget =
+                    crate::budget::budget_from_data(b, &name, self.roots.first(), false).budget;
+                Ok(CallBudget {
+                    config,
+                    json: Some(b.to_string()),
+                    budget,
+                })
             }
-            _ => return Err("give either config (a budget file) or budget (inline)".into()),
-        };
+            _ => Err("give either config (a budget file) or budget (inline)".into()),
+        }
+    }
+
+    /// The call's snapshots and baseline, confined, and every file behind
+    /// them or the budget checked before the check reads one.
+    fn check_inputs(
+        &self,
+        a: &CheckArgs,
+        budget: &CallBudget,
+    ) -> Result<(Vec<String>, Option<String>), String> {
         let snapshots = a
             .snapshots
             .iter()
@@ -136,57 +169,47 @@ impl Work {
             .as_deref()
             .map(|b| self.roots.existing(b).map(|p| path_text(&p)))
             .transpose()?;
-        // Every file behind a directory, a pattern or the budget, before
-        // the check reads one.
         for s in &snapshots {
             self.roots.reads_inside("snapshots", s)?;
         }
         if let Some(b) = &baseline {
             self.roots.reads_inside("baseline", b)?;
         }
-        self.roots
-            .budget_reads_inside(&config, !snapshots.is_empty(), baseline.is_some())?;
+        self.roots.budget_reads_inside(
+            budget.budget.as_ref(),
+            !snapshots.is_empty(),
+            baseline.is_some(),
+        )?;
+        Ok((snapshots, baseline))
+    }
+
+    pub(crate) fn check(&self, a: &CheckArgs) -> Result<Value, String> {
+        let mut ans = Answer::new("check");
+        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let budget = self.call_budget(a)?;
+        let (snapshots, baseline) = self.check_inputs(a, &budget)?;
         let html = a
             .html
             .as_deref()
             .map(|p| self.roots.writable(p))
             .transpose()?;
         let window = window_arg(a.window.as_deref())?;
-        let json_out = private_temp("json");
-        let _gone = Removed(json_out.clone());
+        let scratch = scratch()?;
+        let json_out = scratch.path.join("verdict.json");
         let opts = CheckOptions {
-            config: Some(config),
+            config: Some(budget.config),
             snapshots,
-            validate: false,
             baseline,
-            junit: None,
-            markdown: None,
             json: Some(json_out.clone()),
-            metrics: None,
             html: html.clone(),
-            warn_only: false,
             require_baseline: a.require_baseline.unwrap_or(false),
-            comment_size: false,
-            timestamp: None,
-            color: false,
-            github: GithubEnv::default(),
             window,
-            x_axis: crate::report::html::XAxis::Auto,
-            bencher: None,
-            benchmark_json: None,
-            codequality: None,
-            categories: None,
-            budget_json: None,
+            budget_json: budget.json,
+            ..CheckOptions::default()
         };
         let mut text = Vec::new();
         let outcome = crate::commands::check::run(&opts, &mut text);
-        let Ok(bytes) = std::fs::read(&json_out) else {
-            // No verdict at all: the budget or the inputs could not be used.
-            return Err(failed(&outcome)
-                .err()
-                .unwrap_or_else(|| "check wrote no verdict".into()));
-        };
-        let doc: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let doc = verdict(&json_out, &outcome)?;
         let findings: Vec<Value> = String::from_utf8_lossy(&text)
             .lines()
             .filter(|l| {
@@ -223,7 +246,7 @@ impl Work {
             self.roots.reads_inside("paths", &path_text(p))?;
         }
         let dir = self.roots.existing(&a.output_dir)?;
-        if !dir.is_dir() {
+        if !crate::beneath::is_dir(&dir) {
             return Err(format!("{}: not a directory", a.output_dir));
         }
         let rules = self.rules_spec(a.rules.as_deref())?;
@@ -235,6 +258,7 @@ impl Work {
             top: a.top.unwrap_or(50),
             window,
             categories: None,
+            sites: Default::default(),
             iteration_boundary: a.iteration_boundary.clone(),
         };
         let mut out = Vec::new();
@@ -245,7 +269,7 @@ impl Work {
             .map(|p| {
                 let stem = p.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
                 let file = dir.join(format!("{stem}.json"));
-                let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+                let size = crate::files::open_regular(&file).map_or(0, |(_, len)| len);
                 json!({"snapshot": path_text(p), "summary": path_text(&file), "size": answer::bytes(size)})
             })
             .collect();
@@ -253,6 +277,22 @@ impl Work {
         Ok(ans.finish())
     }
 }
+
+/// The JSON verdict `check` wrote in the call's private directory; when it
+/// wrote none, the errors that kept it from judging.
+fn verdict(json_out: &std::path::Path, outcome: &Outcome) -> Result<Value, String> {
+    match crate::files::read_capped(json_out, "verdict", VERDICT_CAP) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+        Err(crate::files::FileError::NotFound) => Err(failed(outcome)
+            .err()
+            .unwrap_or_else(|| "check wrote no verdict".into())),
+        Err(e) => Err(format!("the verdict {e}")),
+    }
+}
+
+/// The largest JSON verdict read back (64 snapshots of 64 devices with
+/// their findings stay far below).
+const VERDICT_CAP: u64 = 256 << 20;
 
 /// The checks of a verdict that did not pass, with their findings.
 fn not_passed(doc: &Value) -> Vec<Value> {

@@ -3,7 +3,10 @@
 //! findings and verdicts. Snapshots are decoded once per session
 //! ([`cache`]), answers fit a context window ([`page`]), and every path is
 //! confined to the roots the server was started with ([`roots`]), every
-//! file behind a directory, a pattern or a budget too ([`confine`]).
+//! file behind a directory, a pattern or a budget too ([`confine`]); and
+//! the process itself is confined to them ([`crate::beneath`]): every open,
+//! listing and write is resolved beneath a root's directory descriptor, so
+//! a path checked by name and swapped for a link meanwhile leads nowhere.
 //! Nothing in a snapshot is executed and nothing goes to the network:
 //! stdin and stdout carry the protocol, stderr nothing but errors.
 
@@ -17,6 +20,9 @@ mod params;
 mod roots;
 mod tools;
 mod work;
+
+#[cfg(test)]
+mod no_history_tests;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +38,10 @@ pub const CACHE_BYTES: u64 = 2 << 30;
 /// when a root is unusable or the transport fails.
 pub fn serve(roots: &[PathBuf]) -> Result<(), String> {
     let roots = roots::Roots::new(roots)?;
+    // From here on every file this process opens, lists or writes is
+    // resolved beneath a root's descriptor: a name checked by `roots` and
+    // then swapped for a link cannot lead out.
+    crate::beneath::confine(roots.dirs()).map_err(|e| format!("cannot open the roots: {e}"))?;
     let work = work::Work {
         roots,
         cache: Arc::new(cache::Cache::new(CACHE_BYTES)),

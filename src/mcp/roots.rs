@@ -32,6 +32,11 @@ impl Roots {
         Ok(Roots { dirs: out })
     }
 
+    /// Every root, canonical.
+    pub(crate) fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
     /// The first root: relative paths are taken from it.
     pub(crate) fn first(&self) -> &Path {
         &self.dirs[0]

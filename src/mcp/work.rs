@@ -137,7 +137,7 @@ impl Work {
         }
         let key = format!("{tool} {}", serde_json::to_string(args).unwrap_or_default());
         let file = self.roots.existing(path)?;
-        let print = Fingerprint::of(&file).map_err(|e| format!("{path}: {e}"))?;
+        let (print, _, _) = Fingerprint::open(&file)?;
         let mut q = self.memo.answers.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, _, _, v)) = q
             .iter()
@@ -429,8 +429,12 @@ impl Work {
         let next = page_devices(&mut doc, &["oom", "stacks-at-peak", "sites-at-peak"], at);
         let mut ooms = Vec::new();
         let mut events = 0u64;
+        let mut dumps = Vec::new();
         for snap in doc["snapshots"].as_array().into_iter().flatten() {
             for dev in snap["devices"].as_array().into_iter().flatten() {
+                if dev["dump"].is_object() {
+                    dumps.push(answer::dump_view(&dev["device"], &dev["dump"]));
+                }
                 events += dev["figures"]["oom-events"].as_u64().unwrap_or(0);
                 for o in dev["oom"].as_array().into_iter().flatten() {
                     let mut row = json!({"device": dev["device"]});
@@ -448,7 +452,9 @@ impl Work {
                 }
             }
         }
-        let verdict = if events == 0 {
+        let verdict = if !dumps.is_empty() && events == 0 {
+            NO_HISTORY.to_string()
+        } else if events == 0 {
             "no out-of-memory event in this trace".to_string()
         } else {
             format!(
@@ -459,6 +465,9 @@ impl Work {
         ans.set("verdict", verdict);
         ans.set("oom_events", events);
         ans.set("ooms", ooms);
+        if !dumps.is_empty() {
+            ans.set("dump", dumps);
+        }
         ans.set("where", where_view(&doc));
         ans.set("next_cursor", next);
         ans.set("document", doc);
@@ -514,6 +523,12 @@ impl Work {
         Ok(ans.finish())
     }
 }
+
+/// `explain_oom`'s verdict on a snapshot without allocation history.
+const NO_HISTORY: &str = "no allocation history in this snapshot (recorded with history off): \
+    whether an out-of-memory event happened cannot be known from it; `dump` gives what the \
+    dump itself shows per device: live and reserved bytes, the free cached bytes, the largest \
+    free block and the largest live blocks with their frames";
 
 /// The lists of an analysed device that pages walk.
 const PEAK_LISTS: &[&str] = &["stacks-at-peak", "sites-at-peak", "stacks-at-moment/stacks"];

@@ -11,11 +11,14 @@
 //!   path does not exist or cannot be opened.
 //! * `nonblocking(options)`: make an open of an input return at once even
 //!   for a FIFO with no writer (Windows has no FIFOs on file paths).
+//! * `nonblocking_beneath(options)`: the same for an open beneath a
+//!   directory descriptor (`cap-std`, [`crate::beneath`]).
 //! * `special_kind(type)`: what a non-regular, non-directory file is.
 //! * `stdout_is_null()`: whether what goes to stdout is discarded.
 //! * `is_fifo(type)`, `wait_readable(file, left)`: a pipe given as an input
 //!   (`--rules <(…)`) and the bounded wait for its bytes.
-//! * `sync_dir(dir)`: flush a directory's entries (a rename) to disk.
+//! * `sync_dir(dir)`, `sync_dir_beneath(dir)`: flush a directory's entries
+//!   (a rename) to disk, by path or through a directory descriptor.
 //! * `ignore_file_size_signal()`: make a file-size limit a write error.
 
 #[cfg(unix)]
@@ -30,5 +33,6 @@ use windows as os;
 
 pub use os::ignore_file_size_signal;
 pub(crate) use os::{
-    file_id, is_fifo, nonblocking, special_kind, stdout_is_null, sync_dir, wait_readable, FileId,
+    file_id, hard_links, is_fifo, nonblocking, nonblocking_beneath, special_kind, stdout_is_null,
+    sync_dir, sync_dir_beneath, wait_readable, FileId,
 };

@@ -20,6 +20,14 @@ pub(crate) fn nonblocking(options: &mut OpenOptions) -> &mut OpenOptions {
     options.custom_flags(libc::O_NONBLOCK)
 }
 
+/// [`nonblocking`] for an open beneath a directory descriptor.
+pub(crate) fn nonblocking_beneath(
+    options: &mut cap_std::fs::OpenOptions,
+) -> &mut cap_std::fs::OpenOptions {
+    use cap_std::fs::OpenOptionsExt;
+    options.custom_flags(libc::O_NONBLOCK)
+}
+
 pub(crate) fn special_kind(t: FileType) -> &'static str {
     if t.is_fifo() {
         "FIFO (named pipe)"
@@ -52,7 +60,17 @@ pub(crate) fn stdout_is_null() -> bool {
 /// A file system that cannot sync a directory says so with EINVAL; that is
 /// no error of the write.
 pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    match std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+    sync_dir_handle(std::fs::File::open(dir)?)
+}
+
+/// [`sync_dir`] of a directory open as a descriptor (which may be a
+/// path-only one: the flush goes through a handle opened for reading).
+pub(crate) fn sync_dir_beneath(dir: &cap_std::fs::Dir) -> std::io::Result<()> {
+    sync_dir_handle(dir.open(".")?.into_std())
+}
+
+fn sync_dir_handle(dir: std::fs::File) -> std::io::Result<()> {
+    match dir.sync_all() {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
         other => other,
     }
@@ -99,4 +117,9 @@ pub(crate) fn wait_readable(
         }
     }
     Ok(())
+}
+
+/// How many names the file of `meta` has (its hard links).
+pub(crate) fn hard_links(meta: &std::fs::Metadata) -> u64 {
+    meta.nlink()
 }

@@ -18,6 +18,12 @@ pub(crate) fn nonblocking(options: &mut OpenOptions) -> &mut OpenOptions {
     options
 }
 
+pub(crate) fn nonblocking_beneath(
+    options: &mut cap_std::fs::OpenOptions,
+) -> &mut cap_std::fs::OpenOptions {
+    options
+}
+
 pub(crate) fn special_kind(t: FileType) -> &'static str {
     if t.is_symlink() {
         "symbolic link"
@@ -31,6 +37,10 @@ pub(crate) fn stdout_is_null() -> bool {
 }
 
 pub(crate) fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+pub(crate) fn sync_dir_beneath(_dir: &cap_std::fs::Dir) -> std::io::Result<()> {
     Ok(())
 }
 
@@ -50,4 +60,10 @@ pub(crate) fn wait_readable(
         std::io::ErrorKind::Unsupported,
         "pipes are not read on Windows",
     ))
+}
+
+/// How many names a file has is not asked on Windows (std's count is
+/// unstable there): a hard link there is taken for a file of its own.
+pub(crate) fn hard_links(_meta: &std::fs::Metadata) -> u64 {
+    1
 }

@@ -156,5 +156,14 @@ fn device(out: &mut dyn Write, dd: &DiffDevice) -> io::Result<()> {
     if dd.more_sites > 0 {
         writeln!(out, "    … {} more (--top)", dd.more_sites)?;
     }
+    let categories = d
+        .categories
+        .iter()
+        .filter(|c| c.delta != 0)
+        .map(|c| c.id.as_str());
+    let shown = categories.chain(d.sites.iter().map(|s| s.site.as_str()));
+    for note in super::notes(shown) {
+        writeln!(out, "  {note}")?;
+    }
     Ok(())
 }

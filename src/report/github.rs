@@ -67,7 +67,7 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
         .checks()
         .filter(|x| x.3.status >= Status::Warn && x.3.echo_of.is_none())
     {
-        let msg = format!(
+        let mut msg = format!(
             "{} {} {}{}: {}{}",
             t.name,
             case_label(s, d),
@@ -76,6 +76,10 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
             sentence(c),
             regression::top_site(c)
         );
+        // A top site that is memory with no story, explained on the spot.
+        for note in super::notes(regression::top_site_name(c)) {
+            msg.push_str(&format!(" ({note})"));
+        }
         all.push((c.status, annotation(c, &msg)));
     }
     for t in &v.targets {

@@ -105,10 +105,11 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
                 body.push_str(&format!("\n\nnote: {}", super::LOWER_BOUNDS));
             }
             let rows = regression::cause_lines(c, regression::CAUSE_ROWS, text);
-            if let Some(heading) = regression::cause_heading(c) {
+            let shown = if let Some(heading) = regression::cause_heading(c) {
                 body.push_str(&format!("\n\n{heading}\n"));
                 let rows: Vec<String> = rows.iter().map(|r| format!("  {r}")).collect();
                 body.push_str(&rows.join("\n"));
+                regression::cause_sites(c, regression::CAUSE_ROWS)
             } else {
                 // No baseline to read a cause from: where the bytes are.
                 let growth = top_growth(d, 5);
@@ -117,6 +118,11 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
                     let growth: Vec<String> = growth.iter().map(|l| text(l)).collect();
                     body.push_str(&growth.join("\n"));
                 }
+                let grew = d.sites.iter().filter(|s| s.growth() > 0).take(5);
+                grew.map(|s| s.site.clone()).collect()
+            };
+            for note in super::notes(shown.iter().map(String::as_str)) {
+                body.push_str(&format!("\n{note}"));
             }
             non_success(NonSuccessKind::Failure, "memory-regression", &line, &body)
         }

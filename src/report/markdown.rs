@@ -9,6 +9,7 @@ use super::finding::{current, delta, sentence, value};
 use super::{case_label, regression, site_listing};
 use crate::compare::{Check, SnapshotVerdict, Status, TargetVerdict, Verdict};
 use crate::units::ByteDelta;
+use crate::vocab::NoStory;
 
 /// GitHub's step-summary limit.
 pub const STEP_SUMMARY_LIMIT: usize = 1 << 20;
@@ -210,6 +211,10 @@ fn reasons(t: &TargetVerdict) -> String {
                     for r in cause {
                         lines.push_str(&format!("    - {r}\n"));
                     }
+                    let sites = regression::cause_sites(c, regression::CAUSE_ROWS);
+                    for note in super::notes(sites.iter().map(String::as_str)) {
+                        lines.push_str(&format!("  - _{}_\n", cell(&note)));
+                    }
                 }
             }
         }
@@ -248,6 +253,14 @@ fn categories(t: &TargetVerdict) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    let names = t
+        .snapshots
+        .iter()
+        .flat_map(|s| &s.devices)
+        .flat_map(|d| &d.categories)
+        .filter(|r| r.current > 0 || r.baseline.unwrap_or(0) > 0)
+        .map(|r| r.category.as_str());
+    let legend = legend(names);
     let hidden = match zero {
         0 => String::new(),
         1 => "_1 zero-byte category row hidden._\n\n".to_string(),
@@ -255,9 +268,23 @@ fn categories(t: &TargetVerdict) -> String {
     };
     format!(
         "<details><summary>Categories at the allocated peak: {}</summary>\n\n\
-         | snapshot | category | baseline | current | Δ |\n|---|---|---:|---:|---:|\n{rows}\n{hidden}</details>\n\n",
+         | snapshot | category | baseline | current | Δ |\n|---|---|---:|---:|---:|\n{rows}\n{legend}{hidden}</details>\n\n",
         cell(&t.name)
     )
+}
+
+/// One italic line per name of memory with no story among `shown`, saying
+/// what it is (docs/figures.md#memory-with-no-story), then a blank line.
+fn legend<'a>(shown: impl IntoIterator<Item = &'a str>) -> String {
+    let lines: String = NoStory::among(shown)
+        .iter()
+        .map(|n| format!("_`{}`: {}._  \n", n.id(), cell(n.meaning())))
+        .collect();
+    if lines.is_empty() {
+        lines
+    } else {
+        lines + "\n"
+    }
 }
 
 /// A fence longer than any backtick run in the text.
@@ -287,8 +314,13 @@ fn site_diffs(t: &TargetVerdict) -> String {
                 .header("baseline", "current")
                 .to_string();
             let f = fence(&diff);
+            let shown = d
+                .sites
+                .iter()
+                .filter(|r| r.current.is_some() || r.baseline.is_some());
+            let legend = legend(shown.map(|r| r.site.as_str()));
             out.push_str(&format!(
-                "<details><summary>Allocation sites at the peak: {}</summary>\n\n{f}diff\n{diff}{f}\n\n</details>\n\n",
+                "<details><summary>Allocation sites at the peak: {}</summary>\n\n{f}diff\n{diff}{f}\n\n{legend}</details>\n\n",
                 cell(&case_label(s, d))
             ));
         }

@@ -33,6 +33,7 @@ pub mod x_axis;
 use crate::analysis::DeviceReport;
 use crate::compare::{DeviceVerdict, SiteRow, SnapshotVerdict};
 use crate::units::{ByteDelta, Bytes};
+use crate::vocab::NoStory;
 use escape::terminal;
 
 /// `rank0 dev0`: how a (snapshot, device) pair is named in every report.
@@ -137,6 +138,54 @@ pub(crate) fn site_listing(sites: &[SiteRow], side: impl Fn(&SiteRow) -> Option<
     rows.iter()
         .map(|(site, b)| format!("{:>12}  {}\n", Bytes(*b).to_string(), terminal(site)))
         .collect()
+}
+
+/// The names of memory with no story among `shown` that this output has
+/// not explained yet, now marked explained: each output explains a name
+/// once, where it first shows it (docs/figures.md#memory-with-no-story).
+pub(crate) fn unexplained<'a>(
+    shown: impl IntoIterator<Item = &'a str>,
+    explained: &mut Vec<NoStory>,
+) -> Vec<NoStory> {
+    let new: Vec<NoStory> = NoStory::among(shown)
+        .into_iter()
+        .filter(|n| !explained.contains(n))
+        .collect();
+    explained.extend(&new);
+    new
+}
+
+/// The names `profile` shows of a device: its categories with bytes and
+/// its sites.
+pub(crate) fn category_and_site_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
+    fn nonzero(m: &std::collections::BTreeMap<String, u64>) -> impl Iterator<Item = &str> {
+        m.iter().filter(|(_, &b)| b > 0).map(|(k, _)| k.as_str())
+    }
+    let c = &d.categories;
+    nonzero(&c.peaks)
+        .chain(nonzero(&c.at_allocated_peak))
+        .chain(d.sites_at_peak.iter().map(|s| s.site.as_str()))
+}
+
+/// `note: pre-trace: memory live since …` for each name of memory with no
+/// story among `shown`.
+pub(crate) fn notes<'a>(shown: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    NoStory::among(shown)
+        .iter()
+        .map(|n| format!("note: {}", n.legend()))
+        .collect()
+}
+
+/// `    note: pre-trace: memory live since …`, one line per name of `names`.
+pub(crate) fn legend_lines(
+    out: &mut dyn std::io::Write,
+    indent: &str,
+    names: &[NoStory],
+) -> std::io::Result<()> {
+    for n in names {
+        writeln!(out, "{indent}note: {}", n.legend())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,11 +7,13 @@ use std::io::{self, Write};
 
 use super::escape::terminal;
 use super::frames;
-use crate::analysis::{DeviceReport, OomDetail, PeakAt, Place};
+use crate::analysis::{DeviceReport, DumpState, OomDetail, PeakAt, Place};
 use crate::document::PeakDocument;
 use crate::units::{counted, Bytes};
+use crate::vocab::NoStory;
 
 pub fn text(out: &mut dyn Write, doc: &PeakDocument) -> io::Result<()> {
+    let mut explained = Vec::new();
     doc.snapshots.iter().try_for_each(|a| {
         writeln!(out, "{}", terminal(&a.path))?;
         for w in &a.warnings {
@@ -21,7 +23,11 @@ pub fn text(out: &mut dyn Write, doc: &PeakDocument) -> io::Result<()> {
             writeln!(out, "  no device has a trace or a segment")?;
         }
         super::window_not_placed(out, &a.window_not_placed)?;
-        a.devices.iter().try_for_each(|d| device(out, d))
+        a.devices.iter().try_for_each(|d| {
+            device(out, d)?;
+            let new = super::unexplained(shown_names(d), &mut explained);
+            super::legend_lines(out, "    ", &new)
+        })
     })
 }
 
@@ -132,26 +138,52 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             share(f.reserved_peak)
         )?;
     }
-    writeln!(
-        out,
-        "    trace: {}, {}, {}{}",
-        counted(f.trace_entries, "entry", "entries"),
-        counted(f.alloc_events, "alloc", "allocs"),
-        counted(f.oom_events, "OOM", "OOMs"),
-        if d.trace_complete {
-            ""
-        } else {
-            "; trace incomplete (started mid-run)"
-        }
-    )?;
+    match &d.dump {
+        Some(dump) => dump_lines(out, dump)?,
+        None => writeln!(
+            out,
+            "    trace: {}, {}, {}{}",
+            counted(f.trace_entries, "entry", "entries"),
+            counted(f.alloc_events, "alloc", "allocs"),
+            counted(f.oom_events, "OOM", "OOMs"),
+            if d.trace_complete {
+                ""
+            } else {
+                "; trace incomplete (started mid-run)"
+            }
+        )?,
+    }
     for w in &d.warnings {
         writeln!(out, "    warning: {}", terminal(w))?;
     }
     ooms(out, d)?;
-    let (which, stacks) = match &d.stacks_at_moment {
+    stack_lines(out, d)
+}
+
+/// The stacks [`stack_lines`] lists: those at the peak `--at` names, else
+/// at the dynamic peak.
+fn listed_stacks(d: &DeviceReport) -> (PeakAt, &[crate::analysis::StackGroup]) {
+    match &d.stacks_at_moment {
         Some(m) => (m.at, &m.stacks),
         None => (PeakAt::DynamicPeak, &d.stacks_at_peak),
-    };
+    }
+}
+
+/// The names of memory with no story this device's text shows: its stack
+/// groups and the dump's blocks without frames.
+fn shown_names(d: &DeviceReport) -> impl Iterator<Item = &str> {
+    let blocks = d.dump.iter().flat_map(|x| &x.largest_live);
+    listed_stacks(d)
+        .1
+        .iter()
+        .filter_map(|g| g.no_frames.map(NoStory::id))
+        .chain(blocks.filter_map(|b| b.no_frames.map(NoStory::id)))
+}
+
+/// The stacks live at the chosen peak, each group's frames folded; a
+/// group without frames by its name (docs/figures.md#memory-with-no-story).
+fn stack_lines(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
+    let (which, stacks) = listed_stacks(d);
     if !stacks.is_empty() {
         writeln!(
             out,
@@ -167,9 +199,42 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             bytes(g.bytes)
         )?;
         if g.frames.is_empty() {
-            writeln!(out, "        (no frames recorded)")?;
+            let name = g.no_frames.unwrap_or(NoStory::Frameless);
+            writeln!(out, "        {name} (no frames)")?;
         }
         for l in frames::folded(&g.frames) {
+            writeln!(out, "        {l}")?;
+        }
+    }
+    Ok(())
+}
+
+/// A device without allocation history: that it has none, so nothing is
+/// known of its peaks over time or its OOMs, and what the dump shows.
+fn dump_lines(out: &mut dyn Write, dump: &DumpState) -> io::Result<()> {
+    writeln!(
+        out,
+        "    trace: none: the snapshot holds no allocation history (recorded with \
+         history off), so the peaks over time and any out-of-memory event are unknown"
+    )?;
+    writeln!(
+        out,
+        "    the dump shows: live {} in {}, reserved {}, cached free {}, largest free block {}",
+        bytes(dump.live),
+        counted(dump.live_blocks, "block", "blocks"),
+        bytes(dump.reserved),
+        bytes(dump.cached_free),
+        bytes(dump.largest_free_block)
+    )?;
+    if !dump.largest_live.is_empty() {
+        writeln!(out, "    largest live blocks of the dump:")?;
+    }
+    for b in &dump.largest_live {
+        writeln!(out, "      {} at {:#x}", bytes(b.bytes), b.address)?;
+        if let Some(name) = b.no_frames {
+            writeln!(out, "        {name} (no frames)")?;
+        }
+        for l in frames::folded(&b.frames) {
             writeln!(out, "        {l}")?;
         }
     }

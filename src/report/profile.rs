@@ -11,10 +11,15 @@ use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
 pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
+    let mut explained = Vec::new();
     doc.snapshots.iter().try_for_each(|a| {
         writeln!(out, "{}", terminal(&a.path))?;
         super::window_not_placed(out, &a.window_not_placed)?;
-        a.devices.iter().try_for_each(|d| device(out, d))
+        a.devices.iter().try_for_each(|d| {
+            device(out, d)?;
+            let new = super::unexplained(super::category_and_site_names(d), &mut explained);
+            super::legend_lines(out, "    ", &new)
+        })
     })
 }
 

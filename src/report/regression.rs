@@ -94,6 +94,20 @@ pub fn top_site(c: &Check) -> String {
     })
 }
 
+/// The site of the row [`top_site`] names, as it is.
+pub fn top_site_name(c: &Check) -> Option<&str> {
+    let cause = c.regression.as_ref()?.cause.as_ref()?;
+    cause.first().map(|r| r.site.as_str())
+}
+
+/// The sites of the rows [`cause_lines`] lists, as they are.
+pub fn cause_sites(c: &Check, n: usize) -> Vec<String> {
+    let Some(cause) = c.regression.as_ref().and_then(|r| r.cause.as_ref()) else {
+        return Vec::new();
+    };
+    cause.cut(n).rows().map(|r| r.site.clone()).collect()
+}
+
 /// The cause as lines (at most `n` rows a side, then `other sites`), each
 /// site escaped by `esc`; empty when the finding has none.
 pub fn cause_lines(c: &Check, n: usize, esc: impl Fn(&str) -> String) -> Vec<String> {

@@ -95,20 +95,8 @@ pub fn render(v: &Verdict, color: bool) -> String {
             }
         }
     }
-    for t in &v.targets {
-        for c in t.ranks.iter().flat_map(|r| &r.checks) {
-            if c.status >= Status::Warn {
-                let tag = paint(label(c.status), c.status, color);
-                lines.push(format!(
-                    "{tag} {} {} {}: {}\n",
-                    one_line(&t.name),
-                    super::RANKS_LABEL,
-                    one_line(&c.id.to_string()),
-                    one_line(&sentence(c))
-                ));
-            }
-        }
-    }
+    lines.extend(rank_lines(v, color));
+    lines.extend(no_story_notes(v));
     // A lower bound is said whatever the checks' status: a pass on one
     // is no pass on the real figure.
     for t in &v.targets {
@@ -132,6 +120,40 @@ pub fn render(v: &Verdict, color: bool) -> String {
     let verdict = paint(&format!("memgate: {}", v.verdict.id()), v.verdict, color);
     out.push_str(&format!("{verdict}: {}\n", super::counts_phrase(&v.counts)));
     out
+}
+
+/// One line per rank check that did not pass.
+fn rank_lines(v: &Verdict, color: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    for t in &v.targets {
+        for c in t.ranks.iter().flat_map(|r| &r.checks) {
+            if c.status >= Status::Warn {
+                let tag = paint(label(c.status), c.status, color);
+                lines.push(format!(
+                    "{tag} {} {} {}: {}\n",
+                    one_line(&t.name),
+                    super::RANKS_LABEL,
+                    one_line(&c.id.to_string()),
+                    one_line(&sentence(c))
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// The top sites the finding lines name that are memory with no story,
+/// explained (docs/figures.md#memory-with-no-story).
+fn no_story_notes(v: &Verdict) -> Vec<String> {
+    let listed = v
+        .targets
+        .iter()
+        .flat_map(|t| &t.snapshots)
+        .flat_map(|s| &s.devices)
+        .flat_map(|d| &d.checks)
+        .filter(|c| (c.status >= Status::Warn || c.always_listed()) && c.echo_of.is_none());
+    let named: Vec<&str> = listed.filter_map(regression::top_site_name).collect();
+    super::notes(named).into_iter().map(|n| n + "\n").collect()
 }
 
 #[cfg(test)]

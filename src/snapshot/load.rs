@@ -237,7 +237,17 @@ impl<R: Read> Hashing<R> {
 }
 
 fn read(path: &Path, digest: bool) -> Result<(Content, Option<FileDigest>), LoadError> {
-    let (mut file, len) = open(path)?;
+    let (file, len) = open(path)?;
+    read_opened(path, file, len, digest)
+}
+
+/// [`read`] of a file already open (`len` bytes, read from its start).
+fn read_opened(
+    path: &Path,
+    mut file: File,
+    len: u64,
+    digest: bool,
+) -> Result<(Content, Option<FileDigest>), LoadError> {
     let io = |e: std::io::Error| io_error(path, &e);
     let head = head(&mut file).map_err(io)?;
     let mut input = Hashing {
@@ -266,6 +276,18 @@ pub(crate) fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), Lo
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     read_input(path)
         .map_err(LoadError::of_snapshot)?
+        .into_snapshot(path)
+}
+
+/// Load a snapshot from a regular file already open (the MCP cache, which
+/// fingerprinted it through the same handle): read from its start, never
+/// opened again by name; `path` names it in errors.
+pub(crate) fn load_opened(path: &Path, mut file: File, len: u64) -> Result<Snapshot, LoadError> {
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| io_error(path, &e).of_snapshot())?;
+    read_opened(path, file, len, false)
+        .map_err(LoadError::of_snapshot)?
+        .0
         .into_snapshot(path)
 }
 

@@ -12,7 +12,7 @@ mod unique_keys;
 
 pub use labels::StackLabels;
 pub use load::{load, load_bytes, Hint, LoadError};
-pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
+pub(crate) use load::{load_opened, read_input, read_input_hashed, Content, FileDigest};
 pub use model::Snapshot;
 pub(crate) use model::{
     Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,

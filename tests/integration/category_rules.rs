@@ -304,9 +304,9 @@ fn nccl_and_hccl_collectives_are_communication() {
 }
 
 #[test]
-fn allocator_internals_never_decide_and_no_frames_is_unknown() {
+fn allocator_internals_never_decide_and_no_frames_is_frameless() {
     assert_eq!(default_category(&cuda_alloc()), "other");
-    assert_eq!(default_category(&[]), "unknown");
+    assert_eq!(default_category(&[]), "frameless");
     let decorated = stack(&[
         ("evaluate", "/workspace/eval.py".into()),
         ("decorate_context", t("utils/_contextlib.py")),

@@ -83,16 +83,19 @@ fn device_report() -> DeviceReport {
                     "main (train.py:40)".into(),
                 ]
                 .into(),
+                no_frames: None,
             },
             StackGroup {
                 bytes: 36 * MIB,
                 count: 1,
                 frames: vec!["malloc (alloc.cpp:0)".into()].into(),
+                no_frames: None,
             },
             StackGroup {
                 bytes: 0,
                 count: 1,
                 frames: Vec::new().into(),
+                no_frames: Some(memgate::NoStory::PreTrace),
             },
         ],
         sites_at_peak: vec![
@@ -100,11 +103,14 @@ fn device_report() -> DeviceReport {
                 site: format!("{HOSTILE} (model.py)"),
                 bytes: 60 * MIB,
                 count: 3,
+                // The file as recorded: a title on the page, escaped too.
+                recorded: Some(format!("/srv/{HOSTILE}/model.py")),
             },
             SiteBytes {
                 site: "forward (layer.py)".into(),
                 bytes: 38 * MIB,
                 count: 7,
+                recorded: None,
             },
         ],
         time: None,
@@ -112,6 +118,7 @@ fn device_report() -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: vec!["segment 0: blocks add up to 1 byte less".into()],
+        dump: None,
         window: None,
         environment: None,
     }

@@ -144,3 +144,67 @@ fn a_malformed_environment_file_is_an_error_naming_it() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(".run.env.json"), "{err}");
 }
+
+/// The environment file of `snaps/run.json` replaced by a link to `target`
+/// (relative to `snaps/`, or absolute when it starts with the workdir's
+/// path), `outside/env.json` holding a marker that must not reach any
+/// report.
+#[cfg(unix)]
+fn linked_environment(target: impl Fn(&Workdir) -> std::path::PathBuf) -> Workdir {
+    let w = workdir(false);
+    std::fs::create_dir_all(w.path("outside")).unwrap();
+    let secret = serde_json::json!({
+        "schema_version": 1, "kind": "memgate-environment", "backend": "cuda",
+        "torch": "SECRET-TORCH-9", "world_size": 8
+    });
+    std::fs::write(w.path("outside/env.json"), secret.to_string()).unwrap();
+    std::fs::write(w.path("snaps/env.json"), secret.to_string()).unwrap();
+    std::fs::remove_file(w.path("snaps/.run.env.json")).unwrap();
+    std::os::unix::fs::symlink(target(&w), w.path("snaps/.run.env.json")).unwrap();
+    w
+}
+
+#[cfg(unix)] // symlinks
+#[test]
+fn an_environment_file_linked_out_of_the_snapshots_directory_is_refused() {
+    let relative = |_: &Workdir| "../outside/env.json".into();
+    let absolute = |w: &Workdir| w.path("outside/env.json");
+    let targets: [&dyn Fn(&Workdir) -> std::path::PathBuf; 2] = [&relative, &absolute];
+    for (target, link) in ["relative", "absolute"].into_iter().zip(targets) {
+        let w = linked_environment(link);
+        let out = w.check().args(["--json", "-"]).output().unwrap();
+        let (stdout, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(2), "{target}: {stdout}\n{err}");
+        assert!(err.contains(".run.env.json"), "{target}: {err}");
+        assert!(err.contains("link out of its directory"), "{target}: {err}");
+        assert!(
+            !stdout.contains("SECRET") && !err.contains("SECRET"),
+            "{target}: {stdout}\n{err}"
+        );
+        // `peak` reads it the same way.
+        let out = memgate()
+            .current_dir(w.path(""))
+            .args(["peak", "snaps/run.json", "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{target}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("SECRET"));
+    }
+}
+
+#[cfg(unix)] // symlinks
+#[test]
+fn an_environment_file_linked_within_the_snapshots_directory_is_read() {
+    let w = linked_environment(|_| "env.json".into());
+    let out = memgate()
+        .current_dir(w.path(""))
+        .args(["peak", "snaps/run.json", "--format", "json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("SECRET-TORCH-9"), "{text}");
+}

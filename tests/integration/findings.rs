@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{memgate_at_root, Workdir};
+use crate::common::{memgate_at_root, regressed_example_stdout, Workdir};
 
 fn cause_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cause")
@@ -20,14 +20,7 @@ fn mib(bytes: i64) -> String {
 
 #[test]
 fn the_regressed_example_prints_one_fail_line_per_rank_naming_figures_bytes_headroom_and_site() {
-    let out = memgate_at_root()
-        .args(["check", "--config", "examples/memgate-regressed.toml"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = regressed_example_stdout();
     let fails: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert_eq!(fails.len(), 2, "{out}");
     for (rank, line) in fails.iter().enumerate() {
@@ -173,9 +166,7 @@ fn the_real_nightly_pair_lists_sites_that_shrank_or_vanished_in_junit() {
     let xml = w.read("j.xml");
     // The bert model's forward of the baseline is gone from the llama run.
     assert!(
-        xml.contains(
-            "vanished forward (/mnt/mcx/select_n/lib/transformers/models/bert/modeling_bert.py)"
-        ),
+        xml.contains("vanished forward (lib/transformers/models/bert/modeling_bert.py)"),
         "{xml}"
     );
     assert!(xml.contains("other sites"), "{xml}");

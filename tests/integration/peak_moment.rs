@@ -383,18 +383,7 @@ fn diff_says_the_allocated_peak_moved_and_gives_no_percentage_of_a_tiny_base() {
 }
 
 fn real(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/real")
-        .join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIPPED: {} not found (../shared absent): the real-snapshot peak-moment test did not run",
-            p.display()
-        );
-        None
-    }
+    crate::common::real_fixture(name, "the real-snapshot peak-moment test")
 }
 
 #[test]
@@ -403,8 +392,7 @@ fn on_wedsonlin_the_peaks_named_agree_with_the_fixtures_readme_and_the_listing_s
         return;
     };
     let p = path.to_str().unwrap();
-    let v = json(&["peak", "--format", "json", "--top", "100000", p]);
-    let d = &v["snapshots"][0]["devices"][0];
+    let d = &crate::common::peak_device(&path);
     // README: dynamic peak first reached at entry 3737; allocated-peak
     // 24207167496 bytes.
     assert_eq!(d["peak-phase"]["dynamic-peak"]["entry"], 3737);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::budget::{self, Budget, ConfigError, Loc, Rules, Validated};
 
 pub use crate::analysis::RuleSet;
-use crate::analysis::{InlineRules, Window};
+use crate::analysis::{InlineRules, SiteRule, Window};
 
 /// Each target's window, in target order (`None`: the whole trace).
 pub(crate) type Windows = Vec<Option<Window>>;
@@ -32,14 +32,15 @@ pub(crate) fn load_budget(
 /// [`load_budget`] of a budget given as a JSON document (`check
 /// --budget-json`, the Python API's mappings): the same reader and
 /// validation; `name` names it in messages, relative paths are relative
-/// to the current directory.
+/// to `dir`.
 pub(crate) fn load_budget_data(
     json: &str,
     name: &str,
+    dir: &Path,
     check_globs: bool,
     inline: Option<&InlineRules>,
 ) -> Result<(Budget, RuleSet, Windows), Unusable> {
-    let validated = budget::budget_from_json(json, name, Path::new(""), check_globs);
+    let validated = budget::budget_from_json(json, name, dir, check_globs);
     compiled(validated, inline)
 }
 
@@ -112,7 +113,12 @@ fn rule_set(
             errors.push(ConfigError {
                 loc: k.loc.clone(),
                 key: format!("target.budget.category.{}", k.name),
-                message: format!("unknown category `{}`; known: {}", k.name, known.join(", ")),
+                message: format!(
+                    "unknown category `{}`{}; known: {}",
+                    k.name,
+                    renamed(&k.name, &known),
+                    known.join(", ")
+                ),
             });
         }
     }
@@ -126,14 +132,28 @@ fn rule_set(
         (_, set) => set,
     };
     // Each source was within the limits on rules; together they are not.
-    set.unwrap_or_else(|e| {
+    let set = set.unwrap_or_else(|e| {
         errors.push(ConfigError {
             loc: budget.rules_loc.clone().unwrap_or_else(|| file_loc(budget)),
             key: String::new(),
             message: e.to_string(),
         });
         RuleSet::builtin_default()
-    })
+    });
+    // `[sites]` was checked by validation; a value it let through that the
+    // rule still refuses is reported all the same.
+    let sites = &budget.sites;
+    match SiteRule::new(sites.project_root.as_deref(), &sites.user_code) {
+        Ok(rule) => set.with_sites(rule),
+        Err(e) => {
+            errors.push(ConfigError {
+                loc: file_loc(budget),
+                key: "sites".into(),
+                message: e.to_string(),
+            });
+            set
+        }
+    }
 }
 
 /// The budget file as a whole, for a problem of no one key.
@@ -142,6 +162,17 @@ fn file_loc(budget: &Budget) -> Loc {
         file: budget.file.clone(),
         line: 0,
         col: 0,
+    }
+}
+
+/// ` (renamed `frameless`, docs/figures.md#memory-with-no-story)` for the
+/// default rules' old `unknown`, which a budget written before still names.
+fn renamed(name: &str, known: &[String]) -> &'static str {
+    let frameless = crate::vocab::NoStory::Frameless.id();
+    if name == "unknown" && known.iter().any(|k| k == frameless) {
+        " (renamed `frameless`, docs/figures.md#memory-with-no-story)"
+    } else {
+        ""
     }
 }
 
@@ -226,6 +257,21 @@ dynamic-peak = 5
                 "missing {w:?} in {e:#?}"
             );
         }
+    }
+
+    #[test]
+    fn a_budget_naming_the_old_unknown_category_is_told_it_is_now_frameless() {
+        let old = "[[target]]\nname = \"t\"\n[target.budget.category]\nunknown = \"1 GiB\"\n";
+        let e = errors(old);
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(
+            e[0].contains("unknown category `unknown` (renamed `frameless`"),
+            "{e:#?}"
+        );
+        assert!(errors(&old.replace("unknown =", "frameless =")).is_empty());
+        // Under Mosaic's rules `unknown` was never a name: no rename to tell.
+        let mosaic = format!("[defaults]\nrules = \"mosaic\"\n{old}");
+        assert!(!errors(&mosaic)[0].contains("renamed"));
     }
 
     #[test]

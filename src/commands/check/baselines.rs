@@ -37,7 +37,7 @@ impl Baselines {
             return Ok(Baselines::None);
         };
         let path = Path::new(spec);
-        let files: Vec<PathBuf> = if path.is_dir() {
+        let files: Vec<PathBuf> = if crate::beneath::is_dir(path) {
             list_dir(spec)?
         } else if spec.contains(['*', '?', '[']) {
             walk::expand(&[spec.to_string()], None).map_err(BaselineError::Pattern)?
@@ -117,14 +117,11 @@ fn list_dir(spec: &str) -> Result<Vec<PathBuf>, BaselineError> {
         error,
     };
     let mut files = Vec::new();
-    for entry in std::fs::read_dir(spec).map_err(cannot)? {
-        let path = entry.map_err(cannot)?.path();
-        let hidden = path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    for (name, path) in crate::beneath::read_dir(Path::new(spec)).map_err(cannot)? {
+        let hidden = name.to_string_lossy().starts_with('.');
         // Subdirectories are not baselines; anything else is, so a FIFO
         // or a device there is refused when read instead of ignored.
-        if !path.is_dir() && !hidden {
+        if !crate::beneath::is_dir(&path) && !hidden {
             files.push(path);
         }
     }

@@ -105,9 +105,9 @@ pub(crate) fn named_files(target: &Target, cli: &[String], baseline: Option<&str
     };
     let mut files = expanded(patterns);
     match baseline {
-        Some(spec) if Path::new(spec).is_dir() => {
-            let entries = std::fs::read_dir(spec).into_iter().flatten().flatten();
-            files.extend(entries.map(|e| e.path()));
+        Some(spec) if crate::beneath::is_dir(Path::new(spec)) => {
+            let entries = crate::beneath::read_dir(Path::new(spec)).unwrap_or_default();
+            files.extend(entries.into_iter().map(|(_, path)| path));
         }
         Some(spec) => files.extend(expanded(&[spec.to_string()])),
         None => {}

@@ -71,7 +71,9 @@ pub struct CheckOptions {
     /// `[categories]`.
     pub categories: Option<String>,
     /// The budget as a JSON document (the structure of the budget file)
-    /// instead of the file; `config` then only names it in messages.
+    /// instead of the file; `config` then names it in messages, and its
+    /// relative paths are taken from `config`'s directory (the current
+    /// directory for a bare name such as the command line's `budget`).
     pub budget_json: Option<String>,
 }
 
@@ -96,6 +98,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         Some(json) => analysis_adapter::load_budget_data(
             json,
             &config.display().to_string(),
+            config.parent().unwrap_or(Path::new("")),
             check_globs,
             inline.as_ref(),
         ),

@@ -252,7 +252,7 @@ pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), Outp
             .map_err(OutputError::ReportToStdout),
         Dest::File(p) => {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|error| OutputError::Directory {
+                crate::beneath::create_dir_all(dir).map_err(|error| OutputError::Directory {
                     path: dir.to_path_buf(),
                     error,
                 })?;

@@ -110,6 +110,11 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         );
     }
     out.push_str("</table>\n");
+    let shown = d
+        .categories
+        .iter()
+        .filter(|c| c.current > 0 || c.baseline.unwrap_or(0) > 0);
+    out.push_str(&super::legend(shown.map(|c| c.category.as_str())));
     if d.sites.is_empty() {
         return;
     }
@@ -129,6 +134,7 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         );
     }
     out.push_str("</table>\n");
+    out.push_str(&super::legend(d.sites.iter().map(|s| s.site.as_str())));
 }
 
 /// The HTML page of `check --html`.

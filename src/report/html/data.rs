@@ -157,6 +157,10 @@ struct StackData {
     count: u64,
     /// Indices into `lines`: Python frames first, C++ frames folded.
     lines: Vec<u32>,
+    /// A group without frames: its name and what that means
+    /// (docs/figures.md#memory-with-no-story).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_frames: Option<[&'static str; 2]>,
 }
 
 /// Where entries are on the x axis.
@@ -312,6 +316,7 @@ impl<'a> DeviceData<'a> {
                                 .into_iter()
                                 .map(|l| lines.id(l))
                                 .collect(),
+                            no_frames: s.no_frames.map(|n| [n.id(), n.meaning()]),
                         })
                         .collect(),
                 }

@@ -21,13 +21,13 @@ pub use data::XAxis;
 pub use diff::{render_diff, DiffSide};
 use peaks::peaks_table;
 
-use crate::vocab::Device;
+use crate::vocab::{Device, NoStory};
 use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
 
 use super::escape::{html as escape, json_in_script};
-use crate::analysis::{DeviceReport, Timeline};
+use crate::analysis::{DeviceReport, SiteBytes, Timeline};
 use crate::document::ProfileDocument;
 use crate::units::Bytes;
 
@@ -103,13 +103,30 @@ fn sites(s: &Section<'_>) -> String {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-            folded_path(&site.site),
+            site_cell(site),
             Bytes(site.bytes),
             site.count
         );
     }
     out.push_str("</table>\n");
+    let shown = s.report.sites_at_peak.iter().map(|x| x.site.as_str());
+    out.push_str(&legend(shown));
     out
+}
+
+/// One note per name of memory with no story among `shown`, saying what
+/// it is (docs/figures.md#memory-with-no-story).
+pub(crate) fn legend<'a>(shown: impl IntoIterator<Item = &'a str>) -> String {
+    NoStory::among(shown)
+        .iter()
+        .map(|n| {
+            format!(
+                "<p class=\"note\"><code>{}</code>: {}</p>\n",
+                n.id(),
+                escape(n.meaning())
+            )
+        })
+        .collect()
 }
 
 fn table(s: &Section<'_>) -> String {
@@ -134,6 +151,9 @@ fn table(s: &Section<'_>) -> String {
         );
     }
     out.push_str("</table>\n");
+    let nonzero = |n: &&String| c.peaks.get(*n).is_some_and(|&b| b > 0);
+    let shown = s.timeline.categories.iter().filter(nonzero);
+    out.push_str(&legend(shown.map(String::as_str)));
     out
 }
 
@@ -155,6 +175,19 @@ fn chart(k: usize, path: &str, device: Device) -> String {
          data-device=\"{device}\"></figure>\n",
         escape(path)
     )
+}
+
+/// A site's name, escaped, with its file as recorded in a title (the site
+/// names the file portably: docs/figures.md#sites).
+fn site_cell(site: &SiteBytes) -> String {
+    match &site.recorded {
+        Some(file) => format!(
+            "<span class=\"folded\" title=\"{}\">{}</span>",
+            escape(file),
+            escape(&site.site)
+        ),
+        None => folded_path(&site.site),
+    }
 }
 
 /// `text` escaped for HTML with a `site-packages/` (or `dist-packages/`)

@@ -578,6 +578,7 @@
     tag('th', 'bytes', head);
     tag('th', 'allocations', head);
     tag('th', 'call stack (Python frames first, C++ folded)', head, 'stack');
+    var stories = {};
     m.stacks.forEach(function (st) {
       var row = tag('tr', null, t);
       var b = tag('td', exact(st.bytes), row);
@@ -589,7 +590,14 @@
         var full = d.lines[l];
         tag('div', fold(full), cell).title = full;
       });
-      if (!st.lines.length) { tag('div', '(no frames recorded)', cell); }
+      if (st.no_frames) {
+        // Memory with no story: its one name, explained under the table.
+        tag('div', st.no_frames[0] + ' (no frames)', cell);
+        stories[st.no_frames[0]] = st.no_frames[1];
+      }
+    });
+    Object.keys(stories).sort().forEach(function (n) {
+      tag('p', n + ': ' + stories[n], host, 'note');
     });
   };
 

@@ -13,7 +13,7 @@ const FIXED: [(&str, &str); 16] = [
     ("activation", "#e15759"),
     ("communication", "#76b7b2"),
     ("other", "#b07aa1"),
-    ("unknown", "#bab0ac"),
+    ("frameless", "#bab0ac"),
     ("PARAMETER", "#4e79a7"),
     ("OPTIMIZER", "#f28e2b"),
     ("BACKWARD", "#59a14f"),
@@ -83,8 +83,15 @@ mod tests {
 
     #[test]
     fn built_in_categories_keep_their_colour_whatever_comes_before() {
-        let plain = colours(&["parameter", "activation", "unknown"]);
-        let custom = colours(&["hccl", "expert", "parameter", "x", "activation", "unknown"]);
+        let plain = colours(&["parameter", "activation", "frameless"]);
+        let custom = colours(&[
+            "hccl",
+            "expert",
+            "parameter",
+            "x",
+            "activation",
+            "frameless",
+        ]);
         assert_eq!(plain, ["#4e79a7", "#e15759", "#bab0ac"]);
         assert_eq!(
             [&custom[2], &custom[4], &custom[5]],

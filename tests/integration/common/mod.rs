@@ -52,6 +52,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
                 site: s.to_string(),
                 bytes: *b,
                 count: 1,
+                recorded: None,
             })
             .collect(),
         time: None,
@@ -59,6 +60,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         stacks_at_moment: None,
         oom: Vec::new(),
         warnings: Vec::new(),
+        dump: None,
         window: None,
         environment: None,
     }
@@ -79,6 +81,7 @@ pub fn summary(file: &str, devices: Vec<DeviceReport>) -> Summary {
             allocator_settings: None,
             memgate_version: "0.1.0".into(),
         },
+        site_names: Some("portable".into()),
         devices,
     }
 }
@@ -204,6 +207,19 @@ pub fn memgate_at_root() -> Command {
     cmd
 }
 
+/// What `check --config examples/memgate-regressed.toml` prints (it fails:
+/// exit 1), run at the repository's root.
+pub fn regressed_example_stdout() -> String {
+    let out = memgate_at_root()
+        .args(["check", "--config", "examples/memgate-regressed.toml"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
 /// The path of the `memgate` binary, for running it under another program.
 pub fn memgate_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("memgate")
@@ -219,4 +235,29 @@ pub fn json_of(args: &[&str]) -> serde_json::Value {
         .stdout
         .clone();
     serde_json::from_slice(&out).unwrap()
+}
+
+/// `../shared/fixtures/real/NAME`, or `None` after saying loudly that the
+/// test (`what`) did not run: the real snapshots stay out of the repository.
+pub fn real_fixture(name: &str, what: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/real")
+        .join(name);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "SKIPPED: {} not found (../shared absent): {what} did not run",
+            p.display()
+        );
+        None
+    }
+}
+
+/// The first device of `memgate peak --format json --top 100000 PATH`:
+/// every stack group live at the allocated peak.
+pub fn peak_device(path: &Path) -> serde_json::Value {
+    let p = path.to_str().unwrap();
+    let v = json_of(&["peak", "--format", "json", "--top", "100000", p]);
+    v["snapshots"][0]["devices"][0].clone()
 }
