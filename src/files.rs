@@ -18,6 +18,27 @@ use thiserror::Error;
 /// summary of 64 devices with 50 sites each is under 1 MiB).
 pub const TEXT_CAP: u64 = 16 << 20;
 
+/// Where each line of a text file (a budget, a rules file) starts, so a
+/// position is found by binary search: placing every problem of a file
+/// stays linear however many there are.
+pub(crate) struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    pub(crate) fn of(text: &str) -> LineStarts {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineStarts(starts.collect())
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub(crate) fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.0.partition_point(|&s| s <= offset);
+        let start = self.0[line - 1];
+        let col = text.get(start..offset).map_or(0, |s| s.chars().count());
+        (line, col + 1)
+    }
+}
+
 /// Why a file could not be opened, read or written.
 #[derive(Debug, Error)]
 pub enum FileError {

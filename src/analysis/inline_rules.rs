@@ -4,10 +4,9 @@
 //! the same rules a rules file's `[categories]` table holds, matched the
 //! same way (docs/figures.md#custom-rules), tried before the `--rules` set.
 
-use regex::Regex;
-
 use super::rules::{RuleSet, RulesError};
 use crate::files::TEXT_CAP;
+use crate::patterns::{PatternBudget, Rule};
 
 /// The `name = regex` pairs of `--categories`, in the order written; every
 /// problem at once (`--categories: …` is added by the caller).
@@ -78,7 +77,7 @@ fn toml_inline(text: &str) -> Result<Vec<Pair>, String> {
 /// `--categories`, parsed and compiled.
 #[derive(Debug, Clone)]
 pub struct InlineRules {
-    rules: Vec<(String, Regex)>,
+    rules: Vec<Rule>,
     /// The rules as canonical JSON, for the rule set's source.
     json: String,
 }
@@ -86,13 +85,24 @@ pub struct InlineRules {
 impl InlineRules {
     /// Parses and compiles `--categories`; every problem at once.
     pub fn parse(text: &str) -> Result<InlineRules, RulesError> {
-        let pairs = parse_inline(text)?;
+        InlineRules::compile(parse_inline(text)?, "--categories")
+    }
+
+    /// `name = regex` pairs in the order given, compiled under the limits
+    /// on rules (docs/figures.md#limits-on-rules): every problem at once,
+    /// up to the first past the count or the total. `at` is where they
+    /// were given (the flag, the argument).
+    pub fn compile(pairs: Vec<(String, String)>, at: &str) -> Result<InlineRules, RulesError> {
         let mut rules = Vec::new();
         let mut errors = Vec::new();
+        let mut budget = PatternBudget::default();
         for (name, pattern) in &pairs {
-            match Regex::new(pattern) {
-                Ok(rx) => rules.push((name.clone(), rx)),
-                Err(e) => errors.push(format!("{name}: not a regex: {e}")),
+            match budget.rule(name, pattern, at) {
+                Ok(rule) => rules.push(rule),
+                Err(e) => errors.push(format!("{name}: {e}")),
+            }
+            if budget.exhausted() {
+                break;
             }
         }
         if !errors.is_empty() {
@@ -108,21 +118,27 @@ impl InlineRules {
         })
     }
 
+    /// The compiled rules, in the order written.
+    pub(crate) fn into_rules(self) -> Vec<Rule> {
+        self.rules
+    }
+
     /// The category names, in the order written.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.rules.iter().map(|(n, _)| n.as_str())
+        self.rules.iter().map(|r| r.name.as_str())
     }
 }
 
 impl RuleSet {
     /// `base` with the `--categories` rules tried first. The set's source
     /// names both, the rules in canonical JSON (so a summary made with
-    /// other inline rules reads as other rules).
-    pub fn with_inline(inline: &InlineRules, base: RuleSet) -> RuleSet {
+    /// other inline rules reads as other rules). Refused when the rules of
+    /// both together pass the limits on rules.
+    pub fn with_inline(inline: &InlineRules, base: RuleSet) -> Result<RuleSet, RulesError> {
         let source = format!("{} + {}", base.source(), inline.json);
-        let mut set = RuleSet::with_custom(inline.rules.clone(), base);
+        let mut set = RuleSet::with_custom(inline.rules.clone(), base)?;
         set.set_source(source);
-        set
+        Ok(set)
     }
 }
 
@@ -163,7 +179,7 @@ mod tests {
     #[test]
     fn inline_rules_go_first_and_name_themselves_in_the_source() {
         let inline = InlineRules::parse(r#"{"hccl": "hccl", "zz": "never_matches"}"#).unwrap();
-        let set = RuleSet::with_inline(&inline, RuleSet::builtin_default());
+        let set = RuleSet::with_inline(&inline, RuleSet::builtin_default()).unwrap();
         assert_eq!(set.category_of(&[("hccl_allreduce", "x.py")]), "hccl");
         assert_eq!(&set.categories()[..2], ["hccl", "zz"]);
         assert_eq!(set.custom_names(), ["hccl", "zz"]);
@@ -172,13 +188,13 @@ mod tests {
             r#"default + {"hccl":"hccl","zz":"never_matches"}"#
         );
         let e = InlineRules::parse(r#"{"x": "("}"#).unwrap_err().to_string();
-        assert!(e.starts_with("x: not a regex"), "{e}");
+        assert!(e.starts_with("x: not a valid regex"), "{e}");
     }
 
     #[test]
     fn matching_is_case_sensitive_on_names_and_files_as_mosaics_custom_profile() {
         let inline = InlineRules::parse(r#"{"hccl": "hccl"}"#).unwrap();
-        let set = RuleSet::with_inline(&inline, RuleSet::builtin_default());
+        let set = RuleSet::with_inline(&inline, RuleSet::builtin_default()).unwrap();
         assert_ne!(set.category_of(&[("HCCL_allreduce", "x.py")]), "hccl");
         assert_eq!(set.category_of(&[("allreduce", "/x/hccl/ops.py")]), "hccl");
     }

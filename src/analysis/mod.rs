@@ -18,6 +18,8 @@ mod replay;
 #[cfg(test)]
 mod replay_tests;
 mod rule_phases;
+#[cfg(test)]
+mod rule_set_tests;
 pub(crate) mod rules;
 pub(crate) mod sites;
 mod span_index;
@@ -33,6 +35,7 @@ use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
 use crate::units::counted;
 use crate::vocab::NoStory;
 
+pub use crate::patterns::{PatternBudget, Rule};
 pub use dump::{DumpState, LiveBlock};
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;

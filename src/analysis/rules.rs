@@ -2,14 +2,16 @@
 //! legacy `AllocationType.from_frame_stack`, and custom TOML rules on top;
 //! and the phase rules of a rules file's `[phases]` table (docs/figures.md#phases-from-stack-rules).
 
+use std::ops::Range;
 use std::path::Path;
 
-use regex::{Regex, RegexBuilder};
+use regex::{Regex, RegexBuilder, RegexSet};
 use thiserror::Error;
 
 use super::default_rules::{DefaultRow, DEFAULT_CATEGORIES, DEFAULT_ROWS, SKIP};
 use super::sites::SiteRule;
-use crate::files;
+use crate::files::{self, LineStarts};
+use crate::patterns::{self, PatternBudget, Rule};
 use crate::vocab::{NoStory, Rules};
 
 /// 1-based line and column (in characters) just past `valid`, UTF-8 text.
@@ -58,18 +60,22 @@ pub struct RuleSet {
     source: String,
     /// Category names; custom ones first (file order), then the base's.
     categories: Vec<String>,
-    /// Custom rules (category index, regex), tried first.
-    custom: Vec<(usize, Regex)>,
+    /// Custom rules (category index, rule), tried first.
+    custom: Vec<(usize, Rule)>,
+    /// One matcher over every custom rule, in their order (none without
+    /// custom rules): which rules match a string, in one pass over it.
+    custom_set: Option<RegexSet>,
     /// The custom rules' category names, in rule order, each once.
     custom_names: Vec<String>,
     base: Base,
-    /// `[phases]` rules (name, regex), file order: see
-    /// [`RuleSet::phase_of`].
-    phases: Vec<(String, Regex)>,
+    /// `[phases]` rules, file order: see [`RuleSet::phase_of`].
+    phases: Vec<Rule>,
+    /// One matcher over the phase rules, in their order.
+    phase_set: Option<RegexSet>,
     /// `[iterations] boundary`: an iteration starts at the first alloc of
     /// each run of allocs whose stack matches it (traces without
     /// annotations).
-    iteration_stack: Option<Regex>,
+    iteration_stack: Option<Rule>,
     /// What counts as the user's code and where the project's root is,
     /// for the allocation sites (docs/figures.md#stacks-and-sites).
     sites: SiteRule,
@@ -119,9 +125,11 @@ impl RuleSet {
             source: "default".into(),
             categories,
             custom: Vec::new(),
+            custom_set: None,
             custom_names: Vec::new(),
             base: Base::Default(rows),
             phases: Vec::new(),
+            phase_set: None,
             iteration_stack: None,
             sites: SiteRule::default(),
         }
@@ -133,21 +141,26 @@ impl RuleSet {
             source: "mosaic".into(),
             categories: MOSAIC_CATEGORIES.iter().map(|c| c.to_string()).collect(),
             custom: Vec::new(),
+            custom_set: None,
             custom_names: Vec::new(),
             base: Base::Mosaic,
             phases: Vec::new(),
+            phase_set: None,
             iteration_stack: None,
             sites: SiteRule::default(),
         }
     }
 
     /// Custom rules tried before `base`, in order; a rule matches when its
-    /// regex matches any frame's function name or file name.
-    pub fn with_custom(custom: Vec<(String, Regex)>, base: RuleSet) -> RuleSet {
+    /// regex matches any frame's function name or file name. Refused when
+    /// the rules of both, together, pass the limits on rules
+    /// (docs/figures.md#limits-on-rules).
+    pub fn with_custom(custom: Vec<Rule>, base: RuleSet) -> Result<RuleSet, RulesError> {
         let mut categories: Vec<String> = Vec::new();
         let mut compiled = Vec::new();
         let mut custom_names: Vec<String> = Vec::new();
-        for (name, rx) in custom {
+        for rule in custom {
+            let name = rule.name.clone();
             if !custom_names.contains(&name) {
                 custom_names.push(name.clone());
             }
@@ -158,7 +171,7 @@ impl RuleSet {
                     categories.len() - 1
                 }
             };
-            compiled.push((idx, rx));
+            compiled.push((idx, rule));
         }
         // Base categories keep their names; a custom rule may reuse one.
         let mut remap = Vec::with_capacity(base.categories.len());
@@ -183,22 +196,29 @@ impl RuleSet {
             ),
         };
         let mut custom_all = compiled;
-        custom_all.extend(base.custom.into_iter().map(|(c, rx)| (remap[c], rx)));
+        custom_all.extend(base.custom.into_iter().map(|(c, r)| (remap[c], r)));
         for name in base.custom_names {
             if !custom_names.contains(&name) {
                 custom_names.push(name);
             }
         }
-        RuleSet {
+        let every = (custom_all.iter().map(|(_, r)| r))
+            .chain(&base.phases)
+            .chain(&base.iteration_stack);
+        patterns::check_together(every).map_err(RulesError)?;
+        let custom_set = set_of(custom_all.iter().map(|(_, r)| r))?;
+        Ok(RuleSet {
             source: base.source,
             categories,
             custom: custom_all,
+            custom_set,
             custom_names,
             base: base_rules,
             phases: base.phases,
+            phase_set: base.phase_set,
             iteration_stack: base.iteration_stack,
             sites: base.sites,
-        }
+        })
     }
 
     /// `"default"`, `"mosaic"`, or a TOML file whose `[categories]` table
@@ -234,37 +254,55 @@ impl RuleSet {
                 "{spec}:{line}:{col}: not UTF-8 (TOML files are UTF-8)"
             ))
         })?;
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            RulesError(format!("{spec}: {}", e.to_string().trim_end()))
+        let file = RulesFile {
+            spec: &spec,
+            text: &text,
+            lines: LineStarts::of(&text),
+        };
+        let doc = toml_edit::ImDocument::parse(text.as_str()).map_err(|e| {
+            let at = file.at(e.span().unwrap_or(0..0));
+            let msg = e
+                .message()
+                .lines()
+                .next()
+                .unwrap_or("invalid TOML")
+                .to_string();
+            RulesError(format!("{at}: {msg}"))
         })?;
+        let root = doc.as_table();
         if !["categories", "phases", "iterations"]
             .iter()
-            .any(|k| table.contains_key(*k))
+            .any(|k| root.contains_key(k))
         {
             return Err(RulesError(format!(
                 "{spec}: no [categories], [phases] or [iterations] table"
             )));
         }
         let mut errors = Vec::new();
-        let custom = regex_table(&spec, &table, "categories", &mut errors);
-        let phases = regex_table(&spec, &table, "phases", &mut errors);
+        let mut budget = PatternBudget::default();
+        let mut table = |key| file.rules(root, key, &mut budget, &mut errors);
+        let custom = table("categories");
+        let phases = table("phases");
         let mut iteration_stack = None;
-        for (key, rx) in regex_table(&spec, &table, "iterations", &mut errors) {
-            if key == "boundary" {
-                iteration_stack = Some(rx);
+        for rule in table("iterations") {
+            if rule.name == "boundary" {
+                iteration_stack = Some(rule);
             } else {
                 errors.push(format!(
-                    "{spec}: iterations.{key}: unknown key; expected `boundary`"
+                    "{}: iterations.{}: unknown key; expected `boundary`",
+                    rule.at, rule.name
                 ));
             }
         }
         if !errors.is_empty() {
             return Err(RulesError(errors.join("\n")));
         }
-        let mut set = RuleSet::with_custom(custom, RuleSet::builtin_default());
+        let mut base = RuleSet::builtin_default();
+        base.phase_set = set_of(&phases)?;
+        base.phases = phases;
+        base.iteration_stack = iteration_stack;
+        let mut set = RuleSet::with_custom(custom, base)?;
         set.source = spec;
-        set.phases = phases;
-        set.iteration_stack = iteration_stack;
         Ok(set)
     }
 
@@ -302,12 +340,12 @@ impl RuleSet {
 
     /// Phase names of the `[phases]` rules, in file order.
     pub(crate) fn phase_names(&self) -> impl Iterator<Item = &str> {
-        self.phases.iter().map(|(n, _)| n.as_str())
+        self.phases.iter().map(|r| r.name.as_str())
     }
 
     /// The `[iterations] boundary` regex, when the rules give one.
     pub(crate) fn iteration_stack(&self) -> Option<&Regex> {
-        self.iteration_stack.as_ref()
+        self.iteration_stack.as_ref().map(|r| &r.regex)
     }
 
     /// Whether the rules say anything about time structure (`[phases]`,
@@ -326,9 +364,22 @@ impl RuleSet {
     /// whose regex matches any frame's function or file name (as custom
     /// categories match).
     pub(crate) fn phase_of<'a>(&self, frames: &[(&'a str, &'a str)]) -> Option<usize> {
-        self.phases
-            .iter()
-            .position(|(_, rx)| frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)))
+        let set = self.phase_set.as_ref()?;
+        let strings = frames.iter().flat_map(|(n, f)| [*n, *f]);
+        strings.filter_map(|s| first_match(set, s)).min()
+    }
+
+    /// The first custom rule (in rule order) whose regex matches `s`: a
+    /// stack's custom rule is the least of its frames' names' and files'
+    /// (see [`RuleSet::classify`]). One pass of the set matcher over `s`,
+    /// however many rules there are.
+    pub(crate) fn first_custom(&self, s: &str) -> Option<usize> {
+        first_match(self.custom_set.as_ref()?, s)
+    }
+
+    /// Whether there are custom rules to try.
+    pub(crate) fn has_custom(&self) -> bool {
+        self.custom_set.is_some()
     }
 
     /// The category of memory live since before recording began: the
@@ -366,12 +417,26 @@ impl RuleSet {
         &self.categories[self.classify(frames)]
     }
 
-    /// Category index of a stack given as (name, filename) pairs, innermost first.
+    /// Category index of a stack given as (name, filename) pairs,
+    /// innermost first: the first custom rule (in rule order) that matches
+    /// any frame's name or file, else the base set's rules. The first rule
+    /// matching any frame is the least rule matching some frame, so each
+    /// name and file is matched once against all rules at once.
     pub(crate) fn classify<'a>(&self, frames: &[(&'a str, &'a str)]) -> usize {
-        for (cat, rx) in &self.custom {
-            if frames.iter().any(|(n, f)| rx.is_match(n) || rx.is_match(f)) {
-                return *cat;
-            }
+        let strings = frames.iter().flat_map(|(n, f)| [*n, *f]);
+        let custom = strings.filter_map(|s| self.first_custom(s)).min();
+        self.classify_after(custom, frames)
+    }
+
+    /// [`RuleSet::classify`] with the custom rule already found (the least
+    /// [`RuleSet::first_custom`] of the stack's names and files).
+    pub(crate) fn classify_after<'a>(
+        &self,
+        custom: Option<usize>,
+        frames: &[(&'a str, &'a str)],
+    ) -> usize {
+        if let Some(rule) = custom {
+            return self.custom[rule].0;
         }
         let hit = match &self.base {
             Base::Mosaic => mosaic_category(frames).map(|c| index_of(&self.categories, c)),
@@ -381,34 +446,71 @@ impl RuleSet {
     }
 }
 
-/// The `name = "regex"` rules of table `key` of a rules file, file order
-/// (none when the table is absent); problems go to `errors`.
-fn regex_table(
-    spec: &str,
-    table: &toml::Table,
-    key: &str,
-    errors: &mut Vec<String>,
-) -> Vec<(String, Regex)> {
-    let Some(t) = table.get(key) else {
-        return Vec::new();
-    };
-    let Some(t) = t.as_table() else {
-        errors.push(format!(
-            "{spec}: `{key}` must be a table of name = \"regex\""
-        ));
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (name, v) in t {
-        match v.as_str() {
-            Some(p) => match Regex::new(p) {
-                Ok(rx) => out.push((name.clone(), rx)),
-                Err(e) => errors.push(format!("{spec}: {key}.{name}: not a regex: {e}")),
-            },
-            None => errors.push(format!("{spec}: {key}.{name}: must be a string (a regex)")),
-        }
+/// A rules file's text, to place what it says by line and column.
+struct RulesFile<'a> {
+    spec: &'a str,
+    text: &'a str,
+    lines: LineStarts,
+}
+
+impl RulesFile<'_> {
+    /// `file:line:col` of a byte span.
+    fn at(&self, span: Range<usize>) -> String {
+        let (line, col) = self.lines.line_col(self.text, span.start);
+        format!("{}:{line}:{col}", self.spec)
     }
-    out
+
+    /// The `name = "regex"` rules of table `key`, file order (none when
+    /// the table is absent), each compiled under `budget`; problems go to
+    /// `errors`, each at its key.
+    fn rules(
+        &self,
+        root: &toml_edit::Table,
+        key: &str,
+        budget: &mut PatternBudget,
+        errors: &mut Vec<String>,
+    ) -> Vec<Rule> {
+        let Some(item) = root.get(key) else {
+            return Vec::new();
+        };
+        let Some(t) = item.as_table_like() else {
+            let at = self.at(root.key(key).and_then(|k| k.span()).unwrap_or(0..0));
+            errors.push(format!("{at}: `{key}` must be a table of name = \"regex\""));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (name, v) in t.iter() {
+            let span = t.key(name).and_then(|k| k.span()).or_else(|| v.span());
+            let at = self.at(span.unwrap_or(0..0));
+            match v.as_str() {
+                Some(p) => match budget.rule(name, p, &at) {
+                    Ok(rule) => out.push(rule),
+                    Err(e) => errors.push(format!("{at}: {key}.{name}: {e}")),
+                },
+                None => errors.push(format!("{at}: {key}.{name}: must be a string (a regex)")),
+            }
+            if budget.exhausted() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// One set matcher over `rules`, in their order; none for no rules.
+fn set_of<'a>(rules: impl IntoIterator<Item = &'a Rule>) -> Result<Option<RegexSet>, RulesError> {
+    let rules: Vec<&Rule> = rules.into_iter().collect();
+    if rules.is_empty() {
+        return Ok(None);
+    }
+    patterns::set_of(rules.iter().map(|r| r.regex.as_str()))
+        .map(Some)
+        .map_err(|e| RulesError(format!("the rules together: {e}")))
+}
+
+/// The least index of the set's patterns that match `s`.
+fn first_match(set: &RegexSet, s: &str) -> Option<usize> {
+    set.matches(s).iter().next()
 }
 
 /// The first default row matching one frame: `Some(Some(c))` decides,

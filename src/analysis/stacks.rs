@@ -9,6 +9,8 @@ use super::rules::RuleSet;
 use super::sites::{is_python, SiteKeys};
 
 const UNSET: u32 = u32::MAX;
+/// A string no custom rule matches.
+const NONE: u32 = u32::MAX - 1;
 
 /// Site of a stack whose frames name none (docs/figures.md#memory-with-no-story).
 pub(crate) const UNKNOWN_SITE: &str = crate::vocab::NoStory::UnknownSite.id();
@@ -18,6 +20,12 @@ pub(crate) struct StackInfo<'a> {
     snap: &'a Snapshot,
     rules: &'a RuleSet,
     category: Vec<u32>,
+    /// The first custom rule matching each string of the snapshot (a
+    /// frame's name or file), by string id: each is matched once, however
+    /// many frames and stacks share it. Empty without custom rules.
+    first_custom: Vec<u32>,
+    /// How many strings were matched against the custom rules.
+    matched: usize,
     site: Vec<u32>,
     site_names: Vec<String>,
     /// Each site's file as recorded (of the first stack with that site).
@@ -87,6 +95,12 @@ impl<'a> StackInfo<'a> {
             snap,
             rules,
             category: vec![UNSET; n],
+            first_custom: if rules.has_custom() {
+                vec![UNSET; snap.strings.len()]
+            } else {
+                Vec::new()
+            },
+            matched: 0,
             site: vec![UNSET; n],
             site_names: Vec::new(),
             site_files: Vec::new(),
@@ -112,15 +126,61 @@ impl<'a> StackInfo<'a> {
 
     /// Category index (into `rules.categories()`) of a stack.
     pub(crate) fn category(&mut self, stack: StackId) -> usize {
-        let slot = &mut self.category[stack.index()];
-        if *slot == UNSET {
-            let frames = rule_frames(self.snap, stack);
-            let category = self.rules.classify(&frames);
+        let cached = self.category[stack.index()];
+        if cached == UNSET {
+            let custom = self.custom_rule(stack);
+            let frames = if custom.is_some() {
+                Vec::new()
+            } else {
+                rule_frames(self.snap, stack)
+            };
+            let category = self.rules.classify_after(custom, &frames);
+            let slot = &mut self.category[stack.index()];
             // A category index past the cache's range is computed each time.
             *slot = u32::try_from(category).unwrap_or(UNSET);
             return category;
         }
-        *slot as usize
+        cached as usize
+    }
+
+    /// The first custom rule matching any frame of `stack` (the least of
+    /// its names' and files' first rules; see [`RuleSet::classify`]).
+    fn custom_rule(&mut self, stack: StackId) -> Option<usize> {
+        if self.first_custom.is_empty() {
+            return None;
+        }
+        let mut best: Option<usize> = None;
+        for &f in self.snap.stack(stack) {
+            let frame = self.snap.frame(f);
+            for s in [frame.name, frame.filename] {
+                if let Some(h) = self.first_custom_of(s) {
+                    best = Some(best.map_or(h, |b| b.min(h)));
+                }
+            }
+        }
+        best
+    }
+
+    /// The first custom rule matching string `s`, matched once.
+    fn first_custom_of(&mut self, s: u32) -> Option<usize> {
+        let cached = self.first_custom[s as usize];
+        if cached == UNSET {
+            self.matched += 1;
+            let hit = self.rules.first_custom(self.snap.str(s));
+            // A rule index past the cache's range is matched each time.
+            self.first_custom[s as usize] = hit.map_or(NONE, |h| {
+                u32::try_from(h).ok().filter(|&h| h < NONE).unwrap_or(UNSET)
+            });
+            return hit;
+        }
+        (cached != NONE).then_some(cached as usize)
+    }
+
+    /// How many distinct strings were matched against the custom rules
+    /// (what a test counts).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
+    pub(crate) fn matched(&self) -> usize {
+        self.matched
     }
 
     /// Site id of a stack; its name is [`StackInfo::site_name`].

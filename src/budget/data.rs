@@ -241,7 +241,7 @@ mod tests {
         let names: Vec<String> = budget(&doc)
             .categories
             .into_iter()
-            .map(|(n, _)| n)
+            .map(|r| r.name)
             .collect();
         assert_eq!(names, ["z", "a", "m"]);
     }

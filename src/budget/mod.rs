@@ -38,6 +38,8 @@ use std::fmt;
 use regex::Regex;
 use serde::Serialize;
 
+use crate::patterns::Rule;
+
 use crate::units::{Bytes, Percent};
 use crate::vocab::Figure;
 
@@ -234,7 +236,7 @@ pub struct Budget {
     /// nor tolerates them, in report order.
     pub figures: Vec<Figure>,
     /// Custom category rules in file order: name, regex.
-    pub categories: Vec<(String, Regex)>,
+    pub categories: Vec<Rule>,
     /// `[sites]`: what names an allocation site.
     pub sites: Sites,
     pub targets: Vec<Target>,

@@ -8,7 +8,6 @@ use toml::Value;
 
 use super::raw::RawRanks;
 use super::validate::Validator;
-use super::values::last_line;
 use super::{Limit, Loc, Tolerance};
 use crate::vocab::{Figure, Unit};
 
@@ -143,8 +142,7 @@ impl Validator<'_> {
                 Value::String(p) => match self.regex(p) {
                     Ok(re) => Some(Members::Pattern(re)),
                     Err(e) => {
-                        let msg = format!("not a valid regex: {}", last_line(&e.to_string()));
-                        self.err(leaf.span(), &at, msg);
+                        self.err(leaf.span(), &at, e);
                         None
                     }
                 },

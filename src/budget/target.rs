@@ -10,8 +10,8 @@ use toml::Value;
 
 use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
-use super::values::last_line;
 use super::{CategoryKey, PhaseLimit, PhaseTolerance, Rules, Target};
+use crate::patterns::Rule;
 use crate::vocab::Figure;
 use crate::vocab::Unit;
 use crate::walk;
@@ -288,11 +288,7 @@ impl Validator<'_> {
                 None
             }
             Err(e) => {
-                self.err(
-                    leaf.span(),
-                    "target.key",
-                    format!("not a valid regex: {}", last_line(&e.to_string())),
-                );
+                self.err(leaf.span(), "target.key", e);
                 None
             }
         }
@@ -300,12 +296,13 @@ impl Validator<'_> {
 
     /// A compiled regex, shared by every target that writes the same
     /// pattern: compiling is what a file of many targets would spend its
-    /// time on.
-    pub(super) fn regex(&mut self, pattern: &str) -> Result<Regex, regex::Error> {
+    /// time on. Compiled under the file's limits on regexes
+    /// (docs/figures.md#limits-on-rules); the error is one line.
+    pub(super) fn regex(&mut self, pattern: &str) -> Result<Regex, String> {
         if let Some(r) = self.regexes.get(pattern) {
             return Ok(r.clone());
         }
-        let r = Regex::new(pattern)?;
+        let (r, _) = self.patterns.compile(pattern)?;
         self.regexes.insert(pattern.to_string(), r.clone());
         Ok(r)
     }
@@ -328,20 +325,23 @@ impl Validator<'_> {
         }
     }
 
-    pub(super) fn custom_rules(&mut self, table: Option<&OpenTable>) -> Vec<(String, Regex)> {
+    /// The `[categories]` rules in file order, each compiled under the
+    /// file's limits on regexes; compiling stops at the first rule past
+    /// the count or the total.
+    pub(super) fn custom_rules(&mut self, table: Option<&OpenTable>) -> Vec<Rule> {
         let mut rules = Vec::new();
         for (k, leaf) in table.into_iter().flatten() {
             let key = format!("categories.{}", k.name);
             let Some(s) = self.string(leaf, &key) else {
                 continue;
             };
-            match Regex::new(&s) {
-                Ok(r) => rules.push((k.name.clone(), r)),
-                Err(e) => self.err(
-                    leaf.span(),
-                    &key,
-                    format!("not a valid regex: {}", last_line(&e.to_string())),
-                ),
+            let at = self.loc(k.span.clone()).to_string();
+            match self.patterns.rule(&k.name, &s, &at) {
+                Ok(r) => rules.push(r),
+                Err(e) => self.err(leaf.span(), &key, e),
+            }
+            if self.patterns.exhausted() {
+                break;
             }
         }
         rules

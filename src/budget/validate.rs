@@ -9,7 +9,8 @@ use std::path::Path;
 use super::raw::{self, RawConfig};
 use super::{Budget, CategoryKey, Level, Loc, Rules, Target, Tolerance};
 use super::{DEFAULT_NOISE_FLOOR, DEFAULT_TOLERANCE};
-use crate::files::{self, FileError};
+use crate::files::{self, FileError, LineStarts};
+use crate::patterns::PatternBudget;
 use crate::units::Bytes;
 use regex::Regex;
 
@@ -155,6 +156,7 @@ impl<'a> Validator<'a> {
             data,
             lines: LineStarts::of(text),
             regexes: HashMap::new(),
+            patterns: PatternBudget::default(),
             category_keys: Vec::new(),
             file,
             dir,
@@ -185,33 +187,15 @@ impl<'a> Validator<'a> {
     }
 }
 
-/// Where each line of the text starts, so a position is found by binary
-/// search: validation stays linear however many errors a file has.
-pub(super) struct LineStarts(Vec<usize>);
-
-impl LineStarts {
-    fn of(text: &str) -> LineStarts {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineStarts(starts.collect())
-    }
-
-    /// 1-based line and column (in characters) of a byte offset.
-    fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
-        let offset = offset.min(text.len());
-        let line = self.0.partition_point(|&s| s <= offset);
-        let start = self.0[line - 1];
-        let col = text.get(start..offset).map_or(0, |s| s.chars().count());
-        (line, col + 1)
-    }
-}
-
 pub(super) struct Validator<'a> {
     pub(super) text: &'a str,
     /// A budget given as data: no text, so no line and column.
     data: bool,
     lines: LineStarts,
-    /// `target.key` regexes by pattern.
+    /// `target.key` and stage regexes by pattern.
     pub(super) regexes: HashMap<String, Regex>,
+    /// What the file's regexes have spent of the limits on them.
+    pub(super) patterns: PatternBudget,
     pub(super) category_keys: Vec<CategoryKey>,
     pub(super) file: &'a str,
     pub(super) dir: &'a Path,

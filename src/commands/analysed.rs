@@ -98,7 +98,7 @@ pub(crate) fn rules(
     let set = match categories {
         None => base,
         Some(text) => InlineRules::parse(text)
-            .map(|inline| RuleSet::with_inline(&inline, base))
+            .and_then(|inline| RuleSet::with_inline(&inline, base))
             .map_err(|e| Outcome::error(UsageError::Categories(e)))?,
     };
     Ok(set.with_sites(sites))

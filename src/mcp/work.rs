@@ -8,12 +8,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::analysis::{phases_with_rules, Boundary, GroupBy, PeakAt, Request, RuleSet, Window};
+use crate::analysis::{
+    phases_with_rules, Boundary, GroupBy, InlineRules, PeakAt, Request, RuleSet, RulesError, Window,
+};
 use crate::commands::analysed::analyse_placing;
 use crate::document::{
     AnalysedSnapshot, InspectDocument, PeakDocument, PhasedSnapshot, PhasesDocument,
     ProfileDocument, SnapshotInventory,
 };
+use crate::patterns::MAX_RULES;
 use crate::report::html;
 use crate::snapshot::Snapshot;
 
@@ -146,10 +149,6 @@ pub(crate) fn peak_at(name: Option<&str>) -> Result<PeakAt, String> {
     }
 }
 
-/// Custom categories given inline: `{name: regex}`, tried in order before
-/// the rules named by `spec`.
-const MAX_INLINE_RULES: usize = 256;
-
 impl Work {
     /// `tool`'s answer for `args` on the file `path`: the one given before
     /// while the file is unchanged, else `f`'s (kept when it succeeded and
@@ -220,24 +219,26 @@ impl Work {
         let Some(inline) = inline.filter(|m| !m.is_empty()) else {
             return Ok(base);
         };
-        if inline.len() > MAX_INLINE_RULES {
+        // The count is checked before a string is copied; the rest of the
+        // limits as the CLI's `--categories` checks them.
+        if inline.len() > MAX_RULES {
             return Err(format!(
-                "categories: {} rules, more than {MAX_INLINE_RULES}",
+                "categories: {} rules, more than the {MAX_RULES} that may be given together",
                 inline.len()
             ));
         }
-        let mut custom = Vec::new();
+        let mut pairs = Vec::new();
         for (name, rx) in inline {
             let text = rx
                 .as_str()
                 .ok_or_else(|| format!("categories.{name}: give a regex string"))?;
-            let compiled = regex::RegexBuilder::new(text)
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| format!("categories.{name}: {e}"))?;
-            custom.push((name.clone(), compiled));
+            pairs.push((name.clone(), text.to_string()));
         }
-        Ok(Arc::new(RuleSet::with_custom(custom, (*base).clone())))
+        let categories = |e: RulesError| format!("categories: {e}");
+        let inline = InlineRules::compile(pairs, "categories").map_err(categories)?;
+        RuleSet::with_custom(inline.into_rules(), (*base).clone())
+            .map(Arc::new)
+            .map_err(categories)
     }
 
     /// One snapshot analysed as `req` asks, as the CLI's document part,

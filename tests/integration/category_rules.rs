@@ -2,7 +2,7 @@
 //! Python-only and with the C++ frames torch records under
 //! `_record_memory_history(stacks="all")`.
 
-use memgate::analysis::RuleSet;
+use memgate::analysis::{PatternBudget, RuleSet};
 
 const TORCH: &str = "/opt/conda/lib/python3.11/site-packages/torch";
 
@@ -380,11 +380,10 @@ fn rules_from_spec_accept_default_mosaic_and_refuse_a_missing_file() {
 
 #[test]
 fn a_custom_rule_matches_any_frame_name_or_file_before_the_defaults() {
-    let custom = vec![(
-        "moe-expert".to_string(),
-        regex::Regex::new("expert").unwrap(),
-    )];
-    let rules = RuleSet::with_custom(custom, RuleSet::builtin_default());
+    let custom = vec![PatternBudget::default()
+        .rule("moe-expert", "expert", "test")
+        .unwrap()];
+    let rules = RuleSet::with_custom(custom, RuleSet::builtin_default()).unwrap();
     let mut s = module_forward();
     s.push(("route".into(), "/workspace/moe/expert_parallel.py".into()));
     let pairs: Vec<(&str, &str)> = s.iter().map(|(n, f)| (n.as_str(), f.as_str())).collect();

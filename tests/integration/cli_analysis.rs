@@ -189,7 +189,9 @@ fn a_bad_rules_file_exits_2_naming_the_problem() {
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("categories.broken: not a regex"));
+        .stderr(predicate::str::contains(
+            "categories.broken: not a valid regex",
+        ));
 }
 
 #[test]

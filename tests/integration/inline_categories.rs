@@ -266,7 +266,7 @@ fn bad_inline_categories_are_one_clear_error_on_every_command() {
         c.args(["--categories", r#"{"x": "("}"#])
             .assert()
             .code(2)
-            .stderr(contains("--categories: x: not a regex"));
+            .stderr(contains("--categories: x: not a valid regex"));
     }
     memgate()
         .args(["diff", snap, snap, "--categories", "hccl"])

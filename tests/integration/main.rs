@@ -43,6 +43,7 @@ mod portable_sites;
 mod ranks;
 mod ranks_html;
 mod real_figures;
+mod regex_budgets;
 mod renderings;
 mod rule_phases;
 mod status_words;

@@ -226,7 +226,9 @@ fn a_phase_rule_that_is_not_a_regex_is_refused_naming_it() {
         .arg(&snap)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("phases.broken: not a regex"));
+        .stderr(predicates::str::contains(
+            "phases.broken: not a valid regex",
+        ));
 }
 
 #[test]

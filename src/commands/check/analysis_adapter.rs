@@ -106,7 +106,7 @@ fn rule_set(
     });
     // Listed as the budget file reads: the base set, then the custom rules.
     let mut known: Vec<String> = base.categories().to_vec();
-    known.extend(budget.categories.iter().map(|(name, _)| name.clone()));
+    known.extend(budget.categories.iter().map(|r| r.name.clone()));
     known.extend(inline.iter().flat_map(|i| i.names()).map(str::to_string));
     for k in &budget.category_keys {
         if !known.contains(&k.name) {
@@ -123,14 +123,23 @@ fn rule_set(
         }
     }
     let set = if budget.categories.is_empty() {
-        base
+        Ok(base)
     } else {
         RuleSet::with_custom(budget.categories.clone(), base)
     };
-    let set = match inline {
-        Some(i) => RuleSet::with_inline(i, set),
-        None => set,
+    let set = match (inline, set) {
+        (Some(i), Ok(set)) => RuleSet::with_inline(i, set),
+        (_, set) => set,
     };
+    // Each source was within the limits on rules; together they are not.
+    let set = set.unwrap_or_else(|e| {
+        errors.push(ConfigError {
+            loc: budget.rules_loc.clone().unwrap_or_else(|| file_loc(budget)),
+            key: String::new(),
+            message: e.to_string(),
+        });
+        RuleSet::builtin_default()
+    });
     // `[sites]` was checked by validation; a value it let through that the
     // rule still refuses is reported all the same.
     let sites = &budget.sites;
@@ -138,16 +147,21 @@ fn rule_set(
         Ok(rule) => set.with_sites(rule),
         Err(e) => {
             errors.push(ConfigError {
-                loc: Loc {
-                    file: budget.file.clone(),
-                    line: 0,
-                    col: 0,
-                },
+                loc: file_loc(budget),
                 key: "sites".into(),
                 message: e.to_string(),
             });
             set
         }
+    }
+}
+
+/// The budget file as a whole, for a problem of no one key.
+fn file_loc(budget: &Budget) -> Loc {
+    Loc {
+        file: budget.file.clone(),
+        line: 0,
+        col: 0,
     }
 }
 
