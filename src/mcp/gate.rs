@@ -74,6 +74,7 @@ impl Work {
     pub(crate) fn diff(&self, a: &DiffArgs) -> Result<Value, String> {
         let mut ans = Answer::new("diff");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), None)?;
         let base = self.roots.existing(&a.base)?;
         let new = self.roots.existing(&a.new)?;
         self.roots.reads_inside("base", &path_text(&base))?;
@@ -109,7 +110,7 @@ impl Work {
         if let Some(h) = html {
             ans.set("html", path_text(&h));
         }
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &[])?;
         Ok(ans.finish())
     }
 
@@ -186,6 +187,7 @@ impl Work {
     pub(crate) fn check(&self, a: &CheckArgs) -> Result<Value, String> {
         let mut ans = Answer::new("check");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), None)?;
         let budget = self.call_budget(a)?;
         let (snapshots, baseline) = self.check_inputs(a, &budget)?;
         let html = a
@@ -232,7 +234,7 @@ impl Work {
         if let Some(h) = html {
             ans.set("html", path_text(&h));
         }
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &[])?;
         Ok(ans.finish())
     }
 

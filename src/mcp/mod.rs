@@ -18,6 +18,7 @@ mod gate;
 mod page;
 mod params;
 mod roots;
+mod summary;
 mod tools;
 mod work;
 

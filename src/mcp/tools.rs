@@ -23,6 +23,12 @@ fn built_in(rules: &Option<String>) -> bool {
     matches!(rules.as_deref(), None | Some("default" | "mosaic"))
 }
 
+/// Whether an answer may be repeated: its rules are no file and it writes
+/// no document (a write happens every time).
+fn again(rules: &Option<String>, document_to: &Option<String>) -> bool {
+    built_in(rules) && document_to.is_none()
+}
+
 /// The server: the work and the tool router.
 #[derive(Clone)]
 pub struct Memgate {
@@ -44,7 +50,9 @@ async fn call(
             ))
         });
     Ok(match result {
-        Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
+        // The same object twice: as text for every client, and as
+        // `structuredContent` for those that read it.
+        Ok(v) => CallToolResult::structured(v),
         Err(message) => CallToolResult::error(vec![ContentBlock::text(
             crate::report::escape::terminal(&message).into_owned(),
         )]),
@@ -72,7 +80,7 @@ impl Memgate {
     )]
     async fn peak(&self, p: Parameters<PeakArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("peak", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
+            w.memoized("peak", &p.0, &p.0.path, again(&p.0.rules, &p.0.document_to), |w| {
                 w.peak(&p.0)
             })
         })
@@ -85,7 +93,7 @@ impl Memgate {
     async fn profile(&self, p: Parameters<ProfileArgs>) -> Result<CallToolResult, ErrorData> {
         // A profile that writes HTML writes it every time.
         call(&self.work, move |w| {
-            let again = p.0.html.is_none() && built_in(&p.0.rules);
+            let again = p.0.html.is_none() && again(&p.0.rules, &p.0.document_to);
             w.memoized("profile", &p.0, &p.0.path, again, |w| w.profile(&p.0))
         })
         .await
@@ -96,7 +104,7 @@ impl Memgate {
     )]
     async fn phases(&self, p: Parameters<PhasesArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("phases", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
+            w.memoized("phases", &p.0, &p.0.path, again(&p.0.rules, &p.0.document_to), |w| {
                 w.phases(&p.0)
             })
         })
@@ -108,7 +116,7 @@ impl Memgate {
     )]
     async fn live_at(&self, p: Parameters<LiveAtArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("live_at", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
+            w.memoized("live_at", &p.0, &p.0.path, again(&p.0.rules, &p.0.document_to), |w| {
                 w.live_at(&p.0)
             })
         })
@@ -134,7 +142,7 @@ impl Memgate {
     )]
     async fn explain_oom(&self, p: Parameters<OomArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("explain_oom", &p.0, &p.0.path, true, |w| {
+            w.memoized("explain_oom", &p.0, &p.0.path, p.0.document_to.is_none(), |w| {
                 w.explain_oom(&p.0)
             })
         })
