@@ -9,10 +9,10 @@ use crate::analysis::sites;
 use crate::units::Bytes;
 
 /// At most this many frames of a stack are named in a summary.
-const FRAMES: usize = 6;
+const FRAMES: usize = 4;
 /// Without user code, this many library frames (the nearest to the caller
 /// in Python) stand in for it.
-const LIBRARY_FRAMES: usize = 3;
+const LIBRARY_FRAMES: usize = 2;
 
 /// One frame as `function (file:line)` split: the location an editor can
 /// open, and what kind of code it is (docs/figures.md#stacks-and-sites).
@@ -90,8 +90,9 @@ pub(crate) fn stacks_view(stacks: &Value) -> Vec<Value> {
 }
 
 /// `doc` as a summary: each device without the lists in `shown` (the
-/// answer presents them itself), a moment's stacks dropped where they are
-/// the peak's, and every other list of frames folded.
+/// answer presents them itself) and without its environment (the same on
+/// every device; in the full document), a moment's stacks dropped where
+/// they are the peak's, and every other list of frames folded.
 pub(crate) fn summary(doc: &Value, shown: &[&str]) -> Value {
     let mut out = doc.clone();
     for snap in out["snapshots"].as_array_mut().into_iter().flatten() {
@@ -102,7 +103,7 @@ pub(crate) fn summary(doc: &Value, shown: &[&str]) -> Value {
             if same_stacks(dev) {
                 dev.remove("stacks-at-moment");
             }
-            for key in shown {
+            for key in shown.iter().chain(&["environment"]) {
                 dev.remove(*key);
             }
         }

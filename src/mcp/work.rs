@@ -335,7 +335,7 @@ impl Work {
         ans.set("figures", answer::figure_rows(&doc));
         ans.set("where", where_view(&doc));
         ans.set("next_cursor", next);
-        self.deliver(&mut ans, doc, &detail, &["stacks-at-peak"])?;
+        self.deliver(&mut ans, doc, &detail, &["stacks-at-peak", "figures"])?;
         Ok(ans.finish())
     }
 
@@ -390,7 +390,7 @@ impl Work {
         let next = page_devices(&mut doc, PEAK_LISTS, at);
         ans.set("figures", answer::figure_rows(&doc));
         ans.set("next_cursor", next);
-        self.deliver(&mut ans, doc, &detail, &[])?;
+        self.deliver(&mut ans, doc, &detail, &["figures"])?;
         Ok(ans.finish())
     }
 
