@@ -106,10 +106,31 @@ pub(crate) fn summary(doc: &Value, shown: &[&str]) -> Value {
             for key in shown.iter().chain(&["environment"]) {
                 dev.remove(*key);
             }
+            lean(dev);
         }
     }
     fold_all(&mut out);
     out
+}
+
+/// A device's categories without the empty ones, and its sites without
+/// the recorded path (the site names the file; the path is in the full
+/// document).
+fn lean(dev: &mut Map<String, Value>) {
+    if let Some(Value::Object(cats)) = dev.get_mut("categories") {
+        for (_, at) in cats.iter_mut() {
+            if let Value::Object(by) = at {
+                by.retain(|_, v| v.as_u64() != Some(0));
+            }
+        }
+    }
+    for key in ["sites-at-peak", "sites"] {
+        if let Some(Value::Array(sites)) = dev.get_mut(key) {
+            for site in sites.iter_mut().filter_map(Value::as_object_mut) {
+                site.remove("recorded");
+            }
+        }
+    }
 }
 
 /// A check verdict as a summary: per device its placement and each
@@ -208,7 +229,10 @@ mod tests {
         assert_eq!(shown.len(), LIBRARY_FRAMES);
         assert_eq!(shown[0], "/usr/lib/python3.11/site-packages/torch/nn/m0.py:0 f0");
         assert_eq!(v["user_frames"], 0);
-        assert_eq!(v["folded"], json!({"user": 0, "library": 2, "native": 3}));
+        assert_eq!(
+            v["folded"],
+            json!({"user": 0, "library": 5 - LIBRARY_FRAMES, "native": 3})
+        );
     }
 
     #[test]
@@ -231,6 +255,9 @@ mod tests {
             "stacks-at-peak": stacks,
             "stacks-at-moment": {"at": "allocated-peak", "stacks": stacks},
             "oom": [{"requested": 5, "frames": ["c (??:0)"]}],
+            "categories": {"rules": "default", "at-allocated-peak": {"activation": 7, "gradient": 0}},
+            "sites-at-peak": [{"site": "step (train.py)", "bytes": 9, "count": 1, "recorded": "/w/train.py"}],
+            "environment": {"generation": "torch 2.5+"},
         }]}]});
         let s = summary(&doc, &["stacks-at-peak"]);
         let dev = &s["snapshots"][0]["devices"][0];
@@ -243,6 +270,15 @@ mod tests {
         assert_eq!(dev["oom"][0]["requested"], 5);
         assert_eq!(dev["oom"][0]["frames"]["folded"]["native"], 1);
         assert_eq!(s["schema_version"], 1);
+        assert_eq!(
+            dev["categories"],
+            json!({"rules": "default", "at-allocated-peak": {"activation": 7}})
+        );
+        assert_eq!(
+            dev["sites-at-peak"],
+            json!([{"site": "step (train.py)", "bytes": 9, "count": 1}])
+        );
+        assert!(dev.get("environment").is_none());
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub(crate) struct Work {
 
 /// The last answers of the single-file tools, by tool and arguments, each
 /// valid while its file's fingerprint is unchanged (answers are capped, so
-/// this holds at most `MEMO_ANSWERS` × 64 KiB).
+/// this holds at most `MEMO_ANSWERS` × 256 KiB).
 #[derive(Default)]
 pub(crate) struct Memo {
     answers: std::sync::Mutex<std::collections::VecDeque<(String, PathBuf, Fingerprint, Value)>>,
@@ -83,8 +83,12 @@ impl Answer {
                        "snapshots": self.held.map(|(_, n)| n)}),
             );
         }
+        let full = self.fields.contains_key("document");
         out.extend(self.fields);
-        page::cap(Value::Object(out))
+        page::cap(
+            Value::Object(out),
+            if full { page::FULL_CAP } else { page::ANSWER_CAP },
+        )
     }
 }
 
@@ -189,6 +193,31 @@ impl Work {
             }
         }
         Ok(Detail { full, to })
+    }
+
+    /// Where a page of `path`'s lists starts and how long it is. Without a
+    /// `limit`, a summary shares [`page::DEFAULT_LIMIT`] items among the
+    /// file's devices (at least [`page::MIN_SHARED_LIMIT`] each), so a
+    /// many-device file answers in a few KiB; the full document keeps the
+    /// CLI's default.
+    pub(crate) fn page_at(
+        &self,
+        limit: Option<usize>,
+        cursor: Option<&str>,
+        path: &str,
+        d: &Detail,
+    ) -> Result<PageAt, String> {
+        let limit = match limit {
+            Some(n) => Some(n),
+            None if d.full => None,
+            None => {
+                // The same cached snapshot the call analyses (counted there).
+                let (snap, _) = self.cache.get(&self.roots.existing(path)?)?;
+                let devices = snap.devices().len().max(1);
+                Some((page::DEFAULT_LIMIT / devices).max(page::MIN_SHARED_LIMIT))
+            }
+        };
+        PageAt::new(limit, cursor)
     }
 
     /// Put `doc` in the answer as `d` asks: the whole of it, or its summary
@@ -320,8 +349,8 @@ impl Work {
 
     pub(crate) fn peak(&self, a: &super::params::PeakArgs) -> Result<Value, String> {
         let mut ans = Answer::new("peak");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), None)?;
         let mut doc = self.peak_document(
             &mut ans,
@@ -341,8 +370,8 @@ impl Work {
 
     pub(crate) fn profile(&self, a: &super::params::ProfileArgs) -> Result<Value, String> {
         let mut ans = Answer::new("profile");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), a.categories.as_ref())?;
         let group_by = match a.group_by.as_deref().unwrap_or("category") {
             "category" => GroupBy::Category,
@@ -421,8 +450,8 @@ impl Work {
 
     pub(crate) fn live_at(&self, a: &super::params::LiveAtArgs) -> Result<Value, String> {
         let mut ans = Answer::new("live_at");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), None)?;
         let given = [
             a.entry.is_some(),
@@ -484,8 +513,8 @@ impl Work {
 
     pub(crate) fn explain_oom(&self, a: &super::params::OomArgs) -> Result<Value, String> {
         let mut ans = Answer::new("explain_oom");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
         let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(None, None)?;
         let mut doc = self.peak_document(
             &mut ans,
