@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::commands::check::CheckOptions;
 use crate::commands::diff::DiffOptions;
@@ -132,16 +132,22 @@ impl Work {
                     budget,
                 })
             }
-            (None, Some(b)) => {
+            (None, Some(given)) => {
+                let b = &inline_budget(given, a.snapshots.as_ref().is_some_and(|s| !s.is_empty()))?;
                 let text = toml::to_string(b).map_err(|e| format!("budget: {e}"))?;
                 let table: toml::Table = text.parse().map_err(|e| format!("budget: {e}"))?;
                 budget_paths_inside(&table)?;
                 // Named as a file in the first root, so that its relative
                 // paths are that root's.
                 let config = self.roots.first().join("inline-budget");
-                let name = config.display().to_string();
-                let budget =
-                    crate::budget::budget_from_data(b, &name, self.roots.first(), false).budget;
+                // Validated under the argument's name: its problems name
+                // `budget`, never a file.
+                let checked = crate::budget::budget_from_data(b, "budget", self.roots.first(), false);
+                if !checked.errors.is_empty() {
+                    let lines: Vec<String> = checked.errors.iter().map(argument_error).collect();
+                    return Err(lines.join("\n"));
+                }
+                let budget = checked.budget;
                 Ok(CallBudget {
                     config,
                     json: Some(b.to_string()),
@@ -278,6 +284,42 @@ impl Work {
         ans.set("written", written);
         Ok(ans.finish())
     }
+}
+
+/// An inline budget as the budget file's structure: given so, or in the
+/// flat form of the pytest marker (`{"allocated-peak": "15 GiB"}`, figure
+/// ids in either spelling), which becomes one target judging `snapshots`.
+fn inline_budget(given: &Value, has_snapshots: bool) -> Result<Value, String> {
+    let Value::Object(map) = given else {
+        return Err("budget: give an object: {\"allocated-peak\": \"15 GiB\"} or {\"target\": [...]}".into());
+    };
+    let flat_key = |k: &String| {
+        k == "phase" || crate::vocab::Figure::from_id(&k.replace('_', "-")).is_some()
+    };
+    if map.is_empty() || !map.keys().all(flat_key) {
+        return Ok(given.clone());
+    }
+    if !has_snapshots {
+        return Err(
+            "budget: the flat form ({\"allocated-peak\": …}) judges the files named in \
+             `snapshots`; give them (or a budget with targets)"
+                .into(),
+        );
+    }
+    let figures: Map<String, Value> = map
+        .iter()
+        .map(|(k, v)| {
+            let id = if k == "phase" { k.clone() } else { k.replace('_', "-") };
+            (id, v.clone())
+        })
+        .collect();
+    Ok(json!({"target": [{"name": "inline", "budget": figures}]}))
+}
+
+/// A problem of an inline budget, named by the argument and the key.
+fn argument_error(e: &crate::budget::ConfigError) -> String {
+    let key = if e.key.is_empty() { String::new() } else { format!(" `{}`", e.key) };
+    format!("budget{key}: {}", e.message)
 }
 
 /// The JSON verdict `check` wrote in the call's private directory; when it

@@ -455,3 +455,24 @@ def test_default_answers_on_large_real_files_are_summaries_under_8_kib_and_full_
             # Counts as counts: 678 segment allocations are "678", not "678 B".
             assert row["segment-allocs"]["human"] == str(dev["figures"]["segment-allocs"])
         assert out[(name, "full")]["document"] == want
+
+
+def test_the_flat_inline_budget_of_the_pytest_marker_judges_the_given_snapshots():
+    snap = "examples/snapshots/rank0.pickle"
+
+    async def body(s):
+        return (await call(s, "check", {"budget": {"allocated-peak": "1 GiB"}, "snapshots": [snap]}),
+                await call(s, "check", {"budget": {"allocated_peak": "100 MiB"},
+                                        "snapshots": [snap]}),
+                await call(s, "check", {"budget": {"allocated-peak": "lots"}, "snapshots": [snap]}),
+                await call(s, "check", {"budget": {"allocated-peak": "1 GiB"}}))
+
+    (e1, a1), (e2, a2), (e3, bad), (e4, none) = session([REPO], body)
+    assert not e1 and not e2, (a1, a2)
+    assert a1["verdict"] == "pass" and a2["verdict"] == "fail"
+    failed = {c["check"]: c for c in a2["checks"]}
+    assert failed["allocated-peak"]["budget"]["bytes"] == 100 << 20
+    # Errors name the argument, never a file the server made.
+    assert e3 and bad.startswith("budget"), bad
+    assert "allocated-peak" in bad and "tmp" not in bad and "inline-budget" not in bad, bad
+    assert e4 and "snapshots" in none, none
