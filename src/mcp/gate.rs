@@ -142,7 +142,8 @@ impl Work {
                 let config = self.roots.first().join("inline-budget");
                 // Validated under the argument's name: its problems name
                 // `budget`, never a file.
-                let checked = crate::budget::budget_from_data(b, "budget", self.roots.first(), false);
+                let checked =
+                    crate::budget::budget_from_data(b, "budget", self.roots.first(), false);
                 if !checked.errors.is_empty() {
                     let lines: Vec<String> = checked.errors.iter().map(argument_error).collect();
                     return Err(lines.join("\n"));
@@ -291,11 +292,13 @@ impl Work {
 /// ids in either spelling), which becomes one target judging `snapshots`.
 fn inline_budget(given: &Value, has_snapshots: bool) -> Result<Value, String> {
     let Value::Object(map) = given else {
-        return Err("budget: give an object: {\"allocated-peak\": \"15 GiB\"} or {\"target\": [...]}".into());
+        return Err(
+            "budget: give an object: {\"allocated-peak\": \"15 GiB\"} or {\"target\": [...]}"
+                .into(),
+        );
     };
-    let flat_key = |k: &String| {
-        k == "phase" || crate::vocab::Figure::from_id(&k.replace('_', "-")).is_some()
-    };
+    let flat_key =
+        |k: &String| k == "phase" || crate::vocab::Figure::from_id(&k.replace('_', "-")).is_some();
     if map.is_empty() || !map.keys().all(flat_key) {
         return Ok(given.clone());
     }
@@ -309,7 +312,11 @@ fn inline_budget(given: &Value, has_snapshots: bool) -> Result<Value, String> {
     let figures: Map<String, Value> = map
         .iter()
         .map(|(k, v)| {
-            let id = if k == "phase" { k.clone() } else { k.replace('_', "-") };
+            let id = if k == "phase" {
+                k.clone()
+            } else {
+                k.replace('_', "-")
+            };
             (id, v.clone())
         })
         .collect();
@@ -318,7 +325,11 @@ fn inline_budget(given: &Value, has_snapshots: bool) -> Result<Value, String> {
 
 /// A problem of an inline budget, named by the argument and the key.
 fn argument_error(e: &crate::budget::ConfigError) -> String {
-    let key = if e.key.is_empty() { String::new() } else { format!(" `{}`", e.key) };
+    let key = if e.key.is_empty() {
+        String::new()
+    } else {
+        format!(" `{}`", e.key)
+    };
     format!("budget{key}: {}", e.message)
 }
 

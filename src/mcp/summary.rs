@@ -51,7 +51,10 @@ pub(crate) fn fold(frames: &[Value]) -> Value {
     let of = |k: Kind| parsed.iter().filter(move |(_, kind)| *kind == k);
     let user = of(Kind::User).count();
     let shown: Vec<Value> = if user > 0 {
-        of(Kind::User).take(FRAMES).map(|(f, _)| f.clone()).collect()
+        of(Kind::User)
+            .take(FRAMES)
+            .map(|(f, _)| f.clone())
+            .collect()
     } else {
         of(Kind::Library)
             .take(LIBRARY_FRAMES)
@@ -179,7 +182,9 @@ fn fold_all(v: &mut Value) {
         Value::Object(m) => {
             for (k, item) in m.iter_mut() {
                 match item {
-                    Value::Array(frames) if k == "frames" && frames.iter().all(Value::is_string) => {
+                    Value::Array(frames)
+                        if k == "frames" && frames.iter().all(Value::is_string) =>
+                    {
                         *item = fold(frames);
                     }
                     _ => fold_all(item),
@@ -204,7 +209,9 @@ mod tests {
     #[test]
     fn user_frames_come_first_as_file_and_line_and_the_rest_are_counted() {
         let mut frames = native(187);
-        frames.push("_init_group (/opt/conda/lib/python3.11/site-packages/torch/optim/adam.py:147)".into());
+        frames.push(
+            "_init_group (/opt/conda/lib/python3.11/site-packages/torch/optim/adam.py:147)".into(),
+        );
         frames.push("train_step (/workspace/nanogpt/train.py:88)".into());
         frames.push("<module> (/workspace/nanogpt/run.py:5)".into());
         let frames: Vec<Value> = frames.into_iter().map(Value::from).collect();
@@ -221,13 +228,18 @@ mod tests {
     fn a_stack_without_user_code_names_its_first_library_frames() {
         let mut frames = native(3);
         for i in 0..5 {
-            frames.push(format!("f{i} (/usr/lib/python3.11/site-packages/torch/nn/m{i}.py:{i})"));
+            frames.push(format!(
+                "f{i} (/usr/lib/python3.11/site-packages/torch/nn/m{i}.py:{i})"
+            ));
         }
         let frames: Vec<Value> = frames.into_iter().map(Value::from).collect();
         let v = fold(&frames);
         let shown = v["frames"].as_array().unwrap();
         assert_eq!(shown.len(), LIBRARY_FRAMES);
-        assert_eq!(shown[0], "/usr/lib/python3.11/site-packages/torch/nn/m0.py:0 f0");
+        assert_eq!(
+            shown[0],
+            "/usr/lib/python3.11/site-packages/torch/nn/m0.py:0 f0"
+        );
         assert_eq!(v["user_frames"], 0);
         assert_eq!(
             v["folded"],

@@ -80,9 +80,13 @@ impl Memgate {
     )]
     async fn peak(&self, p: Parameters<PeakArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("peak", &p.0, &p.0.path, again(&p.0.rules, &p.0.document_to), |w| {
-                w.peak(&p.0)
-            })
+            w.memoized(
+                "peak",
+                &p.0,
+                &p.0.path,
+                again(&p.0.rules, &p.0.document_to),
+                |w| w.peak(&p.0),
+            )
         })
         .await
     }
@@ -104,9 +108,13 @@ impl Memgate {
     )]
     async fn phases(&self, p: Parameters<PhasesArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("phases", &p.0, &p.0.path, again(&p.0.rules, &p.0.document_to), |w| {
-                w.phases(&p.0)
-            })
+            w.memoized(
+                "phases",
+                &p.0,
+                &p.0.path,
+                again(&p.0.rules, &p.0.document_to),
+                |w| w.phases(&p.0),
+            )
         })
         .await
     }
@@ -116,9 +124,13 @@ impl Memgate {
     )]
     async fn live_at(&self, p: Parameters<LiveAtArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("live_at", &p.0, &p.0.path, again(&p.0.rules, &p.0.document_to), |w| {
-                w.live_at(&p.0)
-            })
+            w.memoized(
+                "live_at",
+                &p.0,
+                &p.0.path,
+                again(&p.0.rules, &p.0.document_to),
+                |w| w.live_at(&p.0),
+            )
         })
         .await
     }
@@ -142,9 +154,13 @@ impl Memgate {
     )]
     async fn explain_oom(&self, p: Parameters<OomArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("explain_oom", &p.0, &p.0.path, p.0.document_to.is_none(), |w| {
-                w.explain_oom(&p.0)
-            })
+            w.memoized(
+                "explain_oom",
+                &p.0,
+                &p.0.path,
+                p.0.document_to.is_none(),
+                |w| w.explain_oom(&p.0),
+            )
         })
         .await
     }

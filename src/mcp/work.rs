@@ -18,10 +18,10 @@ use crate::report::html;
 use crate::snapshot::Snapshot;
 
 use super::answer::{self, Trust};
-use super::summary;
 use super::cache::{Cache, Fingerprint, Source};
 use super::page::{self, PageAt};
 use super::roots::Roots;
+use super::summary;
 
 /// The most files one call may name.
 pub(crate) const MAX_FILES: usize = 64;
@@ -87,7 +87,11 @@ impl Answer {
         out.extend(self.fields);
         page::cap(
             Value::Object(out),
-            if full { page::FULL_CAP } else { page::ANSWER_CAP },
+            if full {
+                page::FULL_CAP
+            } else {
+                page::ANSWER_CAP
+            },
         )
     }
 }
@@ -319,7 +323,15 @@ impl Work {
             inv.push(SnapshotInventory::of(&l.path, &l.snap));
         }
         let doc = to_value(&InspectDocument::new(inv))?;
-        self.deliver(&mut ans, doc, &Detail { full: true, to: None }, &[])?;
+        self.deliver(
+            &mut ans,
+            doc,
+            &Detail {
+                full: true,
+                to: None,
+            },
+            &[],
+        )?;
         Ok(ans.finish())
     }
 
