@@ -202,8 +202,8 @@ impl Work {
     /// Where a page of `path`'s lists starts and how long it is. Without a
     /// `limit`, a summary shares [`page::DEFAULT_LIMIT`] items among the
     /// file's devices (at least [`page::MIN_SHARED_LIMIT`] each), so a
-    /// many-device file answers in a few KiB; the full document keeps the
-    /// CLI's default.
+    /// many-device file answers in a few KiB; a whole document (answered or
+    /// written) keeps the CLI's default.
     pub(crate) fn page_at(
         &self,
         limit: Option<usize>,
@@ -213,7 +213,8 @@ impl Work {
     ) -> Result<PageAt, String> {
         let limit = match limit {
             Some(n) => Some(n),
-            None if d.full => None,
+            // A document asked for is paged as the CLI's default.
+            None if d.full || d.to.is_some() => None,
             None => {
                 // The same cached snapshot the call analyses (counted there).
                 let (snap, _) = self.cache.get(&self.roots.existing(path)?)?;

@@ -476,3 +476,22 @@ def test_the_flat_inline_budget_of_the_pytest_marker_judges_the_given_snapshots(
     assert e3 and bad.startswith("budget"), bad
     assert "allocated-peak" in bad and "tmp" not in bad and "inline-budget" not in bad, bad
     assert e4 and "snapshots" in none, none
+
+
+def test_document_to_writes_the_whole_document_and_never_over_the_snapshot(tmp_path):
+    snap = tmp_path / "rank0.pickle"
+    shutil.copy(REPO / "examples" / "snapshots" / "rank0.pickle", snap)
+    before = snap.read_bytes()
+
+    async def body(s):
+        return (await call(s, "peak", {"path": "rank0.pickle", "document_to": "doc.json"}),
+                await call(s, "peak", {"path": "rank0.pickle", "document_to": "rank0.pickle"}),
+                await call(s, "peak", {"path": "rank0.pickle", "detail": "everything"}))
+
+    (e1, ans), (e2, over), (e3, bad) = session([tmp_path], body)
+    assert not e1, ans
+    assert "document" not in ans and Path(ans["document_written"]) == (tmp_path / "doc.json")
+    assert json.loads((tmp_path / "doc.json").read_text()) == cli_json("peak", str(snap), "--top", "5")
+    assert e2 and "document_to" in over, over
+    assert snap.read_bytes() == before
+    assert e3 and "detail" in bad, bad
