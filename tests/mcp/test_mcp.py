@@ -90,6 +90,9 @@ def test_lists_the_ten_tools_with_schemas():
     assert {t.name for t in tools} == TOOLS
     for t in tools:
         assert attr(t, "input_schema", "inputSchema")["type"] == "object", t.name
+        # Every answer also comes as structuredContent, declared here.
+        out = attr(t, "output_schema", "outputSchema")
+        assert out["type"] == "object" and {"kind", "trust"} <= set(out["required"]), t.name
         assert t.description, t.name
     peak = next(t for t in tools if t.name == "peak")
     schema = attr(peak, "input_schema", "inputSchema")
