@@ -400,3 +400,32 @@ fn page_lists(v: &mut Value, at: PageAt, more: &mut bool) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flat_form_becomes_one_target_with_figure_ids_in_either_spelling() {
+        let b = inline_budget(
+            &json!({"allocated_peak": "15 GiB", "reserved-peak": "16 GiB"}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            b,
+            json!({"target": [{"name": "inline",
+                "budget": {"allocated-peak": "15 GiB", "reserved-peak": "16 GiB"}}]})
+        );
+    }
+
+    #[test]
+    fn the_file_structure_passes_through_and_the_flat_form_needs_snapshots() {
+        let file = json!({"target": [{"name": "t", "budget": {"allocated-peak": "1 GiB"}}]});
+        assert_eq!(inline_budget(&file, false).unwrap(), file);
+        let e = inline_budget(&json!({"allocated-peak": "1 GiB"}), false).unwrap_err();
+        assert!(e.starts_with("budget:") && e.contains("`snapshots`"), "{e}");
+        let e = inline_budget(&json!(["allocated-peak"]), true).unwrap_err();
+        assert!(e.starts_with("budget:"), "{e}");
+    }
+}
