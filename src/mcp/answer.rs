@@ -1,13 +1,13 @@
 //! The shape of every tool's answer: `memgate.mcp.<tool>/1` with the CLI's
 //! JSON document (where the CLI has one), the trust flags, byte figures as
-//! exact integers beside a human string, and stacks with user code first.
+//! exact integers beside a human string (counts stay counts); the
+//! summary that stands in for the document is `summary.rs`.
 
 use serde_json::{json, Map, Value};
 
-use crate::analysis::sites;
 use crate::snapshot::Snapshot;
 use crate::units::Bytes;
-use crate::vocab::NoStory;
+use crate::vocab::{Figure, NoStory};
 
 /// The versioned kind of `tool`'s answer.
 pub(crate) fn kind(tool: &str) -> String {
@@ -106,9 +106,6 @@ pub(crate) fn bytes(n: u64) -> Value {
     json!({"bytes": n, "human": Bytes(n).to_string()})
 }
 
-/// Figures that are counts, not bytes.
-const COUNTS: &[&str] = &["oom-events", "alloc-events", "trace-entries"];
-
 /// Each device's figures in `doc` (`snapshots[].devices[].figures`) as
 /// rows with the exact value and a human string.
 pub(crate) fn figure_rows(doc: &Value) -> Vec<Value> {
@@ -122,8 +119,10 @@ pub(crate) fn figure_rows(doc: &Value) -> Vec<Value> {
             row.insert("path".into(), snap["path"].clone());
             row.insert("device".into(), dev["device"].clone());
             for (id, v) in figures {
-                let human = match (v.as_u64(), COUNTS.contains(&id.as_str())) {
-                    (Some(n), false) => Bytes(n).to_string(),
+                // A byte figure gets a size; an event count stays a count.
+                let bytes = Figure::from_id(id).is_some_and(Figure::is_bytes);
+                let human = match v.as_u64() {
+                    Some(n) if bytes => Bytes(n).to_string(),
                     _ => v.to_string(),
                 };
                 row.insert(id.clone(), json!({"value": v, "human": human}));
@@ -132,56 +131,6 @@ pub(crate) fn figure_rows(doc: &Value) -> Vec<Value> {
         }
     }
     rows
-}
-
-/// One frame as `function (file:line)` split: the location an editor can
-/// open, and whether it is user code (a Python file in no library: not in
-/// site-packages, dist-packages, the standard library or torch).
-fn frame(text: &str) -> Value {
-    let (function, at) = match text.rfind(" (") {
-        Some(i) if text.ends_with(')') => (&text[..i], &text[i + 2..text.len() - 1]),
-        _ => (text, ""),
-    };
-    let file = at.rsplit_once(':').map_or(at, |(f, _)| f);
-    // The rule that picks a stack's site (docs/figures.md#stacks-and-sites).
-    let user = sites::is_python(file) && !sites::in_library(file);
-    json!({"at": at, "function": function, "user": user})
-}
-
-/// At most this many frames of a stack in an answer's `where`.
-const FRAMES: usize = 8;
-
-/// A stack's frames with user code first (their order kept), then the
-/// rest, at most [`FRAMES`], and how many there were.
-pub(crate) fn user_first(frames: &[Value]) -> Value {
-    let parsed: Vec<Value> = frames.iter().filter_map(Value::as_str).map(frame).collect();
-    let (mut user, rest): (Vec<Value>, Vec<Value>) =
-        parsed.iter().cloned().partition(|f| f["user"] == true);
-    user.extend(rest);
-    user.truncate(FRAMES);
-    json!({"frames": user, "total": parsed.len()})
-}
-
-/// `stacks` (a document's stack groups: bytes, count, frames) with human
-/// sizes and user frames first.
-pub(crate) fn stacks_view(stacks: &Value) -> Vec<Value> {
-    stacks
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|g| {
-            let frames = g["frames"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-            let mut view = json!({
-                "size": bytes(g["bytes"].as_u64().unwrap_or(0)),
-                "count": g["count"],
-                "where": user_first(frames),
-            });
-            if let Some(story) = no_story(g) {
-                view["no_frames"] = story;
-            }
-            view
-        })
-        .collect()
 }
 
 /// `{"name": "pre-trace", "meaning": …}` for a stack group or block of a
@@ -193,7 +142,7 @@ pub(crate) fn no_story(g: &Value) -> Option<Value> {
 }
 
 /// A device's `dump` (docs/figures.md#a-dump-without-history) with human
-/// sizes and its largest live blocks' frames user first.
+/// sizes and its largest live blocks' frames folded.
 pub(crate) fn dump_view(device: &Value, dump: &Value) -> Value {
     let size = |k: &str| bytes(dump[k].as_u64().unwrap_or(0));
     let blocks: Vec<Value> = dump["largest-live"]
@@ -203,7 +152,7 @@ pub(crate) fn dump_view(device: &Value, dump: &Value) -> Value {
         .map(|b| {
             let frames = b["frames"].as_array().map(Vec::as_slice).unwrap_or(&[]);
             let mut view = json!({"size": bytes(b["bytes"].as_u64().unwrap_or(0)),
-                "address": b["address"], "where": user_first(frames)});
+                "address": b["address"], "where": super::summary::fold(frames)});
             if let Some(story) = no_story(b) {
                 view["no_frames"] = story;
             }
@@ -226,22 +175,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn user_frames_come_first_with_their_file_and_line() {
-        let frames = json!([
-            "at::native::empty_like(at::Tensor const&) (??:0)",
-            "_init_group (/opt/conda/lib/python3.11/site-packages/torch/optim/adam.py:147)",
-            "train_step (/workspace/nanogpt/train.py:88)",
-            "<module> (/workspace/nanogpt/run.py:5)",
-        ]);
-        let v = user_first(frames.as_array().unwrap());
-        assert_eq!(v["total"], 4);
-        assert_eq!(v["frames"][0]["at"], "/workspace/nanogpt/train.py:88");
-        assert_eq!(v["frames"][0]["function"], "train_step");
-        assert_eq!(v["frames"][1]["at"], "/workspace/nanogpt/run.py:5");
-        assert_eq!(v["frames"][2]["user"], false);
-    }
-
-    #[test]
     fn an_incomplete_trace_anywhere_sets_the_lower_bound_flag() {
         let mut t = Trust::default();
         t.add_document(&json!({"snapshots": [{"devices": [{"trace-complete": true}]}]}));
@@ -257,10 +190,11 @@ mod tests {
     #[test]
     fn byte_figures_get_a_human_string_and_counts_do_not() {
         let doc = json!({"snapshots": [{"path": "a", "devices": [{"device": 0,
-            "figures": {"allocated-peak": 1_572_864, "oom-events": 2}}]}]});
+            "figures": {"allocated-peak": 1_572_864, "oom-events": 2, "segment-allocs": 678}}]}]});
         let rows = figure_rows(&doc);
         assert_eq!(rows[0]["allocated-peak"]["value"], 1_572_864);
         assert_eq!(rows[0]["allocated-peak"]["human"], "1.50 MiB");
         assert_eq!(rows[0]["oom-events"]["human"], "2");
+        assert_eq!(rows[0]["segment-allocs"]["human"], "678");
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::commands::check::CheckOptions;
 use crate::commands::diff::DiffOptions;
@@ -74,6 +74,7 @@ impl Work {
     pub(crate) fn diff(&self, a: &DiffArgs) -> Result<Value, String> {
         let mut ans = Answer::new("diff");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), None)?;
         let base = self.roots.existing(&a.base)?;
         let new = self.roots.existing(&a.new)?;
         self.roots.reads_inside("base", &path_text(&base))?;
@@ -109,7 +110,7 @@ impl Work {
         if let Some(h) = html {
             ans.set("html", path_text(&h));
         }
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &[])?;
         Ok(ans.finish())
     }
 
@@ -131,16 +132,23 @@ impl Work {
                     budget,
                 })
             }
-            (None, Some(b)) => {
+            (None, Some(given)) => {
+                let b = &inline_budget(given, a.snapshots.as_ref().is_some_and(|s| !s.is_empty()))?;
                 let text = toml::to_string(b).map_err(|e| format!("budget: {e}"))?;
                 let table: toml::Table = text.parse().map_err(|e| format!("budget: {e}"))?;
                 budget_paths_inside(&table)?;
                 // Named as a file in the first root, so that its relative
                 // paths are that root's.
                 let config = self.roots.first().join("inline-budget");
-                let name = config.display().to_string();
-                let budget =
-                    crate::budget::budget_from_data(b, &name, self.roots.first(), false).budget;
+                // Validated under the argument's name: its problems name
+                // `budget`, never a file.
+                let checked =
+                    crate::budget::budget_from_data(b, "budget", self.roots.first(), false);
+                if !checked.errors.is_empty() {
+                    let lines: Vec<String> = checked.errors.iter().map(argument_error).collect();
+                    return Err(lines.join("\n"));
+                }
+                let budget = checked.budget;
                 Ok(CallBudget {
                     config,
                     json: Some(b.to_string()),
@@ -186,6 +194,7 @@ impl Work {
     pub(crate) fn check(&self, a: &CheckArgs) -> Result<Value, String> {
         let mut ans = Answer::new("check");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), None)?;
         let budget = self.call_budget(a)?;
         let (snapshots, baseline) = self.check_inputs(a, &budget)?;
         let html = a
@@ -232,7 +241,7 @@ impl Work {
         if let Some(h) = html {
             ans.set("html", path_text(&h));
         }
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &[])?;
         Ok(ans.finish())
     }
 
@@ -276,6 +285,52 @@ impl Work {
         ans.set("written", written);
         Ok(ans.finish())
     }
+}
+
+/// An inline budget as the budget file's structure: given so, or in the
+/// flat form of the pytest marker (`{"allocated-peak": "15 GiB"}`, figure
+/// ids in either spelling), which becomes one target judging `snapshots`.
+fn inline_budget(given: &Value, has_snapshots: bool) -> Result<Value, String> {
+    let Value::Object(map) = given else {
+        return Err(
+            "budget: give an object: {\"allocated-peak\": \"15 GiB\"} or {\"target\": [...]}"
+                .into(),
+        );
+    };
+    let flat_key =
+        |k: &String| k == "phase" || crate::vocab::Figure::from_id(&k.replace('_', "-")).is_some();
+    if map.is_empty() || !map.keys().all(flat_key) {
+        return Ok(given.clone());
+    }
+    if !has_snapshots {
+        return Err(
+            "budget: the flat form ({\"allocated-peak\": …}) judges the files named in \
+             `snapshots`; give them (or a budget with targets)"
+                .into(),
+        );
+    }
+    let figures: Map<String, Value> = map
+        .iter()
+        .map(|(k, v)| {
+            let id = if k == "phase" {
+                k.clone()
+            } else {
+                k.replace('_', "-")
+            };
+            (id, v.clone())
+        })
+        .collect();
+    Ok(json!({"target": [{"name": "inline", "budget": figures}]}))
+}
+
+/// A problem of an inline budget, named by the argument and the key.
+fn argument_error(e: &crate::budget::ConfigError) -> String {
+    let key = if e.key.is_empty() {
+        String::new()
+    } else {
+        format!(" `{}`", e.key)
+    };
+    format!("budget{key}: {}", e.message)
 }
 
 /// The JSON verdict `check` wrote in the call's private directory; when it
@@ -343,5 +398,34 @@ fn page_lists(v: &mut Value, at: PageAt, more: &mut bool) {
         }
         Value::Array(a) => a.iter_mut().for_each(|x| page_lists(x, at, more)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flat_form_becomes_one_target_with_figure_ids_in_either_spelling() {
+        let b = inline_budget(
+            &json!({"allocated_peak": "15 GiB", "reserved-peak": "16 GiB"}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            b,
+            json!({"target": [{"name": "inline",
+                "budget": {"allocated-peak": "15 GiB", "reserved-peak": "16 GiB"}}]})
+        );
+    }
+
+    #[test]
+    fn the_file_structure_passes_through_and_the_flat_form_needs_snapshots() {
+        let file = json!({"target": [{"name": "t", "budget": {"allocated-peak": "1 GiB"}}]});
+        assert_eq!(inline_budget(&file, false).unwrap(), file);
+        let e = inline_budget(&json!({"allocated-peak": "1 GiB"}), false).unwrap_err();
+        assert!(e.starts_with("budget:") && e.contains("`snapshots`"), "{e}");
+        let e = inline_budget(&json!(["allocated-peak"]), true).unwrap_err();
+        assert!(e.starts_with("budget:"), "{e}");
     }
 }

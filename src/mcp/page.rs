@@ -4,12 +4,17 @@
 
 use serde_json::Value;
 
-/// Every answer is held under this many bytes of JSON.
+/// Every answer is held under this many bytes of JSON...
 pub(crate) const ANSWER_CAP: usize = 64 * 1024;
+/// ...but one that asked for the whole document (`detail: "full"`): the
+/// CLI's JSON of a large real snapshot at the default page is 80–200 KB.
+pub(crate) const FULL_CAP: usize = 256 * 1024;
 
 /// The default page length, and the most a page may hold.
 pub(crate) const DEFAULT_LIMIT: usize = 5;
 pub(crate) const MAX_LIMIT: usize = 1000;
+/// The fewest items per device a summary's default page shares out.
+pub(crate) const MIN_SHARED_LIMIT: usize = 2;
 
 /// Where a page starts and how long it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,13 +89,13 @@ fn longest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
     }
 }
 
-/// Hold `answer` under [`ANSWER_CAP`]: halve the longest list until it
+/// Hold `answer` under `limit` bytes ([`ANSWER_CAP`] or [`FULL_CAP`]): halve the longest list until it
 /// fits, and say in `cut` (an array in the answer) which lists lost how
 /// many items. When no list is left to cut, `document` is dropped with a
 /// note (never an answer over the cap).
-pub(crate) fn cap(mut answer: Value) -> Value {
+pub(crate) fn cap(mut answer: Value, limit: usize) -> Value {
     let mut notes: Vec<String> = Vec::new();
-    while size(&answer) > ANSWER_CAP {
+    while size(&answer) > limit {
         let mut best = None;
         longest_array(&answer, "", &mut best);
         let Some((pointer, _)) = best else { break };
@@ -99,18 +104,19 @@ pub(crate) fn cap(mut answer: Value) -> Value {
             items.truncate(before / 2);
             notes.push(format!(
                 "{pointer}: {} of {before} items kept to stay under the {} KiB answer cap; ask \
-                 with a smaller `limit` or page with `cursor`",
+                 with a smaller `limit`, page with `cursor`, or write the document with \
+                 `document_to`",
                 items.len(),
-                ANSWER_CAP / 1024
+                limit / 1024
             ));
         }
     }
-    if size(&answer) > ANSWER_CAP {
+    if size(&answer) > limit {
         if let Some(map) = answer.as_object_mut() {
             map.insert("document".into(), Value::Null);
             notes.push(format!(
                 "/document: left out, over the {} KiB answer cap even with its lists cut",
-                ANSWER_CAP / 1024
+                limit / 1024
             ));
         }
     }
@@ -158,12 +164,12 @@ mod tests {
     #[test]
     fn an_answer_over_the_cap_is_cut_with_a_note_and_a_small_one_is_untouched() {
         let small = json!({"document": {"sites": [1, 2, 3]}});
-        assert_eq!(cap(small.clone()), small);
+        assert_eq!(cap(small.clone(), ANSWER_CAP), small);
         let sites: Vec<Value> = (0..20_000)
             .map(|i| json!({"site": format!("f{i} (train.py:{i})"), "bytes": i}))
             .collect();
         let big = json!({"document": {"sites": sites, "figures": {"peak": 1}}});
-        let out = cap(big);
+        let out = cap(big, ANSWER_CAP);
         assert!(size(&out) <= ANSWER_CAP);
         assert_eq!(out["document"]["figures"]["peak"], 1);
         let kept = out["document"]["sites"].as_array().unwrap().len();
@@ -175,7 +181,10 @@ mod tests {
 
     #[test]
     fn one_huge_string_drops_the_document() {
-        let out = cap(json!({"document": {"name": "x".repeat(ANSWER_CAP * 2)}, "tool": "t"}));
+        let out = cap(
+            json!({"document": {"name": "x".repeat(ANSWER_CAP * 2)}, "tool": "t"}),
+            ANSWER_CAP,
+        );
         assert!(size(&out) <= ANSWER_CAP);
         assert_eq!(out["document"], Value::Null);
         assert_eq!(out["tool"], "t");

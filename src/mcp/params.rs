@@ -26,6 +26,10 @@ pub struct PeakArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -46,6 +50,10 @@ pub struct ProfileArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -62,6 +70,10 @@ pub struct PhasesArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -86,6 +98,10 @@ pub struct LiveAtArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -104,6 +120,10 @@ pub struct DiffArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -128,13 +148,17 @@ pub struct OomArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct CheckArgs {
     /// A budget file (memgate.toml) under the roots; its paths are relative to it.
     pub config: Option<String>,
-    /// Or an inline budget with the budget file's structure ({"target": [{"name": …, "budget": {"allocated-peak": "208 MiB"}}]}); its relative paths are the first root's.
+    /// Or an inline budget: flat, as the pytest marker takes it ({"allocated-peak": "15 GiB"}, judged on `snapshots`), or with the budget file's structure ({"target": [{"name": …, "snapshots": …, "budget": {"allocated-peak": "208 MiB"}}]}); its relative paths are the first root's.
     pub budget: Option<Value>,
     /// Snapshots or summaries to judge (override the targets' patterns).
     pub snapshots: Option<Vec<String>>,
@@ -150,6 +174,10 @@ pub struct CheckArgs {
     pub limit: Option<usize>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// summary (default): the figures, findings and top stacks with user code first, C++ and library frames counted; full: also the whole CLI JSON document as `document`.
+    pub detail: Option<String>,
+    /// Also write the whole CLI JSON document to this path under the roots (the answer gives the path).
+    pub document_to: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]

@@ -23,6 +23,33 @@ fn built_in(rules: &Option<String>) -> bool {
     matches!(rules.as_deref(), None | Some("default" | "mosaic"))
 }
 
+/// Whether an answer may be repeated: its rules are no file and it writes
+/// no document (a write happens every time).
+fn again(rules: &Option<String>, document_to: &Option<String>) -> bool {
+    built_in(rules) && document_to.is_none()
+}
+
+/// The output schema every tool declares: an object with its `kind` and
+/// `trust` (the rest depends on the tool and is described in docs/mcp.md),
+/// so that clients validate and read `structuredContent`.
+fn answer_schema() -> Arc<rmcp::model::JsonObject> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "description": "memgate.mcp.<tool>/1"},
+            "trust": {"type": "object", "description": "what limits how far the figures can be trusted"},
+            "summary": {"type": "object"},
+            "document": {"type": ["object", "null"]},
+            "next_cursor": {"type": ["string", "null"]},
+        },
+        "required": ["kind", "trust"],
+    });
+    match schema {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::default(),
+    }
+}
+
 /// The server: the work and the tool router.
 #[derive(Clone)]
 pub struct Memgate {
@@ -44,7 +71,9 @@ async fn call(
             ))
         });
     Ok(match result {
-        Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
+        // The same object twice: as text for every client, and as
+        // `structuredContent` for those that read it.
+        Ok(v) => CallToolResult::structured(v),
         Err(message) => CallToolResult::error(vec![ContentBlock::text(error_text(&message))]),
     })
 }
@@ -81,6 +110,7 @@ impl Memgate {
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "What is in snapshot files without analysis: format, torch generation, segments, blocks, frames, per device the trace entries and action counts. Answer memgate.mcp.inspect/1."
     )]
     async fn inspect(&self, p: Parameters<InspectArgs>) -> Result<CallToolResult, ErrorData> {
@@ -88,61 +118,64 @@ impl Memgate {
     }
 
     #[tool(
-        description = "The peaks of a snapshot (allocated, reserved, Mosaic's dynamic/static/overall), where each falls (phase, iteration, time), OOM count, and the call stacks and sites live at a peak, user code first. The document equals `memgate peak --format json`. Answer memgate.mcp.peak/1."
+        output_schema = answer_schema(),
+        description = "The peaks of a snapshot (allocated, reserved, Mosaic's dynamic/static/overall), where each falls (phase, iteration, time), OOM count, and the call stacks and sites live at a peak, user code first. The answer is a summary (stacks folded to user frames as file:line); detail: full adds the document of `memgate peak --format json`. Answer memgate.mcp.peak/1."
     )]
     async fn peak(&self, p: Parameters<PeakArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("peak", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
-                w.peak(&p.0)
-            })
+            let again = again(&p.0.rules, &p.0.document_to);
+            w.memoized("peak", &p.0, &p.0.path, again, |w| w.peak(&p.0))
         })
         .await
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "Bytes per category (built-in rules, Mosaic's, a rules file, or inline custom categories), or per annotation, or per compile context, at the peaks and each group's own peak; optionally writes the HTML timeline to a path. Answer memgate.mcp.profile/1."
     )]
     async fn profile(&self, p: Parameters<ProfileArgs>) -> Result<CallToolResult, ErrorData> {
         // A profile that writes HTML writes it every time.
         call(&self.work, move |w| {
-            let again = p.0.html.is_none() && built_in(&p.0.rules);
+            let again = p.0.html.is_none() && again(&p.0.rules, &p.0.document_to);
             w.memoized("profile", &p.0, &p.0.path, again, |w| w.profile(&p.0))
         })
         .await
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "When memory grew: annotation events with the memory at each, phase spans with their peaks, iterations, the steady-state peak and the leak per iteration. Answer memgate.mcp.phases/1."
     )]
     async fn phases(&self, p: Parameters<PhasesArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("phases", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
-                w.phases(&p.0)
-            })
+            let again = again(&p.0.rules, &p.0.document_to);
+            w.memoized("phases", &p.0, &p.0.path, again, |w| w.phases(&p.0))
         })
         .await
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "The largest live allocations (grouped by call stack, user code first) at one moment: after a trace entry, at a time, at the peak inside a phase, or at a named peak. Give exactly one of entry, time_us, phase, peak. Answer memgate.mcp.live_at/1."
     )]
     async fn live_at(&self, p: Parameters<LiveAtArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("live_at", &p.0, &p.0.path, built_in(&p.0.rules), |w| {
-                w.live_at(&p.0)
-            })
+            let again = again(&p.0.rules, &p.0.document_to);
+            w.memoized("live_at", &p.0, &p.0.path, again, |w| w.live_at(&p.0))
         })
         .await
     }
 
     #[tool(
-        description = "Figure, category and allocation-site deltas between two snapshots or summaries (base, new). The document equals `memgate diff --format json`. Answer memgate.mcp.diff/1."
+        output_schema = answer_schema(),
+        description = "Figure, category and allocation-site deltas between two snapshots or summaries (base, new). detail: full adds the document of `memgate diff --format json`. Answer memgate.mcp.diff/1."
     )]
     async fn diff(&self, p: Parameters<DiffArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.diff(&p.0)).await
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "Per-rank figures of a distributed run, one row per file and device, and the spread (max, min, which rank) of the peaks. Answer memgate.mcp.ranks/1."
     )]
     async fn ranks(&self, p: Parameters<RanksArgs>) -> Result<CallToolResult, ErrorData> {
@@ -150,25 +183,32 @@ impl Memgate {
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "Every out-of-memory event of a snapshot: the request, what the device had free, allocated and reserved, the phase and iteration, the call stack (user code first); and the stacks at the peak. Answer memgate.mcp.explain_oom/1."
     )]
     async fn explain_oom(&self, p: Parameters<OomArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| {
-            w.memoized("explain_oom", &p.0, &p.0.path, true, |w| {
-                w.explain_oom(&p.0)
-            })
+            w.memoized(
+                "explain_oom",
+                &p.0,
+                &p.0.path,
+                p.0.document_to.is_none(),
+                |w| w.explain_oom(&p.0),
+            )
         })
         .await
     }
 
     #[tool(
-        description = "The gate: a budget file or an inline budget against snapshots or summaries. Returns the verdict (pass, warn, fail, error), every finding with its cause (over budget, grew past tolerance, where the peak moved), and the failing checks. The document is the verdict `memgate check --json` writes. Answer memgate.mcp.check/1."
+        output_schema = answer_schema(),
+        description = "The gate: a budget file or an inline budget against snapshots or summaries. Returns the verdict (pass, warn, fail, error), every finding with its cause (over budget, grew past tolerance, where the peak moved), and the failing checks. An inline budget may be flat, as the pytest marker takes it ({\"allocated-peak\": \"15 GiB\"} with snapshots). detail: full adds the verdict `memgate check --json` writes. Answer memgate.mcp.check/1."
     )]
     async fn check(&self, p: Parameters<CheckArgs>) -> Result<CallToolResult, ErrorData> {
         call(&self.work, move |w| w.check(&p.0)).await
     }
 
     #[tool(
+        output_schema = answer_schema(),
         description = "Write one summary JSON per snapshot (the golden baselines `check` compares against) into a directory under the roots. Answer memgate.mcp.summarize/1."
     )]
     async fn summarize(&self, p: Parameters<SummarizeArgs>) -> Result<CallToolResult, ErrorData> {

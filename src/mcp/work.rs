@@ -24,6 +24,7 @@ use super::answer::{self, Trust};
 use super::cache::{Cache, Fingerprint, Source};
 use super::page::{self, PageAt};
 use super::roots::Roots;
+use super::summary;
 
 /// The most files one call may name.
 pub(crate) const MAX_FILES: usize = 64;
@@ -66,7 +67,7 @@ impl BuiltIn {
 
 /// The last answers of the single-file tools, by tool and arguments, each
 /// valid while its file's fingerprint is unchanged (answers are capped, so
-/// this holds at most `MEMO_ANSWERS` × 64 KiB).
+/// this holds at most `MEMO_ANSWERS` × 256 KiB).
 #[derive(Default)]
 pub(crate) struct Memo {
     answers: std::sync::Mutex<std::collections::VecDeque<(String, PathBuf, Fingerprint, Value)>>,
@@ -101,10 +102,7 @@ impl Answer {
 
     /// The answer as sent: kind first, then trust, then the fields, held
     /// under the size cap.
-    pub(crate) fn finish(mut self) -> Value {
-        if let Some(doc) = self.fields.get("document") {
-            self.trust.add_document(doc);
-        }
+    pub(crate) fn finish(self) -> Value {
         let mut out = Map::new();
         out.insert("kind".into(), answer::kind(self.tool).into());
         out.insert("trust".into(), self.trust.to_json());
@@ -117,8 +115,16 @@ impl Answer {
                        "snapshots": self.held.map(|(_, n)| n)}),
             );
         }
+        let full = self.fields.contains_key("document");
         out.extend(self.fields);
-        page::cap(Value::Object(out))
+        page::cap(
+            Value::Object(out),
+            if full {
+                page::FULL_CAP
+            } else {
+                page::ANSWER_CAP
+            },
+        )
     }
 }
 
@@ -126,6 +132,14 @@ impl Answer {
 pub(crate) struct Loaded {
     pub(crate) path: PathBuf,
     pub(crate) snap: Snapshot,
+}
+
+/// How much of the CLI's document an answer carries: its summary
+/// (default), or the whole document (`detail: "full"`); and where to write
+/// the whole document as well.
+pub(crate) struct Detail {
+    full: bool,
+    to: Option<PathBuf>,
 }
 
 fn window(spec: Option<&str>) -> Result<Option<Window>, String> {
@@ -187,6 +201,83 @@ impl Work {
         }
         q.push_back((key, file, print, v.clone()));
         Ok(v)
+    }
+
+    /// The `detail` and `document_to` arguments of a call that reads
+    /// `input`: the document goes to a path under the roots, never over
+    /// the file it was read from.
+    pub(crate) fn detail(
+        &self,
+        detail: Option<&str>,
+        to: Option<&str>,
+        input: Option<&str>,
+    ) -> Result<Detail, String> {
+        let full = match detail.unwrap_or("summary") {
+            "summary" => false,
+            "full" => true,
+            other => return Err(format!("detail `{other}`: give summary or full")),
+        };
+        let to = to.map(|p| self.roots.writable(p)).transpose()?;
+        if let (Some(out), Some(input)) = (&to, input) {
+            let read = self.roots.existing(input)?;
+            if crate::files::same_file(out, &read) {
+                return Err("document_to: would overwrite the file it reads".into());
+            }
+        }
+        Ok(Detail { full, to })
+    }
+
+    /// Where a page of `path`'s lists starts and how long it is. Without a
+    /// `limit`, a summary shares [`page::DEFAULT_LIMIT`] items among the
+    /// file's devices (at least [`page::MIN_SHARED_LIMIT`] each), so a
+    /// many-device file answers in a few KiB; a whole document (answered or
+    /// written) keeps the CLI's default.
+    pub(crate) fn page_at(
+        &self,
+        limit: Option<usize>,
+        cursor: Option<&str>,
+        path: &str,
+        d: &Detail,
+    ) -> Result<PageAt, String> {
+        let limit = match limit {
+            Some(n) => Some(n),
+            // A document asked for is paged as the CLI's default.
+            None if d.full || d.to.is_some() => None,
+            None => {
+                // The same cached snapshot the call analyses (counted there).
+                let (snap, _) = self.cache.get(&self.roots.existing(path)?)?;
+                let devices = snap.devices().len().max(1);
+                Some((page::DEFAULT_LIMIT / devices).max(page::MIN_SHARED_LIMIT))
+            }
+        };
+        PageAt::new(limit, cursor)
+    }
+
+    /// Put `doc` in the answer as `d` asks: the whole of it, or its summary
+    /// without the lists in `shown` (the answer gives them itself); and
+    /// written to `d.to` when asked.
+    pub(crate) fn deliver(
+        &self,
+        ans: &mut Answer,
+        doc: Value,
+        d: &Detail,
+        shown: &[&str],
+    ) -> Result<(), String> {
+        ans.trust.add_document(&doc);
+        if let Some(out) = &d.to {
+            let text = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
+            crate::files::write_atomic(out, &text)
+                .map_err(|e| format!("document_to: cannot write {}: {e}", out.display()))?;
+            ans.set("document_written", path_text(out));
+        }
+        if d.full {
+            ans.set("document", doc);
+        } else if doc.get("targets").is_some() {
+            ans.set("summary", summary::verdict(&doc));
+        } else {
+            ans.set("summary", summary::summary(&doc, shown));
+        }
+        Ok(())
     }
 
     pub(crate) fn load(&self, path: &str, ans: &mut Answer) -> Result<Loaded, String> {
@@ -262,7 +353,16 @@ impl Work {
             let l = self.load(p, &mut ans)?;
             inv.push(SnapshotInventory::of(&l.path, &l.snap));
         }
-        ans.set("document", to_value(&InspectDocument::new(inv))?);
+        let doc = to_value(&InspectDocument::new(inv))?;
+        self.deliver(
+            &mut ans,
+            doc,
+            &Detail {
+                full: true,
+                to: None,
+            },
+            &[],
+        )?;
         Ok(ans.finish())
     }
 
@@ -292,7 +392,8 @@ impl Work {
 
     pub(crate) fn peak(&self, a: &super::params::PeakArgs) -> Result<Value, String> {
         let mut ans = Answer::new("peak");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), None)?;
         let mut doc = self.peak_document(
             &mut ans,
@@ -306,13 +407,14 @@ impl Work {
         ans.set("figures", answer::figure_rows(&doc));
         ans.set("where", where_view(&doc));
         ans.set("next_cursor", next);
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &["stacks-at-peak", "figures"])?;
         Ok(ans.finish())
     }
 
     pub(crate) fn profile(&self, a: &super::params::ProfileArgs) -> Result<Value, String> {
         let mut ans = Answer::new("profile");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), a.categories.as_ref())?;
         let group_by = match a.group_by.as_deref().unwrap_or("category") {
             "category" => GroupBy::Category,
@@ -360,13 +462,14 @@ impl Work {
         let next = page_devices(&mut doc, PEAK_LISTS, at);
         ans.set("figures", answer::figure_rows(&doc));
         ans.set("next_cursor", next);
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &["figures"])?;
         Ok(ans.finish())
     }
 
     pub(crate) fn phases(&self, a: &super::params::PhasesArgs) -> Result<Value, String> {
         let mut ans = Answer::new("phases");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
         let rules = self.rules(a.rules.as_deref(), None)?;
         let boundary = match &a.iteration_boundary {
             Some(p) => Boundary::Prefix(p.clone()),
@@ -384,13 +487,14 @@ impl Work {
         let mut doc = to_value(&typed)?;
         let next = page_devices(&mut doc, &["annotations", "phases", "iterations/items"], at);
         ans.set("next_cursor", next);
-        ans.set("document", doc);
+        self.deliver(&mut ans, doc, &detail, &[])?;
         Ok(ans.finish())
     }
 
     pub(crate) fn live_at(&self, a: &super::params::LiveAtArgs) -> Result<Value, String> {
         let mut ans = Answer::new("live_at");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), None)?;
         let given = [
             a.entry.is_some(),
@@ -434,20 +538,26 @@ impl Work {
                     "device": dev["device"],
                     "at": m["at"],
                     "entry": m.get("entry").cloned().unwrap_or(Value::Null),
-                    "allocations": answer::stacks_view(&m["stacks"]),
+                    "allocations": summary::stacks_view(&m["stacks"]),
                 }));
             }
         }
         ans.set("window", spec);
         ans.set("live", live);
         ans.set("next_cursor", next);
-        ans.set("document", doc);
+        self.deliver(
+            &mut ans,
+            doc,
+            &detail,
+            &["stacks-at-moment", "stacks-at-peak", "sites-at-peak"],
+        )?;
         Ok(ans.finish())
     }
 
     pub(crate) fn explain_oom(&self, a: &super::params::OomArgs) -> Result<Value, String> {
         let mut ans = Answer::new("explain_oom");
-        let at = PageAt::new(a.limit, a.cursor.as_deref())?;
+        let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
+        let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(None, None)?;
         let mut doc = self.peak_document(
             &mut ans,
@@ -472,7 +582,7 @@ impl Work {
                     for (k, v) in o.as_object().into_iter().flatten() {
                         row[k] = match (k.as_str(), v.as_u64()) {
                             ("frames", _) => {
-                                answer::user_first(v.as_array().map(Vec::as_slice).unwrap_or(&[]))
+                                summary::fold(v.as_array().map(Vec::as_slice).unwrap_or(&[]))
                             }
                             ("entry" | "iteration", _) => v.clone(),
                             (_, Some(n)) => answer::bytes(n),
@@ -501,7 +611,12 @@ impl Work {
         }
         ans.set("where", where_view(&doc));
         ans.set("next_cursor", next);
-        ans.set("document", doc);
+        self.deliver(
+            &mut ans,
+            doc,
+            &detail,
+            &["oom", "stacks-at-peak", "stacks-at-moment"],
+        )?;
         Ok(ans.finish())
     }
 
@@ -592,7 +707,7 @@ fn where_view(doc: &Value) -> Vec<Value> {
             out.push(json!({
                 "path": snap["path"],
                 "device": dev["device"],
-                "stacks_at_peak": answer::stacks_view(&dev["stacks-at-peak"]),
+                "stacks_at_peak": summary::stacks_view(&dev["stacks-at-peak"]),
             }));
         }
     }

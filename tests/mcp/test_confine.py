@@ -71,7 +71,7 @@ def test_a_rename_exchange_race_leaks_nothing_and_writes_nothing_outside_the_roo
     budget = {"target": [{"name": "t", "snapshots": "d/snap.pickle",
                           "budget": {"allocated-peak": "1 GiB"}}]}
     calls = [
-        ("peak", {"path": "d/snap.pickle", "rules": "d/rules.toml"}),
+        ("peak", {"path": "d/snap.pickle", "rules": "d/rules.toml", "detail": "full"}),
         ("profile", {"path": "d/snap.pickle", "html": "d/p.html"}),
         ("summarize", {"paths": ["d/snap.pickle"], "output_dir": "d"}),
         ("check", {"budget": budget, "html": "d/c.html"}),

@@ -28,6 +28,7 @@ REAL = next((d for d in (REPO.parent / "shared" / "fixtures" / "real",
                          REPO.parent.parent / "shared" / "fixtures" / "real") if d.is_dir()),
             REPO.parent / "shared" / "fixtures" / "real")
 CAP = 64 * 1024
+FULL_CAP = 256 * 1024  # an answer that asked for the whole document
 TOOLS = {"inspect", "peak", "profile", "phases", "live_at", "diff", "ranks",
          "explain_oom", "check", "summarize"}
 
@@ -70,7 +71,8 @@ async def call(s, tool, args):
     res = await s.call_tool(tool, args)
     text = res.content[0].text
     error = attr(res, "is_error", "isError")
-    assert len(text.encode()) <= CAP, f"{tool}: {len(text)} bytes over the cap"
+    cap = FULL_CAP if args.get("detail") == "full" else CAP
+    assert len(text.encode()) <= cap, f"{tool}: {len(text)} bytes over the cap"
     return error, (text if error else json.loads(text))
 
 
@@ -88,6 +90,9 @@ def test_lists_the_ten_tools_with_schemas():
     assert {t.name for t in tools} == TOOLS
     for t in tools:
         assert attr(t, "input_schema", "inputSchema")["type"] == "object", t.name
+        # Every answer also comes as structuredContent, declared here.
+        out = attr(t, "output_schema", "outputSchema")
+        assert out["type"] == "object" and {"kind", "trust"} <= set(out["required"]), t.name
         assert t.description, t.name
     peak = next(t for t in tools if t.name == "peak")
     schema = attr(peak, "input_schema", "inputSchema")
@@ -98,7 +103,7 @@ def test_lists_the_ten_tools_with_schemas():
 def peak_equals_cli(path: Path, limit=None):
     """`peak` at the default page (5) or `limit` equals the CLI's `--top` as many."""
     async def body(s):
-        args = {"path": str(path)}
+        args = {"path": str(path), "detail": "full"}
         if limit:
             args["limit"] = limit
         return await call(s, "peak", args)
@@ -121,8 +126,8 @@ def test_peak_on_the_bundled_example_equals_the_cli():
     ans = peak_equals_cli(REPO / "examples" / "snapshots" / "rank0.pickle")
     assert ans["trust"]["device_kind"] == "cuda"
     assert ans["trust"]["lower_bound"] is False
-    user = ans["where"][0]["stacks_at_peak"][0]["where"]["frames"][0]
-    assert user["user"] is True and ":" in user["at"], user
+    where = ans["where"][0]["stacks_at_peak"][0]["where"]
+    assert where["user_frames"] > 0 and ":" in where["frames"][0], where
 
 
 def test_peak_on_a_real_fixture_equals_the_cli():
@@ -284,7 +289,7 @@ def test_ten_thousand_sites_come_back_in_pages_under_the_cap(tmp_path):
             err, ans = await call(s, "profile", args)  # each page checked under the cap
             assert not err, ans
             assert "cut" not in ans, ans["cut"]
-            dev = ans["document"]["snapshots"][0]["devices"][0]
+            dev = ans["summary"]["snapshots"][0]["devices"][0]
             sites.extend(x["site"] for x in dev["sites-at-peak"])
             pages += 1
             cursor = ans.get("next_cursor")
@@ -319,7 +324,7 @@ def test_a_second_peak_on_a_large_file_is_ten_times_faster_and_memory_stays_boun
     assert not e1 and not e2
     assert (a2["cache"]["reused"], a2["cache"]["decoded"]) == (1, 0)
     assert a2["cache"]["snapshots"] == 1
-    assert a1["document"] == a2["document"]
+    assert a1["summary"] == a2["summary"]
     assert second * 10 <= first, f"first {first:.3f}s, second {second:.3f}s"
     # Repeated calls on a cached file do not grow the server.
     assert max(rss) - min(rss) < 64 * 1024, rss
@@ -350,16 +355,17 @@ def test_the_other_tools_answer_with_their_kinds(tmp_path):
         r["inspect"] = await call(s, "inspect", {"paths": ["examples/snapshots/rank0.pickle"]})
         r["profile"] = await call(s, "profile", {
             "path": "examples/snapshots/rank0.pickle",
-            "categories": {"mlp": "fc1|fc2"}, "html": str(tmp_path / "p.html")})
+            "categories": {"mlp": "fc1|fc2"}, "html": str(tmp_path / "p.html"), "detail": "full"})
         r["profile_ann"] = await call(s, "profile", {"path": "examples/snapshots/rank0.pickle",
                                                      "group_by": "annotation"})
         r["phases"] = await call(s, "phases", {"path": "examples/snapshots/rank0.pickle"})
         r["live_phase"] = await call(s, "live_at", {"path": "examples/snapshots/rank0.pickle",
                                                     "phase": "## forward ##"})
         r["live_entry"] = await call(s, "live_at", {"path": "examples/snapshots/rank0.pickle",
-                                                    "entry": 194})
+                                                    "entry": 194, "detail": "full"})
         r["diff"] = await call(s, "diff", {"base": "examples/snapshots/rank0.pickle",
-                                           "new": "examples/snapshots-regressed/rank0.pickle"})
+                                           "new": "examples/snapshots-regressed/rank0.pickle",
+                                           "detail": "full"})
         r["ranks"] = await call(s, "ranks", {"paths": ["examples/snapshots/rank0.pickle",
                                                        "examples/snapshots/rank1.pickle"]})
         r["oom"] = await call(s, "explain_oom", {"path": "examples/snapshots/rank0.pickle"})
@@ -407,3 +413,88 @@ def test_oom_lower_bound_and_npu_are_flagged_as_the_cli_reports_them():
     assert ring_cli["trace-complete"] is False
     assert ring["trust"]["lower_bound"] is True and ring["trust"]["trace_incomplete"] is True
     assert npu["trust"]["device_kind"] == "npu"
+
+
+def test_default_answers_on_large_real_files_are_summaries_under_8_kib_and_full_equals_the_cli():
+    if not REAL.is_dir():
+        pytest.skip(f"REAL FIXTURES ABSENT: {REAL} missing; the answer-size check did not run")
+    # The largest real files; oom_constructor_sun has three devices.
+    names = ("oom_constructor_sun.pickle", "wedsonlin_medium_1024_training.pickle",
+             "select_n_04d383c.pickle")
+    for name in names:
+        if not (REAL / name).exists():
+            pytest.skip(f"REAL FIXTURE ABSENT: {REAL / name}")
+
+    async def body(s):
+        out = {}
+        for name in names:
+            budget = {"target": [{"name": "t", "snapshots": name,
+                                  "budget": {"allocated-peak": "15 GiB"}}]}
+            for tool, args in (("peak", {"path": name}), ("profile", {"path": name}),
+                               ("live_at", {"path": name, "peak": "allocated"}),
+                               ("explain_oom", {"path": name}), ("check", {"budget": budget})):
+                res = await s.call_tool(tool, args)
+                out[(name, tool)] = (res.content[0].text, attr(res, "structured_content",
+                                                               "structuredContent"))
+            res = await s.call_tool("peak", {"path": name, "detail": "full"})
+            out[(name, "full")] = json.loads(res.content[0].text)
+        return out
+
+    out = session([REAL], body)
+    for name in names:
+        want = cli_json("peak", str(REAL / name), "--top", "5")
+        for tool in ("peak", "profile", "live_at", "explain_oom", "check"):
+            text, structured = out[(name, tool)]
+            assert len(text.encode()) <= 8 * 1024, (name, tool, len(text.encode()))
+            ans = json.loads(text)
+            assert structured == ans, (name, tool)
+            assert "document" not in ans and "torch::unwind" not in text, (name, tool)
+        peak = json.loads(out[(name, "peak")][0])
+        devices = want["snapshots"][0]["devices"]
+        assert len(peak["figures"]) == len(devices)
+        for row, dev in zip(peak["figures"], devices):
+            for fid, value in dev["figures"].items():
+                assert row[fid]["value"] == value, (name, fid)
+            # Counts as counts: 678 segment allocations are "678", not "678 B".
+            assert row["segment-allocs"]["human"] == str(dev["figures"]["segment-allocs"])
+        assert out[(name, "full")]["document"] == want
+
+
+def test_the_flat_inline_budget_of_the_pytest_marker_judges_the_given_snapshots():
+    snap = "examples/snapshots/rank0.pickle"
+
+    async def body(s):
+        return (await call(s, "check", {"budget": {"allocated-peak": "1 GiB"}, "snapshots": [snap]}),
+                await call(s, "check", {"budget": {"allocated_peak": "100 MiB"},
+                                        "snapshots": [snap]}),
+                await call(s, "check", {"budget": {"allocated-peak": "lots"}, "snapshots": [snap]}),
+                await call(s, "check", {"budget": {"allocated-peak": "1 GiB"}}))
+
+    (e1, a1), (e2, a2), (e3, bad), (e4, none) = session([REPO], body)
+    assert not e1 and not e2, (a1, a2)
+    assert a1["verdict"] == "pass" and a2["verdict"] == "fail"
+    failed = {c["check"]: c for c in a2["checks"]}
+    assert failed["allocated-peak"]["budget"]["bytes"] == 100 << 20
+    # Errors name the argument, never a file the server made.
+    assert e3 and bad.startswith("budget"), bad
+    assert "allocated-peak" in bad and "tmp" not in bad and "inline-budget" not in bad, bad
+    assert e4 and "snapshots" in none, none
+
+
+def test_document_to_writes_the_whole_document_and_never_over_the_snapshot(tmp_path):
+    snap = tmp_path / "rank0.pickle"
+    shutil.copy(REPO / "examples" / "snapshots" / "rank0.pickle", snap)
+    before = snap.read_bytes()
+
+    async def body(s):
+        return (await call(s, "peak", {"path": "rank0.pickle", "document_to": "doc.json"}),
+                await call(s, "peak", {"path": "rank0.pickle", "document_to": "rank0.pickle"}),
+                await call(s, "peak", {"path": "rank0.pickle", "detail": "everything"}))
+
+    (e1, ans), (e2, over), (e3, bad) = session([tmp_path], body)
+    assert not e1, ans
+    assert "document" not in ans and Path(ans["document_written"]) == (tmp_path / "doc.json")
+    assert json.loads((tmp_path / "doc.json").read_text()) == cli_json("peak", str(snap), "--top", "5")
+    assert e2 and "document_to" in over, over
+    assert snap.read_bytes() == before
+    assert e3 and "detail" in bad, bad
