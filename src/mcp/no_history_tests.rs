@@ -32,6 +32,8 @@ fn explain(w: &Work, path: &str) -> serde_json::Value {
         path: path.into(),
         limit: None,
         cursor: None,
+        detail: None,
+        document_to: None,
     };
     w.explain_oom(&args).unwrap()
 }

@@ -844,8 +844,11 @@ mod tests {
             window: None,
             limit: Some(page::MAX_LIMIT),
             cursor: None,
+            detail: Some("full".into()),
+            document_to: None,
         };
         let first = work.peak(&args).unwrap();
+        assert!(first["document"].is_object(), "{first}");
         assert!(listed(&first) > 0);
         for i in 1..100 {
             let answer = work
