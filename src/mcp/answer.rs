@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::snapshot::Snapshot;
 use crate::units::Bytes;
-use crate::vocab::{Figure, NoStory};
+use crate::vocab::Figure;
 
 /// The versioned kind of `tool`'s answer.
 pub(crate) fn kind(tool: &str) -> String {
@@ -133,14 +133,6 @@ pub(crate) fn figure_rows(doc: &Value) -> Vec<Value> {
     rows
 }
 
-/// `{"name": "pre-trace", "meaning": …}` for a stack group or block of a
-/// document without frames (its `no-frames`): the name every output uses,
-/// explained (docs/figures.md#memory-with-no-story).
-pub(crate) fn no_story(g: &Value) -> Option<Value> {
-    let n = NoStory::from_id(g["no-frames"].as_str()?)?;
-    Some(json!({"name": n.id(), "meaning": n.meaning()}))
-}
-
 /// A device's `dump` (docs/figures.md#a-dump-without-history) with human
 /// sizes and its largest live blocks' frames folded.
 pub(crate) fn dump_view(device: &Value, dump: &Value) -> Value {
@@ -153,7 +145,7 @@ pub(crate) fn dump_view(device: &Value, dump: &Value) -> Value {
             let frames = b["frames"].as_array().map(Vec::as_slice).unwrap_or(&[]);
             let mut view = json!({"size": bytes(b["bytes"].as_u64().unwrap_or(0)),
                 "address": b["address"], "where": super::summary::fold(frames)});
-            if let Some(story) = no_story(b) {
+            if let Some(story) = super::summary::no_story(b) {
                 view["no_frames"] = story;
             }
             view

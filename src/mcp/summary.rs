@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::analysis::sites;
 use crate::units::Bytes;
+use crate::vocab::NoStory;
 
 /// At most this many frames of a stack are named in a summary.
 const FRAMES: usize = 4;
@@ -88,12 +89,20 @@ pub(crate) fn stacks_view(stacks: &Value) -> Vec<Value> {
                 "count": g["count"],
                 "where": fold(frames),
             });
-            if let Some(story) = super::answer::no_story(g) {
+            if let Some(story) = no_story(g) {
                 view["no_frames"] = story;
             }
             view
         })
         .collect()
+}
+
+/// `{"name": "pre-trace", "meaning": …}` for a stack group or block of a
+/// document without frames (its `no-frames`): the name every output uses,
+/// explained (docs/figures.md#memory-with-no-story).
+pub(crate) fn no_story(g: &Value) -> Option<Value> {
+    let n = NoStory::from_id(g["no-frames"].as_str()?)?;
+    Some(json!({"name": n.id(), "meaning": n.meaning()}))
 }
 
 /// `doc` as a summary: each device without the lists in `shown` (the

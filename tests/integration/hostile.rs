@@ -1355,7 +1355,7 @@ fn crafted_files_whose_labels_outweigh_their_tables_keep_the_mcp_cache_within_it
         let r = mcp.call(
             i + 1,
             "peak",
-            serde_json::json!({"path": format!("s{i}.pickle")}),
+            serde_json::json!({"path": format!("s{i}.pickle"), "detail": "full"}),
         );
         assert_ne!(r["result"]["isError"], true, "{r}");
         let text = r["result"]["content"][0]["text"].as_str().unwrap();
