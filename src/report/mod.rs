@@ -43,6 +43,12 @@ pub(crate) fn case_label(s: &SnapshotVerdict, d: &DeviceVerdict) -> String {
 
 /// How a target's checks across ranks are named in every report.
 pub(crate) const RANKS_LABEL: &str = "ranks";
+
+/// What a snapshot with no device shows instead of figures: nothing was
+/// recorded, so there is nothing to chart or judge.
+pub(crate) const NO_DEVICE: &str =
+    "no device has a trace or a segment: the snapshot records no memory, so there is nothing to chart or judge";
+
 /// What every report says of a device whose trace started mid-run.
 pub(crate) const LOWER_BOUNDS: &str =
     "the trace started mid-run (ring buffer wrapped), so its figures are lower bounds";

@@ -20,7 +20,7 @@ pub fn text(out: &mut dyn Write, doc: &PeakDocument) -> io::Result<()> {
             writeln!(out, "  warning: {}", terminal(w))?;
         }
         if a.devices.is_empty() {
-            writeln!(out, "  no device has a trace or a segment")?;
+            writeln!(out, "  {}", super::NO_DEVICE)?;
         }
         super::window_not_placed(out, &a.window_not_placed)?;
         a.devices.iter().try_for_each(|d| {

@@ -16,7 +16,7 @@ pub fn text(out: &mut dyn Write, doc: &PhasesDocument) -> io::Result<()> {
             writeln!(out, "  warning: {}", terminal(w))?;
         }
         if s.devices.is_empty() {
-            writeln!(out, "  no device has a trace or a segment")?;
+            writeln!(out, "  {}", super::NO_DEVICE)?;
         }
         s.devices.iter().try_for_each(|d| device(out, d))
     })

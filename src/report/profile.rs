@@ -14,6 +14,9 @@ pub fn text(out: &mut dyn Write, doc: &ProfileDocument) -> io::Result<()> {
     let mut explained = Vec::new();
     doc.snapshots.iter().try_for_each(|a| {
         writeln!(out, "{}", terminal(&a.path))?;
+        if a.devices.is_empty() {
+            writeln!(out, "  {}", super::NO_DEVICE)?;
+        }
         super::window_not_placed(out, &a.window_not_placed)?;
         a.devices.iter().try_for_each(|d| {
             device(out, d)?;

@@ -157,7 +157,7 @@ fn peak_text_of_a_snapshot_without_devices_says_so() {
     }]);
     assert_eq!(
         render(|out| peak::text(out, &doc)),
-        "empty.pickle\n  no device has a trace or a segment\n"
+        "empty.pickle\n  no device has a trace or a segment: the snapshot records no memory, so there is nothing to chart or judge\n"
     );
 }
 

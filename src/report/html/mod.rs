@@ -286,6 +286,13 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>], x: XAxis) -> S
     };
     let mut out = head("memgate profile");
     for a in &doc.snapshots {
+        if a.devices.is_empty() {
+            out.push_str(&format!(
+                "<p class=\"note no-device\">{}: {}</p>\n",
+                escape(&a.path),
+                super::NO_DEVICE
+            ));
+        }
         for e in &a.window_not_placed {
             let line = super::not_placed_line(e, |s| escape(s).to_string());
             out.push_str(&format!(
