@@ -24,9 +24,11 @@ from mcp.client.stdio import stdio_client
 
 REPO = Path(__file__).resolve().parents[2]
 # ../shared beside the checkout (CI, the main checkout), or a worktree's grandparent.
+# Resolved: the server names files by their canonical path (a linked
+# ../shared would otherwise make the CLI's paths differ from its).
 REAL = next((d for d in (REPO.parent / "shared" / "fixtures" / "real",
                          REPO.parent.parent / "shared" / "fixtures" / "real") if d.is_dir()),
-            REPO.parent / "shared" / "fixtures" / "real")
+            REPO.parent / "shared" / "fixtures" / "real").resolve()
 CAP = 64 * 1024
 FULL_CAP = 256 * 1024  # an answer that asked for the whole document
 TOOLS = {"inspect", "peak", "profile", "phases", "live_at", "diff", "ranks",
