@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Run examples/gitlab-ci.yml's memory-note script the way a runner would,
-offline, against the artifacts memory-gate could leave.
+"""Run the GitLab component's note job (templates/memgate.yml, rendered with
+the inputs examples/gitlab-ci.yml gives it) the way a runner would, offline,
+against the artifacts the gate job could leave.
 
     python3 .ci/gitlab_note_smoke.py MEMGATE_BINARY_DIR
 
@@ -33,8 +34,15 @@ esac
 
 
 def note_script():
-    ci = YAML(typ="safe").load(open(os.path.join(ROOT, "examples", "gitlab-ci.yml")))
-    return "\n".join(ci["memory-note"]["script"])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gitlab_component import render
+
+    example = YAML(typ="safe").load(open(os.path.join(ROOT, "examples", "gitlab-ci.yml")))
+    inputs = next(i["inputs"] for i in example["include"] if "memgate/memgate@" in i.get("component", ""))
+    _, doc = render(inputs)
+    job = doc["memory-note"]
+    assert job["variables"]["MEMGATE_REPORTS"] == "memgate-report"
+    return "\n".join(job["script"])
 
 
 def run(script, ws, bin_dir):
@@ -45,6 +53,7 @@ def run(script, ws, bin_dir):
             f.write(text)
         os.chmod(os.path.join(fake, name), 0o755)
     env = dict(os.environ, PATH=f"{fake}:{bin_dir}:{os.environ['PATH']}", MEMGATE_NOTE_TOKEN="t",
+               MEMGATE_REPORTS="memgate-report",
                CI_API_V4_URL="https://gitlab.invalid/api/v4", CI_PROJECT_ID="1",
                CI_MERGE_REQUEST_IID="2", CURL_LOG=os.path.join(ws, ".curl.log"),
                CURL_BODY=os.path.join(ws, ".body.json"))
