@@ -508,6 +508,10 @@ RESOLVE_CASES = [
     ("source builds from source", "source", "v1.2.3", "_actions/acme/memgate/v1.2.3", ""),
     ("empty builds from source", "", "v1.2.3", "_actions/acme/memgate/v1.2.3", ""),
     ("a tag is that tag", "v0.1.0", "main", "_actions/acme/memgate/main", "v0.1.0"),
+    # The action-only repository (.ci/action_repo.py) has no source to build.
+    ("action-only repository at its tag", "auto", "v1.2.3", "_actions/acme/memgate-action/v1.2.3", "v1.2.3"),
+    ("action-only repository at a branch is refused", "auto", "main", "_actions/acme/memgate-action/main", None),
+    ("action-only repository with version source is refused", "source", "v1.2.3", "_actions/acme/memgate-action/v1.2.3", None),
 ]
 
 
@@ -516,10 +520,17 @@ def resolve_cases(action, defaults):
     failures = 0
     for what, version, ref, tail, want in RESOLVE_CASES:
         with tempfile.TemporaryDirectory() as tmp:
-            context = {"github.action_ref": ref, "github.action_path": os.path.join(tmp, tail)}
+            path = os.path.join(tmp, tail)
+            if "memgate-action/" in tail:
+                os.makedirs(path)
+                open(os.path.join(path, ".memgate-action-only"), "w").close()
+            context = {"github.action_ref": ref, "github.action_path": path}
             env = step_env(step, dict(defaults, version=version), context)
             p, outputs, _ = run_step(step, env, tmp)
-            ok = p.returncode == 0 and outputs.get("tag") == want
+            if want is None:
+                ok = p.returncode == 2 and "holds no source to build" in p.stdout and "tag" not in outputs
+            else:
+                ok = p.returncode == 0 and outputs.get("tag") == want
             failures += report(ok, f"resolve: {what}: tag {outputs.get('tag')!r}", p)
     return failures
 
