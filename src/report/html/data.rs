@@ -627,6 +627,45 @@ mod tests {
     }
 
     #[test]
+    fn auto_takes_entries_when_the_rise_would_sit_in_a_few_pixels_of_the_time_axis() {
+        assert_eq!(auto_axis(0.004, 0.001), "entry", "under 1%: entries");
+        assert_eq!(auto_axis(0.03, 0.08), "entry", "under 5%, wider on entries");
+        assert_eq!(auto_axis(0.03, 0.02), "s", "under 5%, but narrower on entries");
+        assert_eq!(auto_axis(0.06, 0.5), "s", "wide enough on time");
+        // The compiled run: entries 500..700 of 701 (from x 501 to 701).
+        let share = rise_share_entries(&compiled()).unwrap();
+        assert!((share - 200.0 / 701.0).abs() < 1e-9, "{share}");
+    }
+
+    fn layers(names: &[&str], rows: &[&[u64]]) -> Timeline {
+        Timeline {
+            categories: names.iter().map(|n| (*n).to_string()).collect(),
+            points: rows
+                .iter()
+                .map(|r| TimelinePoint {
+                    entry: None,
+                    time_us: None,
+                    bytes: r.to_vec(),
+                    reserved: 0,
+                })
+                .collect(),
+            ..Timeline::default()
+        }
+    }
+
+    #[test]
+    fn pre_trace_then_the_layers_that_never_change_are_stacked_first_and_empty_custom_ones_kept() {
+        // activation grows, parameter is static, pre-trace shrinks (freed
+        // during the trace), other and mine are empty, mine is custom.
+        let t = layers(
+            &["activation", "parameter", "other", "mine", "pre-trace"],
+            &[&[0, 5, 0, 0, 9], &[3, 5, 0, 0, 9], &[7, 5, 0, 0, 4]],
+        );
+        assert_eq!(stacking(&t, &["mine".to_string()]), [4, 1, 0, 3]);
+        assert_eq!(stacking(&t, &[]), [4, 1, 0]);
+    }
+
+    #[test]
     fn a_baseline_of_another_length_is_stretched_from_its_own_extent() {
         // BASE runs 0..100 s on entries 0..700; NEW is 1 s long on 50 entries.
         let base = compiled();
