@@ -20,6 +20,13 @@ page per snapshot in that directory, it writes the page with
   `memgate peak --at allocated --format json`;
 * a check page of the 8-rank fixture draws a bar per rank to its share of
   the heaviest, with the imbalance limit's mark, rank6 red;
+* at 1400 px, on every page: budget labels clear of the markers, of the
+  other labels and budget lines; band labels apart; the legend inside the
+  page; no `devN` broken across lines; `pre-trace` the bottom layer; no
+  category row at 0 B on both sides;
+* a trace that started mid-run (generated here): its profile, diff and check
+  pages say "lower bound" and draw the pre-trace layer below the others,
+  and a budget just under its peak labels "over by" clear of the marker;
 
 and saves a screenshot of each page (the CI artifact). Exit 1 on a failed
 check, 2 when Chromium cannot be started.

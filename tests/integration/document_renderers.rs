@@ -5,7 +5,7 @@
 use memgate::Device;
 use std::collections::BTreeMap;
 
-use memgate::analysis::diff::{Delta, DeviceDiff, SiteChange, SiteChangeKind, Sides};
+use memgate::analysis::diff::{Delta, DeviceDiff, Sides, SiteChange, SiteChangeKind};
 use memgate::analysis::{
     Categories, DeviceReport, Figures, PeakEntry, SiteBytes, StackGroup, Timeline, TimelinePoint,
 };

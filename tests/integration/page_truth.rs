@@ -54,15 +54,23 @@ fn the_diff_page_and_text_say_which_side_started_mid_run() {
     let whole = whole.to_str().unwrap();
     let page = w.path("diff.html");
     let page = page.to_str().unwrap();
-    for (base, new, side) in [(whole, wrapped.as_str(), "new"), (wrapped.as_str(), whole, "base")] {
+    for (base, new, side) in [
+        (whole, wrapped.as_str(), "new"),
+        (wrapped.as_str(), whole, "base"),
+    ] {
         let text = stdout(&["diff", base, new, "--html", page]);
         let note = format!("{side}: {LOWER_BOUNDS}");
         assert!(text.contains(&format!("    note: {note}\n")), "{text}");
         let other = if side == "new" { "base" } else { "new" };
-        assert!(!text.contains(&format!("{other}: {LOWER_BOUNDS}")), "{text}");
+        assert!(
+            !text.contains(&format!("{other}: {LOWER_BOUNDS}")),
+            "{text}"
+        );
         let html = std::fs::read_to_string(page).unwrap();
         assert!(
-            html.contains(&format!("<p class=\"warning lower-bound\">note: {note}</p>")),
+            html.contains(&format!(
+                "<p class=\"warning lower-bound\">note: {note}</p>"
+            )),
             "{side}: no lower-bound note on the diff page"
         );
         assert!(!html.contains(&format!("{other}: {LOWER_BOUNDS}")));
@@ -70,7 +78,9 @@ fn the_diff_page_and_text_say_which_side_started_mid_run() {
     // Two whole traces: no note anywhere.
     let text = stdout(&["diff", whole, whole, "--html", page]);
     assert!(!text.contains(LOWER_BOUNDS), "{text}");
-    assert!(!std::fs::read_to_string(page).unwrap().contains(LOWER_BOUNDS));
+    assert!(!std::fs::read_to_string(page)
+        .unwrap()
+        .contains(LOWER_BOUNDS));
 }
 
 #[test]
@@ -91,7 +101,13 @@ fn the_check_page_hides_zero_byte_category_rows_and_says_how_many_as_the_markdow
     let md = w.read("report.md");
     let hidden = md
         .lines()
-        .find_map(|l| l.strip_prefix('_')?.split(" zero-byte").next()?.parse::<usize>().ok())
+        .find_map(|l| {
+            l.strip_prefix('_')?
+                .split(" zero-byte")
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
         .expect("the Markdown hides some zero-byte rows");
     let html = w.read("page.html");
     let table = html
@@ -207,7 +223,11 @@ fn the_peaks_table_names_the_phase_and_iteration_the_terminal_names_for_every_pe
     let mut args = vec!["peak"];
     args.extend(files.iter().map(String::as_str));
     let terminal = terminal_places(&stdout(&args));
-    assert_eq!(pages.len(), terminal.len(), "devices on the page and in the text");
+    assert_eq!(
+        pages.len(),
+        terminal.len(),
+        "devices on the page and in the text"
+    );
     let mut placed = 0;
     for (k, (page, text)) in pages.iter().zip(&terminal).enumerate() {
         let rows: Vec<&String> = page.iter().map(|r| &r.0).collect();

@@ -630,7 +630,11 @@ mod tests {
     fn auto_takes_entries_when_the_rise_would_sit_in_a_few_pixels_of_the_time_axis() {
         assert_eq!(auto_axis(0.004, 0.001), "entry", "under 1%: entries");
         assert_eq!(auto_axis(0.03, 0.08), "entry", "under 5%, wider on entries");
-        assert_eq!(auto_axis(0.03, 0.02), "s", "under 5%, but narrower on entries");
+        assert_eq!(
+            auto_axis(0.03, 0.02),
+            "s",
+            "under 5%, but narrower on entries"
+        );
         assert_eq!(auto_axis(0.06, 0.5), "s", "wide enough on time");
         // The compiled run: entries 500..700 of 701 (from x 501 to 701).
         let share = rise_share_entries(&compiled()).unwrap();

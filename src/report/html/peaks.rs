@@ -34,7 +34,11 @@ fn cells(rel_s: Option<f64>, phase: &str, iteration: Option<u64>) -> [String; 3]
     } else {
         escape(phase).into_owned()
     };
-    [time, phase, iteration.map_or_else(|| "–".to_string(), |k| k.to_string())]
+    [
+        time,
+        phase,
+        iteration.map_or_else(|| "–".to_string(), |k| k.to_string()),
+    ]
 }
 
 /// The table of the peaks and OOMs: the charts' markers as text.
