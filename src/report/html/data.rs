@@ -296,6 +296,69 @@ fn moment_label(kind: MomentKind, bands: &[Band]) -> String {
     }
 }
 
+/// The chart's moments (each with its stacks' lines interned in `lines`)
+/// and the peak and OOM markers at them.
+fn moments(
+    report: &DeviceReport,
+    t: &Timeline,
+    axis: &Axis,
+    lines: &mut Lines,
+) -> (Vec<MomentData>, Vec<Mark>) {
+    let mut marks = Vec::new();
+    let mut oom_at: HashMap<u64, u64> = report.oom.iter().map(|o| (o.entry, o.allocated)).collect();
+    let moments = t
+        .moments
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            let x = axis.x(m.entry, m.time_us);
+            for kind in &m.kinds {
+                let (figure, value) = match *kind {
+                    MomentKind::Peak(f) => (f.id(), f.value(report).unwrap_or(0)),
+                    MomentKind::Oom => {
+                        let at = m.entry.and_then(|e| oom_at.remove(&e));
+                        ("oom", at.unwrap_or(m.allocated))
+                    }
+                    _ => continue,
+                };
+                marks.push(Mark {
+                    figure,
+                    bytes: value.to_string(),
+                    y: value,
+                    x,
+                    e: ENTRIES.x(m.entry, None),
+                    moment: k,
+                });
+            }
+            MomentData {
+                label: m
+                    .kinds
+                    .iter()
+                    .map(|k| moment_label(*k, &t.bands))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                entry: m.entry.map_or(-1, convert::position),
+                x,
+                allocated: m.allocated,
+                stacks: m
+                    .stacks
+                    .iter()
+                    .map(|s| StackData {
+                        bytes: s.bytes,
+                        count: s.count,
+                        lines: frames::folded(&s.frames)
+                            .into_iter()
+                            .map(|l| lines.id(l))
+                            .collect(),
+                        no_frames: s.no_frames.map(|n| [n.id(), n.meaning()]),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (moments, marks)
+}
+
 impl<'a> DeviceData<'a> {
     pub(super) fn new(path: &'a str, report: &'a DeviceReport, t: &'a Timeline) -> Self {
         let axis = Axis::of(t);
@@ -318,59 +381,7 @@ impl<'a> DeviceData<'a> {
             })
             .collect();
         let mut lines = Lines::default();
-        let mut marks = Vec::new();
-        let mut oom_at: HashMap<u64, u64> =
-            report.oom.iter().map(|o| (o.entry, o.allocated)).collect();
-        let moments = t
-            .moments
-            .iter()
-            .enumerate()
-            .map(|(k, m)| {
-                let x = axis.x(m.entry, m.time_us);
-                for kind in &m.kinds {
-                    let (figure, value) = match *kind {
-                        MomentKind::Peak(f) => (f.id(), f.value(report).unwrap_or(0)),
-                        MomentKind::Oom => {
-                            let at = m.entry.and_then(|e| oom_at.remove(&e));
-                            ("oom", at.unwrap_or(m.allocated))
-                        }
-                        _ => continue,
-                    };
-                    marks.push(Mark {
-                        figure,
-                        bytes: value.to_string(),
-                        y: value,
-                        x,
-                        e: ENTRIES.x(m.entry, None),
-                        moment: k,
-                    });
-                }
-                MomentData {
-                    label: m
-                        .kinds
-                        .iter()
-                        .map(|k| moment_label(*k, &t.bands))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    entry: m.entry.map_or(-1, convert::position),
-                    x,
-                    allocated: m.allocated,
-                    stacks: m
-                        .stacks
-                        .iter()
-                        .map(|s| StackData {
-                            bytes: s.bytes,
-                            count: s.count,
-                            lines: frames::folded(&s.frames)
-                                .into_iter()
-                                .map(|l| lines.id(l))
-                                .collect(),
-                            no_frames: s.no_frames.map(|n| [n.id(), n.meaning()]),
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+        let (moments, marks) = moments(report, t, &axis, &mut lines);
         let rise = axis.origin.and_then(|_| rise_share(t));
         let rise_entries = rise.and_then(|_| rise_share_entries(t));
         DeviceData {
