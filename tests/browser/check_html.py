@@ -400,7 +400,7 @@ def polish(b: Browser) -> list[str]:
                 Node.DOCUMENT_POSITION_FOLLOWING)).length,
             labels: Array.from(svg.querySelectorAll('.band text')).map(t =>
                 [t.textContent, t.parentNode.querySelector('title').textContent]),
-            phases: Array.from(svg.querySelectorAll('.band')).map(b =>
+            phases: Array.from(svg.querySelectorAll('.band:not(.label)')).map(b =>
                 [b.querySelector('title').textContent, b.querySelector('rect').getAttribute('fill')])
                 .filter(p => p[0].startsWith('phase ')),
         };
@@ -462,7 +462,12 @@ LAYOUT = """(() => {
         const pre = layers.indexOf('pre-trace');
         if (pre > 0) out.push(`chart ${k}: pre-trace is layer ${pre} of ${layers}, want the bottom one`);
     });
+    document.querySelectorAll('section[id^=device-] > h2, section.case > h2').forEach(h => {
+        if (!h.querySelector('.dev') && !h.textContent.endsWith('no device'))
+            out.push(`heading ${JSON.stringify(h.textContent)}: its device is not kept on one line`);
+    });
     document.querySelectorAll('.dev').forEach(d => {
+        if (getComputedStyle(d).whiteSpace !== 'nowrap') out.push(`${d.textContent} may break across lines`);
         if (d.getClientRects().length > 1) out.push(`${d.textContent} broken across lines in ${JSON.stringify(d.parentNode.textContent)}`);
     });
     document.querySelectorAll('table.deltas').forEach(t => {
@@ -872,6 +877,32 @@ def wrapped_checks(b: Browser, work: Path) -> list[str]:
     return out
 
 
+def nested_snapshot(directory: Path) -> Path:
+    """A compiled-run shape for the band labels: five nested annotations
+    with long names over the whole run (more than the three band rows),
+    then sixty short `pad_mm_benchmark` spans side by side."""
+    base, mib, t0 = 0x7F00_0000_0000, 1 << 20, 1_700_000_000_000_000
+    frames = [{"name": "forward", "filename": "/w/model.py", "line": 3}]
+    trace, notes = [], []
+    for i in range(400):
+        trace.append({"action": "alloc", "addr": base + i * mib, "size": mib, "stream": 0,
+                      "time_us": t0 + 10 * i, "frames": frames})
+    for depth in range(5):
+        name = f"compiled_region_{depth}_with_a_rather_long_descriptive_name"
+        notes += [{"device": 0, "name": name, "stage": "START", "time_us": t0 + depth},
+                  {"device": 0, "name": name, "stage": "END", "time_us": t0 + 4000 - depth}]
+    for k in range(60):
+        notes += [{"device": 0, "name": "pad_mm_benchmark", "stage": "START",
+                   "time_us": t0 + 1000 + 40 * k},
+                  {"device": 0, "name": "pad_mm_benchmark", "stage": "END",
+                   "time_us": t0 + 1000 + 40 * k + 30}]
+    notes.sort(key=lambda n: n["time_us"])  # annotations are recorded in time order
+    path = directory / "nested.json"
+    path.write_text(json.dumps({"segments": [], "device_traces": [trace],
+                                "external_annotations": notes}))
+    return path
+
+
 def custom_legend_checks(names: list[str]):
     """Every custom category is in the legend, at 0 B too."""
     def check(b: Browser, work: Path) -> list[str]:
@@ -925,6 +956,8 @@ def main() -> int:
             ("overlay", ["diff", compiled, steps], True, ROOT, (overlay_checks,)),
             ("categories", ["profile", "--rules", str(rules_file(work)), *examples], False, ROOT,
              (custom_legend_checks(CUSTOM),)),
+            # Band labels of nested and side-by-side spans.
+            ("nested", ["profile", str(nested_snapshot(work))], False, ROOT, ()),
             # A trace that started mid-run: profile, diff and check pages.
             ("wrapped", ["profile", str(wrapped)], False, ROOT, (wrapped_checks,)),
             ("diff-wrapped", ["diff", str(wrapped_base), str(wrapped)], True, ROOT,

@@ -347,7 +347,7 @@
   };
 
   Chart.prototype.drawBands = function (g) {
-    var self = this, d = this.d, ends = [];
+    var self = this, d = this.d, spans = [];
     d.bands.forEach(function (b) {
       var r = self.bx(b);
       if (r[1] < self.dom[0] || r[0] > self.dom[1]) { return; }
@@ -358,26 +358,37 @@
           fill: (Number(b.name) % 2) ? '#f4f4f4' : '#fafafa'}, band);
         svg('title', {}, band).textContent = 'iteration ' + b.name;
       } else {
-        var c = self.phaseColour(b.name);
         var y = T - 30 + 10 * b.row;
-        svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: c, 'fill-opacity': 0.55}, band);
+        svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: self.phaseColour(b.name),
+          'fill-opacity': 0.55}, band);
         svg('title', {}, band).textContent = 'phase ' + b.name;
-        // A label fits inside its band and starts after the previous
-        // label of its row ends (rows hold overlapping spans past three).
-        var from = Math.max(x0 + 2, (ends[b.row] || -Infinity) + 4);
-        var room = Math.min(x1, W - R) - 2 - from;
-        if (room >= 12) {
-          var t = svg('text', {x: from, y: y + 8}, band);
-          if (fitText(t, b.name, room)) { ends[b.row] = from + t.getComputedTextLength(); }
-          else { band.removeChild(t); }
-        }
+        spans.push([b, x0, x1, y]);
       }
     });
+    this.drawBandLabels(g, spans);
     if (d.window) {
       var w = this.bx(d.window), wx0 = this.sx(w[0]), wx1 = Math.max(this.sx(w[1]), wx0 + 1);
       var wr = svg('rect', {'class': 'windowspan', x: wx0, y: T, width: wx1 - wx0, height: H - B - T}, g);
       svg('title', {}, wr).textContent = 'window ' + d.window.name;
     }
+  };
+
+  // The phase names, over every band (no later span covers one): each
+  // inside its band, after the previous label of its row (a row holds
+  // overlapping spans past three), cut with an ellipsis, left out where
+  // three characters do not fit. `spans`: [band, x0, x1, y] drawn.
+  Chart.prototype.drawBandLabels = function (g, spans) {
+    var ends = [];
+    spans.forEach(function (s) {
+      var b = s[0], from = Math.max(s[1] + 2, (ends[b.row] || -Infinity) + 4);
+      var room = Math.min(s[2], W - R) - 2 - from;
+      if (room < 12) { return; }
+      var label = svg('g', {'class': 'band label'}, g);
+      svg('title', {}, label).textContent = 'phase ' + b.name;
+      var t = svg('text', {x: from, y: s[3] + 8}, label);
+      if (fitText(t, b.name, room)) { ends[b.row] = from + t.getComputedTextLength(); }
+      else { g.removeChild(label); }
+    });
   };
 
   Chart.prototype.drawAreas = function (g, i0, i1) {
