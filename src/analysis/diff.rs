@@ -114,6 +114,27 @@ pub struct DeviceDiff {
     /// Bytes per category at the allocated peak.
     pub categories: Vec<Delta>,
     pub sites: Vec<SiteChange>,
+    /// Each side's trace is whole (`false`: it started mid-run, so that
+    /// side's figures are lower bounds; docs/figures.md#lower-bounds). The
+    /// text and the page say it; the JSON (schema 1) does not.
+    #[serde(skip)]
+    pub complete: Sides,
+}
+
+/// Whether each side's trace is whole (a side without the device: true).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sides {
+    pub base: bool,
+    pub new: bool,
+}
+
+impl Default for Sides {
+    fn default() -> Sides {
+        Sides {
+            base: true,
+            new: true,
+        }
+    }
 }
 
 /// Compare two analyses device by device (by ordinal).
@@ -219,5 +240,9 @@ fn device_diff(device: Device, b: Option<&DeviceReport>, n: Option<&DeviceReport
         figures,
         categories,
         sites,
+        complete: Sides {
+            base: b.is_none_or(|d| d.trace_complete),
+            new: n.is_none_or(|d| d.trace_complete),
+        },
     }
 }

@@ -104,6 +104,9 @@ fn device(out: &mut dyn Write, dd: &DiffDevice) -> io::Result<()> {
         _ => "",
     };
     writeln!(out, "dev{}{presence}", d.device)?;
+    for note in super::diff_lower_bounds(d.complete) {
+        writeln!(out, "    note: {note}")?;
+    }
     d.peak_moved.iter().try_for_each(|m| moved(out, m))?;
     writeln!(
         out,

@@ -53,6 +53,17 @@ pub(crate) const NO_DEVICE: &str =
 pub(crate) const LOWER_BOUNDS: &str =
     "the trace started mid-run (ring buffer wrapped), so its figures are lower bounds";
 
+/// The notes of a diff's device, one per side whose trace started mid-run
+/// (`base: ` or `new: ` before [`LOWER_BOUNDS`]): the text and the page
+/// say the same.
+pub(crate) fn diff_lower_bounds(complete: crate::analysis::diff::Sides) -> Vec<String> {
+    [("base", complete.base), ("new", complete.new)]
+        .into_iter()
+        .filter(|(_, whole)| !whole)
+        .map(|(side, _)| format!("{side}: {LOWER_BOUNDS}"))
+        .collect()
+}
+
 /// How many checks had each outcome, as the terminal and the Markdown
 /// verdict lines say it; `skipped` only when a device was not judged.
 pub(crate) fn counts_phrase(c: &crate::compare::Counts) -> String {

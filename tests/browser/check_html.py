@@ -20,6 +20,13 @@ page per snapshot in that directory, it writes the page with
   `memgate peak --at allocated --format json`;
 * a check page of the 8-rank fixture draws a bar per rank to its share of
   the heaviest, with the imbalance limit's mark, rank6 red;
+* at 1400 px, on every page: budget labels clear of the markers, of the
+  other labels and budget lines; band labels apart; the legend inside the
+  page; no `devN` broken across lines; `pre-trace` the bottom layer; no
+  category row at 0 B on both sides;
+* a trace that started mid-run (generated here): its profile, diff and check
+  pages say "lower bound" and draw the pre-trace layer below the others,
+  and a budget just under its peak labels "over by" clear of the marker;
 
 and saves a screenshot of each page (the CI artifact). Exit 1 on a failed
 check, 2 when Chromium cannot be started.
@@ -46,6 +53,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PEAKS = ("allocated-peak", "dynamic-peak", "reserved-peak")
+# The window the pages are checked at (a laptop's, the issue's screenshots).
+WIDTH = 1400
 
 
 class Browser:
@@ -86,7 +95,7 @@ class Browser:
             self.call(f"{domain}.enable", session=True)
         self.call(
             "Emulation.setDeviceMetricsOverride",
-            {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            {"width": WIDTH, "height": 900, "deviceScaleFactor": 1, "mobile": False},
             session=True,
         )
 
@@ -330,6 +339,7 @@ def check_page(b: Browser, memgate: str, name: str, make: list[str], work: Path,
         if top != want_top:
             fail(f"{where}: clicking the allocated peak lists {top}, `memgate peak` {want_top}")
     failures += [f"{name}: {m}" for m in polish(b)]
+    failures += [f"{name}: {m}" for m in layout(b)]
     for extra in extras:
         failures += [f"{name}: {m}" for m in extra(b, work)]
     shot = b.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
@@ -390,7 +400,7 @@ def polish(b: Browser) -> list[str]:
                 Node.DOCUMENT_POSITION_FOLLOWING)).length,
             labels: Array.from(svg.querySelectorAll('.band text')).map(t =>
                 [t.textContent, t.parentNode.querySelector('title').textContent]),
-            phases: Array.from(svg.querySelectorAll('.band')).map(b =>
+            phases: Array.from(svg.querySelectorAll('.band:not(.label)')).map(b =>
                 [b.querySelector('title').textContent, b.querySelector('rect').getAttribute('fill')])
                 .filter(p => p[0].startsWith('phase ')),
         };
@@ -415,6 +425,70 @@ def polish(b: Browser) -> list[str]:
             if text != full and not (text.endswith("…") and full.startswith(text[:-1])):
                 out.append(f"chart {k}: band label {text!r} is a cut of {full!r} without an ellipsis")
     return out
+
+
+LAYOUT = """(() => {
+    const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const hit = (a, b) => a[0] < b[2] - 0.5 && b[0] < a[2] - 0.5 && a[1] < b[3] - 0.5 && b[1] < a[3] - 0.5;
+    const out = [];
+    document.querySelectorAll('.chart').forEach((c, k) => {
+        const svg = c.querySelector('svg');
+        if (!svg) return;
+        const marks = Array.from(svg.querySelectorAll('.marks [data-figure]')).map(box);
+        const lines = Array.from(svg.querySelectorAll('.budget')).map(g =>
+            [g.dataset.check, box(g.querySelector('line'))[1]]);
+        const labels = Array.from(svg.querySelectorAll('.budget-label')).map(l =>
+            [l.dataset.check, box(l.querySelector('text')), l.querySelector('text').textContent]);
+        labels.forEach(([check, r, text], i) => {
+            if (marks.some(m => hit(r, m)))
+                out.push(`chart ${k}: budget label ${JSON.stringify(text)} covers a marker`);
+            lines.forEach(([other, y]) => {
+                if (other !== check && y > r[1] && y < r[3])
+                    out.push(`chart ${k}: budget label ${JSON.stringify(text)} crossed by the ${other} budget line`);
+            });
+            labels.slice(i + 1).forEach(([o, q]) => {
+                if (hit(r, q)) out.push(`chart ${k}: budget labels ${check} and ${o} overlap`);
+            });
+        });
+        const bands = Array.from(svg.querySelectorAll('.band text')).map(t => [t.textContent, box(t)]);
+        bands.forEach(([t, r], i) => bands.slice(i + 1).forEach(([u, q]) => {
+            if (hit(r, q)) out.push(`chart ${k}: band labels ${JSON.stringify(t)} and ${JSON.stringify(u)} overlap`);
+        }));
+        const legend = c.querySelector('.legend'), lb = box(legend);
+        const right = Math.max(...Array.from(legend.children).map(e => box(e)[2]));
+        if (right > lb[2] + 1 || right > window.innerWidth)
+            out.push(`chart ${k}: the legend runs to ${right} px, past its box (${lb[2]}) or the window (${window.innerWidth})`);
+        const layers = Array.from(svg.querySelectorAll('polygon')).map(p => p.querySelector('title').textContent);
+        const pre = layers.indexOf('pre-trace');
+        if (pre > 0) out.push(`chart ${k}: pre-trace is layer ${pre} of ${layers}, want the bottom one`);
+    });
+    document.querySelectorAll('section[id^=device-] > h2, section.case > h2').forEach(h => {
+        if (!h.querySelector('.dev') && !h.textContent.endsWith('no device'))
+            out.push(`heading ${JSON.stringify(h.textContent)}: its device is not kept on one line`);
+    });
+    document.querySelectorAll('.dev').forEach(d => {
+        if (getComputedStyle(d).whiteSpace !== 'nowrap') out.push(`${d.textContent} may break across lines`);
+        if (d.getClientRects().length > 1) out.push(`${d.textContent} broken across lines in ${JSON.stringify(d.parentNode.textContent)}`);
+    });
+    document.querySelectorAll('table.deltas').forEach(t => {
+        if (!t.querySelector('caption').textContent.startsWith('Categories at the allocated peak')) return;
+        Array.from(t.querySelectorAll('tr')).slice(1).forEach(tr => {
+            const cells = Array.from(tr.cells).map(c => c.textContent);
+            if (cells.length === 4 && ['0 B', '–'].includes(cells[1]) && cells[2] === '0 B')
+                out.push(`a zero-byte category row: ${cells}`);
+        });
+    });
+    return out;
+})()"""
+
+
+def layout(b: Browser) -> list[str]:
+    """Checks of every page at WIDTH px: each budget label clear of the
+    markers, of the other budget lines and labels; band labels apart; the
+    legend inside the page; no `devN` broken across lines; the pre-trace
+    layer (never growing) at the bottom of the stack; no zero-byte category
+    rows (the Markdown hides them)."""
+    return b.js(LAYOUT)
 
 
 def rise_distance(b: Browser, k: int, expected: dict) -> tuple[float, int]:
@@ -594,8 +668,9 @@ def check_page_checks(b: Browser, work: Path) -> list[str]:
     assert f'allocated-peak = "{budget >> 20} MiB"' in config
     lines = b.js("""Array.from(document.querySelectorAll('.chart')).map(c => {
         const l = c.querySelector('.budget[data-check="allocated-peak"]');
+        const t = c.querySelector('.budget-label[data-check="allocated-peak"] text');
         const m = c.querySelector('[data-figure="allocated-peak"]');
-        return l && [+l.dataset.bytes, +l.dataset.headroom, +m.dataset.bytes, l.textContent];
+        return l && [+l.dataset.bytes, +l.dataset.headroom, +m.dataset.bytes, t.textContent];
     })""")
     for k, l in enumerate(lines):
         if l is None or l[0] != budget or l[1] != budget - l[2] or \
@@ -676,12 +751,15 @@ def profile_summary_checks(b: Browser, work: Path) -> list[str]:
     return []
 
 
+CUSTOM = ["adam", "linear", "attn", "mlp", "embed", "loss", "backward", "model",
+          "train", "autograd", "optim", "init", "forward", "step", "never_matched"]
+
+
 def rules_file(directory: Path) -> Path:
-    """Custom categories, more than the palette's ten colours."""
-    names = ["adam", "linear", "attn", "mlp", "embed", "loss", "backward", "model",
-             "train", "autograd", "optim", "init", "forward", "step"]
+    """Custom categories, more than the palette's ten colours (one matches
+    nothing: 0 B)."""
     path = directory / "many.toml"
-    path.write_text("[categories]\n" + "".join(f'{n} = "{n}"\n' for n in names))
+    path.write_text("[categories]\n" + "".join(f'{n} = "{n}"\n' for n in CUSTOM))
     return path
 
 
@@ -716,6 +794,125 @@ def hostile_snapshot(directory: Path) -> Path:
     return path
 
 
+def wrapped_snapshot(directory: Path, name: str, grow: int) -> Path:
+    """A JSON snapshot whose trace started mid-run: 400 MiB of weights
+    allocated before recording and live at the dump (pre-trace, never
+    changing), a 50 MiB block from before recording freed first (so the
+    trace is incomplete: its figures are lower bounds), then `grow` blocks
+    of 10 MiB allocated to the allocated peak at the very last entry."""
+    base, mib = 0x7F00_0000_0000, 1 << 20
+    frames = [{"name": "forward", "filename": "/w/model.py", "line": 3},
+              {"name": "main", "filename": "/w/train.py", "line": 9}]
+    t0 = 1_700_000_000_000_000
+    trace = [{"action": "free_completed", "addr": base + 400 * mib, "size": 50 * mib,
+              "stream": 0, "time_us": t0, "frames": frames}]
+    for i in range(grow):
+        trace.append({"action": "alloc", "addr": base + (450 + 10 * i) * mib, "size": 10 * mib,
+                      "stream": 0, "time_us": t0 + 1000 * (i + 1), "frames": frames})
+    live = 450 + 10 * grow
+    segment = max(1024, live + 64) * mib
+    blocks = [{"address": base, "size": 400 * mib, "requested_size": 400 * mib,
+               "state": "active_allocated", "frames": []},
+              {"address": base + 400 * mib, "size": 50 * mib, "requested_size": 0,
+               "state": "inactive", "frames": []}]
+    blocks += [{"address": base + (450 + 10 * i) * mib, "size": 10 * mib,
+                "requested_size": 10 * mib, "state": "active_allocated", "frames": frames}
+               for i in range(grow)]
+    blocks.append({"address": base + live * mib, "size": segment - live * mib,
+                   "requested_size": 0, "state": "inactive", "frames": []})
+    used = (400 + 10 * grow) * mib
+    snap = {"segments": [{"device": 0, "address": base, "total_size": segment,
+                          "allocated_size": used, "active_size": used, "requested_size": used,
+                          "stream": 0, "segment_type": "large", "segment_pool_id": [0, 0],
+                          "is_expandable": False, "frames": [], "blocks": blocks}],
+            "device_traces": [trace]}
+    path = directory / f"{name}.json"
+    path.write_text(json.dumps(snap))
+    return path
+
+
+def wrapped_config(directory: Path, snapshot: Path, budget_mib: int) -> Path:
+    """A gate on the wrapped snapshot's allocated peak alone, `budget_mib`
+    under it: the label says "over by" where the peak's marker sits."""
+    path = directory / "wrapped.toml"
+    path.write_text(f"""[defaults]
+figures = ["allocated-peak"]
+
+[[target]]
+name = "wrapped"
+snapshots = "{snapshot}"
+
+[target.budget]
+allocated-peak = "{budget_mib} MiB"
+""")
+    return path
+
+
+def wrapped_checks(b: Browser, work: Path) -> list[str]:
+    """A trace that started mid-run: the page says its figures are lower
+    bounds (the terminal's sentence), and the pre-trace layer is drawn
+    below the others: first in the stack, reaching the x axis, every other
+    layer above it."""
+    got = b.js("""(() => {
+        const notes = Array.from(document.querySelectorAll('.lower-bound')).map(p => p.textContent);
+        const svg = document.querySelector('.chart svg');
+        const polys = Array.from(svg.querySelectorAll('polygon')).map(p => {
+            const r = p.getBoundingClientRect();
+            return [p.querySelector('title').textContent, r.bottom, r.top];
+        });
+        const axis = svg.getBoundingClientRect().top + (360 - 42) * svg.getBoundingClientRect().width / 960;
+        return {notes: notes, polys: polys, axis: axis};
+    })()""")
+    out = []
+    if not any("lower bound" in n for n in got["notes"]):
+        out.append(f"no lower-bound note on the page: {got['notes']}")
+    polys = got["polys"]
+    if not polys or polys[0][0] != "pre-trace":
+        return out + [f"layers {[p[0] for p in polys]}: want pre-trace first (at the bottom)"]
+    if abs(polys[0][1] - got["axis"]) > 1.5:
+        out.append(f"the pre-trace layer ends at y {polys[0][1]:.1f}, the x axis is at {got['axis']:.1f}")
+    for name, bottom, _ in polys[1:]:
+        if bottom > polys[0][1] - 5:
+            out.append(f"layer {name} reaches y {bottom:.1f}, under the top of pre-trace")
+    return out
+
+
+def nested_snapshot(directory: Path) -> Path:
+    """A compiled-run shape for the band labels: five nested annotations
+    with long names over the whole run (more than the three band rows),
+    then sixty short `pad_mm_benchmark` spans side by side."""
+    base, mib, t0 = 0x7F00_0000_0000, 1 << 20, 1_700_000_000_000_000
+    frames = [{"name": "forward", "filename": "/w/model.py", "line": 3}]
+    trace, notes = [], []
+    for i in range(400):
+        trace.append({"action": "alloc", "addr": base + i * mib, "size": mib, "stream": 0,
+                      "time_us": t0 + 10 * i, "frames": frames})
+    for depth in range(5):
+        name = f"compiled_region_{depth}_with_a_rather_long_descriptive_name"
+        notes += [{"device": 0, "name": name, "stage": "START", "time_us": t0 + depth},
+                  {"device": 0, "name": name, "stage": "END", "time_us": t0 + 4000 - depth}]
+    for k in range(60):
+        notes += [{"device": 0, "name": "pad_mm_benchmark", "stage": "START",
+                   "time_us": t0 + 1000 + 40 * k},
+                  {"device": 0, "name": "pad_mm_benchmark", "stage": "END",
+                   "time_us": t0 + 1000 + 40 * k + 30}]
+    notes.sort(key=lambda n: n["time_us"])  # annotations are recorded in time order
+    path = directory / "nested.json"
+    path.write_text(json.dumps({"segments": [], "device_traces": [trace],
+                                "external_annotations": notes}))
+    return path
+
+
+def custom_legend_checks(names: list[str]):
+    """Every custom category is in the legend, at 0 B too."""
+    def check(b: Browser, work: Path) -> list[str]:
+        shown = b.js("Array.from(document.querySelectorAll('.chart')).map(c => Array.from("
+                     "c.querySelectorAll('.legend .cat .name')).map(n => n.textContent))")
+        return [f"chart {k}: custom categories {sorted(set(names) - set(s))} not in the legend"
+                for k, s in enumerate(shown) if set(names) - set(s)]
+    return check
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--memgate", default=str(ROOT / "target/debug/memgate"))
@@ -739,6 +936,8 @@ def main() -> int:
                         str(traces)], check=True)
         expected = json.loads((traces / "expected.json").read_text())
         compiled, steps = str(traces / "compiled.json"), str(traces / "steps.json")
+        wrapped = wrapped_snapshot(work, "wrapped", 30)
+        wrapped_base = wrapped_snapshot(work, "wrapped-base", 24)
         # (page name, memgate arguments, charts draw a baseline, working dir,
         # more checks)
         cases = [
@@ -756,7 +955,15 @@ def main() -> int:
              ROOT, (window_checks,)),
             ("overlay", ["diff", compiled, steps], True, ROOT, (overlay_checks,)),
             ("categories", ["profile", "--rules", str(rules_file(work)), *examples], False, ROOT,
-             ()),
+             (custom_legend_checks(CUSTOM),)),
+            # Band labels of nested and side-by-side spans.
+            ("nested", ["profile", str(nested_snapshot(work))], False, ROOT, ()),
+            # A trace that started mid-run: profile, diff and check pages.
+            ("wrapped", ["profile", str(wrapped)], False, ROOT, (wrapped_checks,)),
+            ("diff-wrapped", ["diff", str(wrapped_base), str(wrapped)], True, ROOT,
+             (wrapped_checks,)),
+            ("check-wrapped", ["check", "--config", str(wrapped_config(work, wrapped, 695))],
+             False, ROOT, (wrapped_checks,)),
         ]
         if a.real:
             for p in sorted(Path(a.real).iterdir()):

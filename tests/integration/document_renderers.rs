@@ -5,7 +5,7 @@
 use memgate::Device;
 use std::collections::BTreeMap;
 
-use memgate::analysis::diff::{Delta, DeviceDiff, SiteChange, SiteChangeKind};
+use memgate::analysis::diff::{Delta, DeviceDiff, Sides, SiteChange, SiteChangeKind};
 use memgate::analysis::{
     Categories, DeviceReport, Figures, PeakEntry, SiteBytes, StackGroup, Timeline, TimelinePoint,
 };
@@ -283,6 +283,7 @@ fn diff_document(top: usize) -> DiffDocument {
                 delta: -2 * i128::from(MIB),
             },
         ],
+        complete: Sides::default(),
     };
     let only_new = DeviceDiff {
         device: Device::new(1),
@@ -292,6 +293,7 @@ fn diff_document(top: usize) -> DiffDocument {
         figures: vec![Delta::new("dynamic-peak", 0, MIB)],
         categories: vec![],
         sites: vec![],
+        complete: Sides::default(),
     };
     DiffDocument::new(
         "golden/rank0.json",

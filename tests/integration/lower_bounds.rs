@@ -65,7 +65,7 @@ fn expected() -> (u64, u64) {
 
 /// The snapshot at dump time: one segment, the parameters still allocated,
 /// and only the events after the cut in the trace.
-fn wrapped_snapshot() -> Value {
+pub(crate) fn wrapped_snapshot() -> Value {
     let frames = json!([{"name": "train_step", "filename": "/w/train.py", "line": 7}]);
     let trace: Vec<Value> = RUN[CUT..]
         .iter()

@@ -36,6 +36,7 @@ mod lower_bounds;
 mod mutations;
 mod no_story;
 mod one_replay;
+mod page_truth;
 mod peak_metrics;
 mod peak_moment;
 mod phases_summary;

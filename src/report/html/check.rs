@@ -61,11 +61,7 @@ fn budget_lines(d: &DeviceVerdict) -> Vec<data::BudgetLine> {
 
 fn checks_table(out: &mut String, d: &DeviceVerdict) {
     if !d.trace_complete {
-        let _ = writeln!(
-            out,
-            "<p class=\"warning\">note: {}</p>",
-            crate::report::LOWER_BOUNDS
-        );
+        out.push_str(&super::lower_bound_notes(&[crate::report::LOWER_BOUNDS]));
     }
     out.push_str(
         "<table class=\"checks\"><caption>Checks</caption><tr><th>check</th><th>verdict</th>\
@@ -97,7 +93,13 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         "<table class=\"deltas\"><caption>Categories at the allocated peak</caption><tr>\
          <th>category</th><th>baseline</th><th>current</th><th>change</th></tr>\n",
     );
-    for c in &d.categories {
+    // As the Markdown report: a category at 0 B on both sides is not a row.
+    let rows = d
+        .categories
+        .iter()
+        .filter(|c| c.current > 0 || c.baseline.unwrap_or(0) > 0);
+    let hidden = d.categories.len() - rows.clone().count();
+    for c in rows {
         let change = c.baseline.map_or_else(String::new, |b| {
             ByteDelta(i128::from(c.current) - i128::from(b)).to_string()
         });
@@ -110,6 +112,14 @@ fn deltas(out: &mut String, d: &DeviceVerdict) {
         );
     }
     out.push_str("</table>\n");
+    if hidden > 0 {
+        let rows = crate::units::counted(
+            hidden as u64,
+            "zero-byte category row",
+            "zero-byte category rows",
+        );
+        let _ = writeln!(out, "<p class=\"note\">{rows} hidden.</p>");
+    }
     let shown = d
         .categories
         .iter()
@@ -186,7 +196,7 @@ pub fn render_check<'a>(
         badge(v.verdict),
         v.targets.len()
     );
-    let mut cases: Vec<(usize, &str, &SnapshotVerdict, Option<&DeviceVerdict>)> = Vec::new();
+    let mut cases: Vec<Case<'_>> = Vec::new();
     for (t, target) in v.targets.iter().enumerate() {
         for s in &target.snapshots {
             if s.devices.is_empty() {
@@ -199,9 +209,7 @@ pub fn render_check<'a>(
             );
         }
     }
-    let status = |c: &(usize, &str, &SnapshotVerdict, Option<&DeviceVerdict>)| {
-        c.3.map_or(c.2.status, device_status)
-    };
+    let status = |c: &Case<'_>| c.3.map_or(c.2.status, device_status);
     // Failures first; the run's order otherwise.
     cases.sort_by_key(|c| std::cmp::Reverse(status(c)));
     let mut page = data::PageData {
@@ -214,76 +222,11 @@ pub fn render_check<'a>(
     summary(&mut out, &cases, &status, &ranked);
     let mut next_ranks = ranked.iter().peekable();
     for (n, case) in cases.iter().enumerate() {
-        let (t, target, s, d) = *case;
         let st = status(case);
         while let Some((rt, rtarget, r)) = next_ranks.next_if(|(_, _, r)| r.status >= st) {
             ranks::section(&mut out, *rt, rtarget, r);
         }
-        let _ = writeln!(
-            out,
-            "<section class=\"case {}\" id=\"case-{n}\">\n<h2>{} · {} · {} — {}</h2>",
-            st.id(),
-            badge(st),
-            escape(target),
-            escape(&s.name),
-            d.map_or_else(|| "no device".to_string(), |d| format!("dev{}", d.device))
-        );
-        let _ = writeln!(
-            out,
-            "<p>current: {}<br>baseline: {}</p>",
-            escape(&s.path),
-            s.baseline.as_deref().map_or_else(|| "none".into(), escape)
-        );
-        if let Some(e) = &s.error {
-            let _ = writeln!(
-                out,
-                "<p><strong>not judged</strong>: {}</p>",
-                escape(&e.to_string())
-            );
-        }
-        let Some(d) = d else {
-            out.push_str("</section>\n");
-            continue;
-        };
-        checks_table(&mut out, d);
-        if let Some((report, timeline)) = charted(t, &s.path).and_then(|c| c.device(d.device)) {
-            let k = page.devices.len();
-            let mut data = data::DeviceData::new(&s.path, report, timeline);
-            data.budgets = budget_lines(d);
-            let base = s.baseline.as_deref().and_then(|b| {
-                let (_, bt) = charted(t, b)?.device(d.device)?;
-                Some((b, bt))
-            });
-            let overlaid = base.map(|(b, bt)| data.with_baseline(b, bt));
-            let aligned = data.baseline_alignment();
-            page.devices.push(data);
-            let sec = Section {
-                path: &s.path,
-                report,
-                timeline,
-            };
-            device_heading(&mut out, k, &sec);
-            out.push_str(&chart(k, &s.path, d.device));
-            let note = match overlaid {
-                Some(true) => match aligned {
-                    Some(how) => {
-                        format!("The grey lines are the baseline on the same axis, {how}.")
-                    }
-                    None => "The grey lines are the baseline on the same axis.".to_string(),
-                },
-                Some(false) => "The baseline is not drawn: it has no trace entries.".to_string(),
-                None => "The baseline is not drawn: there is none, or it is a summary \
-                         (figures only)."
-                    .to_string(),
-            };
-            let _ = writeln!(out, "<p class=\"note\">{note}</p>");
-            deltas(&mut out, d);
-            out.push_str(&peaks_table(&sec));
-            out.push_str("</section>\n</section>\n");
-        } else {
-            deltas(&mut out, d);
-            out.push_str("</section>\n");
-        }
+        case_section(&mut out, &mut page, n, *case, st, charted);
     }
     for (rt, rtarget, r) in next_ranks {
         ranks::section(&mut out, *rt, rtarget, r);
@@ -297,6 +240,82 @@ pub fn render_check<'a>(
     }
     foot(&mut out, &page);
     out
+}
+
+/// Section `n` of the page: one case (target, snapshot, device) with its
+/// verdict `st`, its checks, and its chart (added to `page`) when the
+/// snapshot was charted.
+fn case_section<'p, 'a: 'p>(
+    out: &mut String,
+    page: &mut data::PageData<'p>,
+    n: usize,
+    (t, target, s, d): Case<'p>,
+    st: Status,
+    charted: &dyn Fn(usize, &str) -> Option<Charted<'a>>,
+) {
+    let _ = writeln!(
+        out,
+        "<section class=\"case {}\" id=\"case-{n}\">\n<h2>{} · {} · {} — {}</h2>",
+        st.id(),
+        badge(st),
+        escape(target),
+        escape(&s.name),
+        d.map_or_else(|| "no device".to_string(), |d| super::device_name(d.device))
+    );
+    let _ = writeln!(
+        out,
+        "<p>current: {}<br>baseline: {}</p>",
+        escape(&s.path),
+        s.baseline.as_deref().map_or_else(|| "none".into(), escape)
+    );
+    if let Some(e) = &s.error {
+        let _ = writeln!(
+            out,
+            "<p><strong>not judged</strong>: {}</p>",
+            escape(&e.to_string())
+        );
+    }
+    let Some(d) = d else {
+        out.push_str("</section>\n");
+        return;
+    };
+    checks_table(out, d);
+    let Some((report, timeline)) = charted(t, &s.path).and_then(|c| c.device(d.device)) else {
+        deltas(out, d);
+        out.push_str("</section>\n");
+        return;
+    };
+    let k = page.devices.len();
+    let mut data = data::DeviceData::new(&s.path, report, timeline);
+    data.budgets = budget_lines(d);
+    let base = s.baseline.as_deref().and_then(|b| {
+        let (_, bt) = charted(t, b)?.device(d.device)?;
+        Some((b, bt))
+    });
+    let overlaid = base.map(|(b, bt)| data.with_baseline(b, bt));
+    let aligned = data.baseline_alignment();
+    page.devices.push(data);
+    let sec = Section {
+        path: &s.path,
+        report,
+        timeline,
+    };
+    device_heading(out, k, &sec);
+    out.push_str(&chart(k, &s.path, d.device));
+    let note = match (overlaid, aligned) {
+        (Some(true), Some(how)) => {
+            format!("The grey lines are the baseline on the same axis, {how}.")
+        }
+        (Some(true), None) => "The grey lines are the baseline on the same axis.".to_string(),
+        (Some(false), _) => "The baseline is not drawn: it has no trace entries.".to_string(),
+        (None, _) => "The baseline is not drawn: there is none, or it is a summary \
+                      (figures only)."
+            .to_string(),
+    };
+    let _ = writeln!(out, "<p class=\"note\">{note}</p>");
+    deltas(out, d);
+    out.push_str(&peaks_table(&sec));
+    out.push_str("</section>\n</section>\n");
 }
 
 /// Most charts a check page draws with their finer zoom level.

@@ -6,12 +6,12 @@
 //! stacks. Names are stored raw: the page's script writes them as text,
 //! never as markup.
 
-use crate::vocab::Device;
+use crate::vocab::{Device, NoStory};
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::analysis::{Band, DeviceReport, MomentKind, Timeline};
+use crate::analysis::{Band, DeviceReport, MomentKind, Timeline, TimelinePoint};
 use crate::convert;
 use crate::report::frames;
 
@@ -31,6 +31,20 @@ pub use crate::report::x_axis::XAxis;
 /// this share of the time axis.
 pub(crate) const RISE_SHARE: f64 = 0.01;
 
+/// ... or shorter than this share (about 43 of the plot's 864 pixels: the
+/// rise squeezed into a few pixels) while the entries axis draws it wider.
+pub(crate) const NARROW_RISE_SHARE: f64 = 0.05;
+
+/// The axis `auto` opens on, from the rise's share of each axis: entries
+/// when the rise would sit in a few pixels of the time axis.
+fn auto_axis(time: f64, entries: f64) -> &'static str {
+    if time < RISE_SHARE || (time < NARROW_RISE_SHARE && entries > time) {
+        "entry"
+    } else {
+        "s"
+    }
+}
+
 /// One device chart.
 #[derive(Serialize)]
 pub(super) struct DeviceData<'a> {
@@ -40,11 +54,15 @@ pub(super) struct DeviceData<'a> {
     /// (no usable time).
     axis: &'static str,
     /// The axis `auto` opens on: `"entry"` when the rise to the allocated
-    /// peak takes under [`RISE_SHARE`] of the time axis, else `axis`.
+    /// peak takes under [`RISE_SHARE`] of the time axis, or under
+    /// [`NARROW_RISE_SHARE`] of it and more of the entries axis; else `axis`.
     auto: &'static str,
     /// The rise's share of the time axis (`auto`'s reason), when timed.
     #[serde(skip_serializing_if = "Option::is_none")]
     rise: Option<f64>,
+    /// Its share of the entries axis, when timed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rise_entries: Option<f64>,
     x: Vec<i64>,
     /// The entry each sample is after (`-1`: before the first).
     entry: Vec<i64>,
@@ -113,6 +131,39 @@ struct Series<'a> {
     /// Its colour ([`super::palette`]), as the category table's swatch.
     color: String,
     bytes: Vec<u64>,
+    /// 0 B at every sample: in the legend only (a custom category that
+    /// matched nothing, as the terminal lists it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    empty: bool,
+}
+
+/// The order the chart stacks the categories in (indices into
+/// `t.categories`), bottom first: memory live since before recording
+/// (`pre-trace`), then each other layer that holds the same bytes at every
+/// sample (static memory), then the rest in report order; so the bands that
+/// grow are drawn over the ones that never do. Empty layers are left out,
+/// except the custom categories in `custom`.
+fn stacking(t: &Timeline, custom: &[String]) -> Vec<usize> {
+    let layer = |k: usize| t.points.iter().map(move |p| p.bytes[k]);
+    let mut order: Vec<(u8, usize)> = t
+        .categories
+        .iter()
+        .enumerate()
+        .filter(|(k, name)| layer(*k).any(|b| b > 0) || custom.contains(name))
+        .map(|(k, name)| {
+            let first = layer(k).next().unwrap_or(0);
+            let rank = if name.as_str() == NoStory::PreTrace.id() {
+                0
+            } else if first > 0 && layer(k).all(|b| b == first) {
+                1
+            } else {
+                2
+            };
+            (rank, k)
+        })
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, k)| k).collect()
 }
 
 /// A peak or OOM marker.
@@ -245,6 +296,69 @@ fn moment_label(kind: MomentKind, bands: &[Band]) -> String {
     }
 }
 
+/// The chart's moments (each with its stacks' lines interned in `lines`)
+/// and the peak and OOM markers at them.
+fn moments(
+    report: &DeviceReport,
+    t: &Timeline,
+    axis: &Axis,
+    lines: &mut Lines,
+) -> (Vec<MomentData>, Vec<Mark>) {
+    let mut marks = Vec::new();
+    let mut oom_at: HashMap<u64, u64> = report.oom.iter().map(|o| (o.entry, o.allocated)).collect();
+    let moments = t
+        .moments
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            let x = axis.x(m.entry, m.time_us);
+            for kind in &m.kinds {
+                let (figure, value) = match *kind {
+                    MomentKind::Peak(f) => (f.id(), f.value(report).unwrap_or(0)),
+                    MomentKind::Oom => {
+                        let at = m.entry.and_then(|e| oom_at.remove(&e));
+                        ("oom", at.unwrap_or(m.allocated))
+                    }
+                    _ => continue,
+                };
+                marks.push(Mark {
+                    figure,
+                    bytes: value.to_string(),
+                    y: value,
+                    x,
+                    e: ENTRIES.x(m.entry, None),
+                    moment: k,
+                });
+            }
+            MomentData {
+                label: m
+                    .kinds
+                    .iter()
+                    .map(|k| moment_label(*k, &t.bands))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                entry: m.entry.map_or(-1, convert::position),
+                x,
+                allocated: m.allocated,
+                stacks: m
+                    .stacks
+                    .iter()
+                    .map(|s| StackData {
+                        bytes: s.bytes,
+                        count: s.count,
+                        lines: frames::folded(&s.frames)
+                            .into_iter()
+                            .map(|l| lines.id(l))
+                            .collect(),
+                        no_frames: s.no_frames.map(|n| [n.id(), n.meaning()]),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (moments, marks)
+}
+
 impl<'a> DeviceData<'a> {
     pub(super) fn new(path: &'a str, report: &'a DeviceReport, t: &'a Timeline) -> Self {
         let axis = Axis::of(t);
@@ -257,82 +371,29 @@ impl<'a> DeviceData<'a> {
             e1: ENTRIES.x(Some(b.to_entry), None),
         };
         let mut colours = super::palette::colours(&t.categories);
-        let cats = t
-            .categories
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| t.points.iter().any(|p| p.bytes[*k] > 0))
-            .map(|(k, name)| Series {
-                name,
+        let cats = stacking(t, &report.categories.custom)
+            .into_iter()
+            .map(|k| Series {
+                name: &t.categories[k],
                 color: std::mem::take(&mut colours[k]),
                 bytes: t.points.iter().map(|p| p.bytes[k]).collect(),
+                empty: t.points.iter().all(|p| p.bytes[k] == 0),
             })
             .collect();
         let mut lines = Lines::default();
-        let mut marks = Vec::new();
-        let mut oom_at: HashMap<u64, u64> =
-            report.oom.iter().map(|o| (o.entry, o.allocated)).collect();
-        let moments = t
-            .moments
-            .iter()
-            .enumerate()
-            .map(|(k, m)| {
-                let x = axis.x(m.entry, m.time_us);
-                for kind in &m.kinds {
-                    let (figure, value) = match *kind {
-                        MomentKind::Peak(f) => (f.id(), f.value(report).unwrap_or(0)),
-                        MomentKind::Oom => {
-                            let at = m.entry.and_then(|e| oom_at.remove(&e));
-                            ("oom", at.unwrap_or(m.allocated))
-                        }
-                        _ => continue,
-                    };
-                    marks.push(Mark {
-                        figure,
-                        bytes: value.to_string(),
-                        y: value,
-                        x,
-                        e: ENTRIES.x(m.entry, None),
-                        moment: k,
-                    });
-                }
-                MomentData {
-                    label: m
-                        .kinds
-                        .iter()
-                        .map(|k| moment_label(*k, &t.bands))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    entry: m.entry.map_or(-1, convert::position),
-                    x,
-                    allocated: m.allocated,
-                    stacks: m
-                        .stacks
-                        .iter()
-                        .map(|s| StackData {
-                            bytes: s.bytes,
-                            count: s.count,
-                            lines: frames::folded(&s.frames)
-                                .into_iter()
-                                .map(|l| lines.id(l))
-                                .collect(),
-                            no_frames: s.no_frames.map(|n| [n.id(), n.meaning()]),
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+        let (moments, marks) = moments(report, t, &axis, &mut lines);
         let rise = axis.origin.and_then(|_| rise_share(t));
+        let rise_entries = rise.and_then(|_| rise_share_entries(t));
         DeviceData {
             snapshot: path,
             device: report.device,
             axis: axis.name(),
-            auto: if rise.is_some_and(|r| r < RISE_SHARE) {
-                "entry"
-            } else {
-                axis.name()
+            auto: match rise {
+                Some(time) => auto_axis(time, rise_entries.unwrap_or(0.0)),
+                None => axis.name(),
             },
             rise,
+            rise_entries,
             x: t.points
                 .iter()
                 .map(|p| axis.x(p.entry, p.time_us))
@@ -473,18 +534,16 @@ fn placed(
     overlay::place(&own, &theirs, &ours, extent)
 }
 
-/// The allocated peak's rise as a share of the time axis: from the last
-/// sample before the peak that is below half of it (halfway between the
-/// lowest sample before the peak and the peak) to the peak, over the span
-/// of the samples' times. `None` without a peak above the start.
-pub(crate) fn rise_share(t: &Timeline) -> Option<f64> {
+/// The allocated peak's rise: the peak's moment and the last sample before
+/// it that is below half of it (halfway between the lowest sample before
+/// the peak and the peak); `None` without a peak above the start.
+fn rise(t: &Timeline) -> Option<(&crate::analysis::Moment, Option<&TimelinePoint>)> {
     let peak = t.moments.iter().find(|m| {
         m.kinds
             .contains(&MomentKind::Peak(crate::vocab::Figure::AllocatedPeak))
     })?;
     let at = peak.entry?;
-    let peak_time = peak.time_us?;
-    let total = |p: &crate::analysis::TimelinePoint| p.bytes.iter().sum::<u64>();
+    let total = |p: &TimelinePoint| p.bytes.iter().sum::<u64>();
     let before: Vec<_> = t
         .points
         .iter()
@@ -492,26 +551,39 @@ pub(crate) fn rise_share(t: &Timeline) -> Option<f64> {
         .collect();
     let low = before.iter().map(|p| total(p)).min()?;
     let half = low + peak.allocated.saturating_sub(low) / 2;
+    Some((peak, before.into_iter().rev().find(|p| total(p) < half)))
+}
+
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "a share of an axis: microseconds and entries far below 2^52"
+)]
+fn share(part: i64, whole: i64) -> f64 {
+    part.max(0) as f64 / whole.max(1) as f64
+}
+
+/// The allocated peak's [`rise`] as a share of the time axis: from that
+/// sample's time to the peak's, over the span of the samples' times.
+pub(crate) fn rise_share(t: &Timeline) -> Option<f64> {
+    let (peak, from) = rise(t)?;
+    let peak_time = peak.time_us?;
     let origin = t.origin_time_us?;
-    let from = before
-        .iter()
-        .rev()
-        .find(|p| total(p) < half)
-        .map_or(origin, |p| p.time_us.unwrap_or(origin));
+    let from = from.map_or(origin, |p| p.time_us.unwrap_or(origin));
     let end = t.points.iter().filter_map(|p| p.time_us).max()?;
-    let span = (end - origin).max(1);
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "a share of the time axis: microseconds far below 2^52"
-    )]
-    let share = (peak_time - from).max(0) as f64 / span as f64;
-    Some(share)
+    Some(share(peak_time - from, end - origin))
+}
+
+/// The same rise as a share of the entries axis.
+fn rise_share_entries(t: &Timeline) -> Option<f64> {
+    let (peak, from) = rise(t)?;
+    let x = |e: Option<u64>| ENTRIES.x(e, None);
+    let end = t.points.iter().map(|p| x(p.entry)).max()?;
+    Some(share(x(peak.entry) - from.map_or(0, |p| x(p.entry)), end))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::TimelinePoint;
 
     fn point(entry: Option<u64>, time_us: Option<i64>, bytes: u64) -> TimelinePoint {
         TimelinePoint {
@@ -563,6 +635,49 @@ mod tests {
         assert!((share - 0.5).abs() < 1e-9, "{share}");
         slow.moments.clear();
         assert_eq!(rise_share(&slow), None, "no allocated peak, no rise");
+    }
+
+    #[test]
+    fn auto_takes_entries_when_the_rise_would_sit_in_a_few_pixels_of_the_time_axis() {
+        assert_eq!(auto_axis(0.004, 0.001), "entry", "under 1%: entries");
+        assert_eq!(auto_axis(0.03, 0.08), "entry", "under 5%, wider on entries");
+        assert_eq!(
+            auto_axis(0.03, 0.02),
+            "s",
+            "under 5%, but narrower on entries"
+        );
+        assert_eq!(auto_axis(0.06, 0.5), "s", "wide enough on time");
+        // The compiled run: entries 500..700 of 701 (from x 501 to 701).
+        let share = rise_share_entries(&compiled()).unwrap();
+        assert!((share - 200.0 / 701.0).abs() < 1e-9, "{share}");
+    }
+
+    fn layers(names: &[&str], rows: &[&[u64]]) -> Timeline {
+        Timeline {
+            categories: names.iter().map(|n| (*n).to_string()).collect(),
+            points: rows
+                .iter()
+                .map(|r| TimelinePoint {
+                    entry: None,
+                    time_us: None,
+                    bytes: r.to_vec(),
+                    reserved: 0,
+                })
+                .collect(),
+            ..Timeline::default()
+        }
+    }
+
+    #[test]
+    fn pre_trace_then_the_layers_that_never_change_are_stacked_first_and_empty_custom_ones_kept() {
+        // activation grows, parameter is static, pre-trace shrinks (freed
+        // during the trace), other and mine are empty, mine is custom.
+        let t = layers(
+            &["activation", "parameter", "other", "mine", "pre-trace"],
+            &[&[0, 5, 0, 0, 9], &[3, 5, 0, 0, 9], &[7, 5, 0, 0, 4]],
+        );
+        assert_eq!(stacking(&t, &["mine".to_string()]), [4, 1, 0, 3]);
+        assert_eq!(stacking(&t, &[]), [4, 1, 0]);
     }
 
     #[test]

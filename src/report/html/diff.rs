@@ -7,11 +7,14 @@
 use crate::vocab::Device;
 use std::fmt::Write as _;
 
-use super::{chart, data, device_heading, foot, head, peaks_table, Section};
+use super::{
+    chart, data, device_heading, device_name, foot, head, lower_bound_notes, peaks_table, Section,
+};
 use crate::analysis::diff::Delta;
 use crate::analysis::{DeviceReport, Figure, Timeline};
 use crate::document::{DiffDevice, DiffDocument};
 use crate::report::diff::{delta_texts, spot};
+use crate::report::diff_lower_bounds;
 use crate::report::escape::html as escape;
 use crate::report::peak::peak_name;
 use crate::units::{ByteDelta, Bytes};
@@ -138,9 +141,11 @@ pub fn render_diff(
         let Some((path, report, timeline, over)) = drawn else {
             let _ = writeln!(
                 out,
-                "<section><h2>dev{id}</h2>\n<p class=\"note\">No chart: neither side is a \
-                 snapshot with this device (a summary holds figures, not a trace).</p>"
+                "<section><h2>{}</h2>\n<p class=\"note\">No chart: neither side is a \
+                 snapshot with this device (a summary holds figures, not a trace).</p>",
+                device_name(id)
             );
+            out.push_str(&lower_bound_notes(&diff_lower_bounds(dd.diff.complete)));
             deltas(&mut out, dd);
             out.push_str("</section>\n");
             continue;
@@ -156,6 +161,7 @@ pub fn render_diff(
         let aligned = d.baseline_alignment();
         page.devices.push(d);
         device_heading(&mut out, k, &s);
+        out.push_str(&lower_bound_notes(&diff_lower_bounds(dd.diff.complete)));
         out.push_str(&chart(k, path, id));
         let note = match overlaid {
             Some(true) => format!(

@@ -242,17 +242,37 @@ fn foot(out: &mut String, page: &data::PageData<'_>) {
     );
 }
 
+/// `devN` as a heading shows it: never broken across lines (a long path
+/// before it may break anywhere).
+pub(crate) fn device_name(device: Device) -> String {
+    format!("<span class=\"dev\">dev{device}</span>")
+}
+
+/// The page's note on figures that are only lower bounds (`notes`: each
+/// the sentence every report says, e.g. [`super::LOWER_BOUNDS`]).
+pub(crate) fn lower_bound_notes<S: AsRef<str>>(notes: &[S]) -> String {
+    notes
+        .iter()
+        .map(|n| {
+            format!(
+                "<p class=\"warning lower-bound\">note: {}</p>\n",
+                escape(n.as_ref())
+            )
+        })
+        .collect()
+}
+
 /// A device's heading and figures line.
 fn device_heading(out: &mut String, k: usize, s: &Section<'_>) {
     let f = &s.report.figures;
     let _ = writeln!(
         out,
-        "<section id=\"device-{k}\">\n<h2>{} — dev{}</h2>\n<p>allocated peak {} · dynamic \
+        "<section id=\"device-{k}\">\n<h2>{} — {}</h2>\n<p>allocated peak {} · dynamic \
          peak {} · reserved peak {} · rules {} · {} trace entries, {} samples drawn (the \
          lowest and the highest moment of each stretch of entries, and every peak's own \
          moment)</p>",
         escape(s.path),
-        s.report.device,
+        device_name(s.report.device),
         Bytes(f.allocated_peak),
         Bytes(f.dynamic_peak),
         Bytes(f.reserved_peak),
@@ -306,6 +326,9 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>], x: XAxis) -> S
     }
     for (k, s) in sections.iter().enumerate() {
         device_heading(&mut out, k, s);
+        if !s.report.trace_complete {
+            out.push_str(&lower_bound_notes(&[super::LOWER_BOUNDS]));
+        }
         out.push_str(&chart(k, s.path, s.report.device));
         out.push_str(&peaks_table(s));
         out.push_str(&table(s));

@@ -48,6 +48,22 @@
   function fold(s) { return s.replace(PACKAGES, '$1…/$2'); }
   // Text cut to n characters with an ellipsis.
   function cut(s, n) { return s.length <= n ? s : n < 2 ? '' : s.slice(0, n - 1) + '…'; }
+  // Text element t holding as much of s as fits in `room` user units, cut
+  // with an ellipsis (measured, not guessed); false when not even three
+  // characters fit.
+  function fitText(t, s, room) {
+    t.textContent = s;
+    var w = t.getComputedTextLength();
+    if (w <= room) { return true; }
+    var n = Math.floor(s.length * room / Math.max(w, 1));
+    for (; n >= 3; n--) {
+      t.textContent = cut(s, n);
+      if (t.getComputedTextLength() <= room) { return true; }
+    }
+    return false;
+  }
+  // Whether boxes a and b ([x0, y0, x1, y1]) overlap.
+  function overlaps(a, b) { return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]; }
   // Ticks at 1, 2 or 5 times a power of ten (of the byte unit for y).
   function niceStep(span, n) {
     var raw = span / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -161,24 +177,28 @@
       self.modeButtons.push(b);
     });
     if (d.rise !== undefined && d.rise !== null) {
+      var pct = function (r) { return (r * 100).toPrecision(2) + '%'; };
       axes.title = 'auto: ' + (d.auto === 'entry' ? 'entries' : 'time') + ': the rise to the ' +
-        'allocated peak takes ' + (d.rise * 100).toPrecision(2) + '% of the time axis (entries ' +
-        'under 1%)';
+        'allocated peak takes ' + pct(d.rise) + ' of the time axis and ' + pct(d.rise_entries || 0) +
+        ' of the entries axis (entries when under 1% of the time axis, or under 5% of it and ' +
+        'wider on entries)';
     }
     tag('span', 'wheel or drag to zoom, shift+wheel to pan, click or arrow keys to pick a moment', tools);
     this.readout = tag('div', '', this.host, 'readout');
     this.readout.setAttribute('aria-live', 'polite');
     var legend = tag('div', null, this.host, 'legend');
+    // Bottom layer first, as stacked.
     d.cats.forEach(function (c) {
       var s = tag('span', null, legend, 'cat');
-      s.title = c.name;
+      s.title = c.name + (c.empty ? ': 0 B at every moment' : '');
       var sw = svg('svg', {'class': 'sw', viewBox: '0 0 10 10', 'aria-hidden': 'true'}, s);
       svg('rect', {width: 10, height: 10, fill: c.color}, sw);
       tag('span', c.name, s, 'name');
+      if (c.empty) { tag('span', '0 B', s, 'zero'); }
     });
     tag('span', (d.fine ? 'zoomed in, a thin line draws the allocated total in finer detail · ' : '') +
       'reserved: dashed line · markers: ◆ allocated peak, ■ dynamic peak, ▲ reserved peak, ✕ OOM' +
-      (d.baseline ? ' · baseline: grey line allocated, dotted reserved' : ''), legend);
+      (d.baseline ? ' · baseline: grey line allocated, dotted reserved' : ''), legend, 'keys');
     this.table = tag('div', null, this.host);
     reset.addEventListener('click', function () { self.dom = self.full.slice(); self.draw(); });
     this.svg.addEventListener('mousemove', function (e) { self.onMove(e); });
@@ -248,25 +268,68 @@
     this.drawAreas(plot, i0, i1);
     this.drawBudgets(s);
     // Markers are not clipped: one at the plot's edge shows whole.
-    this.drawMarks(svg('g', {'class': 'marks'}, s));
+    var boxes = this.drawMarks(svg('g', {'class': 'marks'}, s));
+    this.drawBudgetLabels(svg('g', {'class': 'budget-labels'}, s), boxes);
     this.hoverLine = svg('line', {'class': 'hover', y1: T, y2: H - B, visibility: 'hidden'}, s);
     this.brush = svg('rect', {'class': 'brush', y: T, height: H - B - T, width: 0, visibility: 'hidden'}, s);
     if (this.sel >= 0) { this.showSelected(); }
   };
 
+  Chart.prototype.budgetY = function (b) { return b.bytes > this.ymax ? T : this.sy(b.bytes); };
+
+  // The budget lines, under the markers.
   Chart.prototype.drawBudgets = function (g) {
     var self = this;
     (this.d.budgets || []).forEach(function (b) {
-      var above = b.bytes > self.ymax, y = above ? T : self.sy(b.bytes);
+      var y = self.budgetY(b);
       var grp = svg('g', {'class': 'budget', 'data-check': b.check, 'data-bytes': String(b.bytes),
         'data-headroom': String(b.headroom)}, g);
       svg('line', {x1: L, x2: W - R, y1: y, y2: y}, grp);
+    });
+  };
+
+  // Each budget's label, over everything else, on a white ground: placed
+  // beside its line where it covers no marker, no other label and no other
+  // budget line (right end above the line, below it, then the left end,
+  // then the middle); `boxes`: the markers' boxes.
+  Chart.prototype.drawBudgetLabels = function (g, boxes) {
+    var self = this, budgets = this.d.budgets || [], taken = boxes.slice();
+    var lines = budgets.map(function (b) { return self.budgetY(b); });
+    budgets.forEach(function (b, k) {
+      var above = b.bytes > self.ymax, y = lines[k];
       var label = (above ? '↑ ' : '') + 'budget ' + b.check + ' ' + bytes(b.bytes) + ' · ' +
         (b.headroom >= 0 ? 'headroom ' + bytes(b.headroom) : 'over by ' + bytes(-b.headroom)) +
         (above ? ' (above the chart)' : '');
-      svg('text', {x: W - R - 4, y: y - 3, 'text-anchor': 'end'}, grp).textContent = label;
+      var grp = svg('g', {'class': 'budget-label', 'data-check': b.check}, g);
+      var ground = svg('rect', {'class': 'ground'}, grp);
+      var t = svg('text', {}, grp);
+      t.textContent = label;
       svg('title', {}, grp).textContent = label + ' (' + b.bytes + ' bytes, headroom ' +
         signed(b.headroom) + ')';
+      var w = t.getComputedTextLength(), h = 11;
+      var xs = [W - R - 4 - w, L + 4, (L + W - R - w) / 2];
+      var ys = [y - 4, y + h + 2];
+      var free = function (box) {
+        return box[1] >= 0 && box[3] <= H - B &&
+          !taken.some(function (o) { return overlaps(box, o); }) &&
+          !lines.some(function (ly, j) { return j !== k && ly > box[1] && ly < box[3]; });
+      };
+      var best = null;
+      xs.forEach(function (x) {
+        ys.forEach(function (base) {
+          var box = [x - 2, base - h + 1, x + w + 2, base + 3];
+          if (!best && free(box)) { best = [x, base, box]; }
+        });
+      });
+      if (!best) { best = [xs[0], ys[0], [xs[0] - 2, ys[0] - h + 1, xs[0] + w + 2, ys[0] + 3]]; }
+      t.setAttribute('x', best[0]);
+      t.setAttribute('y', best[1]);
+      var box = best[2];
+      ground.setAttribute('x', box[0]);
+      ground.setAttribute('y', box[1]);
+      ground.setAttribute('width', box[2] - box[0]);
+      ground.setAttribute('height', box[3] - box[1]);
+      taken.push(box);
     });
   };
 
@@ -284,7 +347,7 @@
   };
 
   Chart.prototype.drawBands = function (g) {
-    var self = this, d = this.d;
+    var self = this, d = this.d, spans = [];
     d.bands.forEach(function (b) {
       var r = self.bx(b);
       if (r[1] < self.dom[0] || r[0] > self.dom[1]) { return; }
@@ -295,22 +358,37 @@
           fill: (Number(b.name) % 2) ? '#f4f4f4' : '#fafafa'}, band);
         svg('title', {}, band).textContent = 'iteration ' + b.name;
       } else {
-        var c = self.phaseColour(b.name);
         var y = T - 30 + 10 * b.row;
-        svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: c, 'fill-opacity': 0.55}, band);
+        svg('rect', {x: x0, y: y, width: x1 - x0, height: 9, fill: self.phaseColour(b.name),
+          'fill-opacity': 0.55}, band);
         svg('title', {}, band).textContent = 'phase ' + b.name;
-        // About 5 px a character at this size; cut names end in an ellipsis.
-        var fit = Math.floor((x1 - x0 - 4) / 5);
-        if (fit >= 3) {
-          svg('text', {x: x0 + 2, y: y + 8}, band).textContent = cut(b.name, fit);
-        }
+        spans.push([b, x0, x1, y]);
       }
     });
+    this.drawBandLabels(g, spans);
     if (d.window) {
       var w = this.bx(d.window), wx0 = this.sx(w[0]), wx1 = Math.max(this.sx(w[1]), wx0 + 1);
       var wr = svg('rect', {'class': 'windowspan', x: wx0, y: T, width: wx1 - wx0, height: H - B - T}, g);
       svg('title', {}, wr).textContent = 'window ' + d.window.name;
     }
+  };
+
+  // The phase names, over every band (no later span covers one): each
+  // inside its band, after the previous label of its row (a row holds
+  // overlapping spans past three), cut with an ellipsis, left out where
+  // three characters do not fit. `spans`: [band, x0, x1, y] drawn.
+  Chart.prototype.drawBandLabels = function (g, spans) {
+    var ends = [];
+    spans.forEach(function (s) {
+      var b = s[0], from = Math.max(s[1] + 2, (ends[b.row] || -Infinity) + 4);
+      var room = Math.min(s[2], W - R) - 2 - from;
+      if (room < 12) { return; }
+      var label = svg('g', {'class': 'band label'}, g);
+      svg('title', {}, label).textContent = 'phase ' + b.name;
+      var t = svg('text', {x: from, y: s[3] + 8}, label);
+      if (fitText(t, b.name, room)) { ends[b.row] = from + t.getComputedTextLength(); }
+      else { g.removeChild(label); }
+    });
   };
 
   Chart.prototype.drawAreas = function (g, i0, i1) {
@@ -358,8 +436,9 @@
     });
   };
 
+  // The moments' ticks and the markers; returns the markers' boxes.
   Chart.prototype.drawMarks = function (g) {
-    var self = this, d = this.d;
+    var self = this, d = this.d, boxes = [];
     d.moments.forEach(function (m, k) {
       var mx = self.ox(m);
       if (mx < self.dom[0] || mx > self.dom[1]) { return; }
@@ -373,6 +452,7 @@
       var mx = self.mx(m);
       if (mx < self.dom[0] || mx > self.dom[1]) { return; }
       var x = self.sx(mx), y = self.sy(m.y), e;
+      boxes.push([x - 8, y - 8, x + 8, y + 8]);
       if (m.figure === 'oom') {
         e = svg('path', {d: 'M' + (x - 6) + ',' + (y - 6) + 'l12,12m0,-12l-12,12'}, g);
         e.setAttribute('class', 'mark oom');
@@ -388,6 +468,7 @@
       svg('title', {}, e).textContent = NAMES[m.figure] + ': ' + exact(m.y) + ' · ' +
         self.momentText(d.moments[m.moment]);
     });
+    return boxes;
   };
 
   // Where a moment is: its time (when timed) and its entry.

@@ -1,44 +1,44 @@
 //! The Peaks table of a device section: each peak and OOM with its bytes,
 //! the entry it is first reached at, and when and where that is: seconds
-//! since the first timed entry, the innermost phase and the iteration open
-//! there (from the timeline's bands).
+//! since the first timed entry, the innermost phase and the iteration. The
+//! place is the analysis's own ([`Place`], [`OomDetail`]), the one the
+//! terminal, JUnit, Markdown and JSON name: the page never works it out
+//! again from the chart's bands.
 
 use std::fmt::Write as _;
 
 use super::escape;
 use super::Section;
-use crate::analysis::Timeline;
+use crate::analysis::{OomDetail, PeakAt, Place};
 use crate::units::Bytes;
 
-/// When and where entry `at` falls: time, phase, iteration (`–` for none).
-fn place(t: &Timeline, at: Option<u64>) -> [String; 3] {
+/// When and where a peak falls: time, phase, iteration (`–` for none;
+/// `(none)` for a peak outside every phase, as the terminal says it).
+fn place(p: Option<&Place>) -> [String; 3] {
     let none = || "–".to_string();
-    let Some(at) = at else {
+    let Some(p) = p else {
         return [none(), none(), none()];
     };
-    let time = t
-        .moments
-        .iter()
-        .find(|m| m.entry == Some(at))
-        .and_then(|m| m.time_us)
-        .zip(t.origin_time_us)
-        .map_or_else(none, |(t, o)| seconds(t - o));
-    let inside = |iteration: bool| {
-        t.bands
-            .iter()
-            .filter(|b| b.iteration == iteration && b.from_entry <= at && at <= b.to_entry)
-            // The innermost: the latest to start, then the shortest.
-            .max_by_key(|b| (b.from_entry, std::cmp::Reverse(b.to_entry)))
-            .map_or_else(none, |b| escape(&b.name).into_owned())
-    };
-    [time, inside(false), inside(true)]
+    cells(p.rel_s, &p.annotation, p.iteration)
 }
 
-/// `+S.mmm s` for `us` microseconds.
-fn seconds(us: i64) -> String {
-    let sign = if us < 0 { "-" } else { "+" };
-    let us = us.unsigned_abs();
-    format!("{sign}{}.{:06} s", us / 1_000_000, us % 1_000_000)
+/// The same cells for an OOM.
+fn oom_place(o: &OomDetail) -> [String; 3] {
+    cells(o.rel_s, &o.phase, o.iteration)
+}
+
+fn cells(rel_s: Option<f64>, phase: &str, iteration: Option<u64>) -> [String; 3] {
+    let time = rel_s.map_or_else(|| "–".to_string(), |s| format!("+{s:.6} s"));
+    let phase = if phase.is_empty() {
+        "(none)".to_string()
+    } else {
+        escape(phase).into_owned()
+    };
+    [
+        time,
+        phase,
+        iteration.map_or_else(|| "–".to_string(), |k| k.to_string()),
+    ]
 }
 
 /// The table of the peaks and OOMs: the charts' markers as text.
@@ -51,27 +51,31 @@ pub(super) fn peaks_table(s: &Section<'_>) -> String {
          <th>exact</th><th>first reached at entry</th><th>time</th><th>phase</th>\
          <th>iteration</th></tr>\n",
     );
-    for (name, id, bytes, at) in [
+    for (name, id, which, bytes, at) in [
         (
             "allocated peak",
             "allocated-peak",
+            PeakAt::AllocatedPeak,
             f.allocated_peak,
             e.allocated_peak,
         ),
         (
             "dynamic peak",
             "dynamic-peak",
+            PeakAt::DynamicPeak,
             f.dynamic_peak,
             e.dynamic_peak,
         ),
         (
             "reserved peak",
             "reserved-peak",
+            PeakAt::ReservedPeak,
             f.reserved_peak,
             e.reserved_peak,
         ),
     ] {
-        let [time, phase, iteration] = place(s.timeline, at);
+        let placed = s.report.peak_phase.as_ref().and_then(|p| p.of(which));
+        let [time, phase, iteration] = place(placed);
         let _ = writeln!(
             out,
             "<tr data-figure=\"{id}\"><td>{name}</td><td>{}</td><td>{bytes}</td><td>{}</td>\
@@ -81,7 +85,7 @@ pub(super) fn peaks_table(s: &Section<'_>) -> String {
         );
     }
     for o in &s.report.oom {
-        let [time, phase, iteration] = place(s.timeline, Some(o.entry));
+        let [time, phase, iteration] = oom_place(o);
         let _ = writeln!(
             out,
             "<tr data-figure=\"oom\"><td>OOM (asked {})</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -99,41 +103,24 @@ pub(super) fn peaks_table(s: &Section<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::{Band, Moment, MomentKind};
-
-    fn band(iteration: bool, name: &str, from: u64, to: u64) -> Band {
-        Band {
-            iteration,
-            name: name.to_string(),
-            from_entry: from,
-            to_entry: to,
-            ..Band::default()
-        }
-    }
 
     #[test]
-    fn a_peak_is_placed_in_its_innermost_phase_and_its_iteration_at_its_time() {
-        let t = Timeline {
-            bands: vec![
-                band(true, "0", 0, 9),
-                band(true, "1", 10, 19),
-                band(false, "step", 10, 19),
-                band(false, "forward", 10, 14),
-                band(false, "backward", 15, 19),
-            ],
-            moments: vec![Moment {
-                kinds: vec![MomentKind::Oom],
-                entry: Some(16),
-                time_us: Some(1_002_500_000),
-                allocated: 0,
-                stacks: Vec::new(),
-            }],
-            origin_time_us: Some(1_000_000_000),
-            ..Timeline::default()
+    fn a_peak_is_placed_where_the_analysis_placed_it_and_outside_every_phase_says_none() {
+        let p = Place {
+            annotation: "backward".into(),
+            iteration: Some(1),
+            entry: 16,
+            rel_s: Some(2.5),
         };
-        assert_eq!(place(&t, Some(16)), ["+2.500000 s", "backward", "1"]);
-        assert_eq!(place(&t, Some(5)), ["–", "–", "0"]);
-        assert_eq!(place(&t, None), ["–", "–", "–"]);
-        assert_eq!(seconds(-1_500), "-0.001500 s");
+        assert_eq!(place(Some(&p)), ["+2.500000 s", "backward", "1"]);
+        let outside = Place {
+            annotation: String::new(),
+            iteration: None,
+            entry: 5,
+            rel_s: None,
+        };
+        assert_eq!(place(Some(&outside)), ["–", "(none)", "–"]);
+        assert_eq!(place(None), ["–", "–", "–"]);
+        assert_eq!(cells(None, "<b>", None)[1], "&lt;b&gt;");
     }
 }
