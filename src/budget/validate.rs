@@ -276,6 +276,7 @@ impl Validator<'_> {
         }
         let categories = self.custom_rules(raw.categories.as_ref());
         let sites = self.sites(raw.sites.as_ref());
+        let owners = raw.owners.as_ref().map(|o| self.owners(o));
         let mut targets: Vec<Target> = Vec::new();
         let mut seen: HashMap<String, Loc> = HashMap::new();
         for t in &raw.target {
@@ -306,6 +307,7 @@ impl Validator<'_> {
             figures,
             categories,
             sites,
+            owners,
             targets,
             category_keys: std::mem::take(&mut self.category_keys),
         }

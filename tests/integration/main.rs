@@ -6,6 +6,7 @@
 mod common;
 
 mod architecture;
+mod base_baseline;
 mod budget_data;
 mod capacity;
 mod category_rules;
@@ -32,6 +33,7 @@ mod inline_categories;
 mod input_kind;
 mod loader;
 mod log_injection;
+mod owners;
 mod lower_bounds;
 mod mutations;
 mod no_story;

@@ -115,6 +115,14 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             return could_not_judge(opts, &reports, errors, &read, out);
         }
     };
+    let owners = match crate::owners::Owners::load(&budget) {
+        Ok(o) => o,
+        Err(errors) => {
+            let errors = errors.into_iter().map(Error::from).collect();
+            let read: Vec<&Path> = config_file.into_iter().collect();
+            return could_not_judge(opts, &reports, errors, &read, out);
+        }
+    };
     if opts.validate {
         let _ = writeln!(
             out,
@@ -129,6 +137,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
     let read: Vec<&Path> = config_file
         .into_iter()
         .chain(analysis_adapter::rules_file(&budget))
+        .chain(owners.as_ref().and_then(|o| o.file.as_deref()))
         .collect();
     let inputs = plans.inputs(&read);
     // A bad report path is named first; the inputs are known by now, so the
@@ -147,7 +156,10 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .zip(&plans.targets)
         .map(|(t, plan)| judge::judge_target(&budget, t, plan, &files, opts.require_baseline))
         .collect();
-    let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
+    let mut verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
+    if let Some(o) = &owners {
+        o.assign(&mut verdict);
+    }
     // The page finds each file as its target analysed it (the lens).
     let charted = |t: usize, path: &str| {
         let lens = plans.targets.get(t)?.lens();
