@@ -20,9 +20,9 @@
 mod data;
 #[cfg(test)]
 mod example_file;
+mod owners;
 mod ranks;
 pub mod raw;
-mod owners;
 pub use owners::{CodeownersAt, OwnersTable};
 mod sites;
 pub use sites::Sites;

@@ -66,10 +66,7 @@ impl Validator<'_> {
             let pattern = Pattern::parse(&key.name);
             let owners = self.owner_list(leaf);
             match (pattern, owners) {
-                (Ok(pattern), Some(owners)) => table.paths.push(PathOwners {
-                    pattern,
-                    owners,
-                }),
+                (Ok(pattern), Some(owners)) => table.paths.push(PathOwners { pattern, owners }),
                 (Err(m), _) => self.err(key.span.clone(), "owners.paths", m),
                 (Ok(_), None) => {}
             }

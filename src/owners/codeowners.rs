@@ -130,7 +130,10 @@ fn section_header(line: &str) -> Option<&str> {
     }
     // `[2]`: the approvals the section needs.
     let rest = match rest.strip_prefix('[') {
-        Some(r) if r.find(']').is_some_and(|e| r[..e].bytes().all(|b| b.is_ascii_digit())) => {
+        Some(r)
+            if r.find(']')
+                .is_some_and(|e| r[..e].bytes().all(|b| b.is_ascii_digit())) =>
+        {
             &r[r.find(']').unwrap_or(0) + 1..]
         }
         _ => rest,

@@ -51,7 +51,9 @@ fn patterns_follow_gitignore_anchoring_folders_and_wildcards() {
 
 #[test]
 fn negation_and_character_ranges_are_refused_as_github_refuses_them() {
-    assert!(Pattern::parse("!model.py").unwrap_err().contains("negation"));
+    assert!(Pattern::parse("!model.py")
+        .unwrap_err()
+        .contains("negation"));
     assert!(Pattern::parse("[ab].py").unwrap_err().contains("ranges"));
     assert!(Pattern::parse("/").unwrap_err().contains("names no file"));
 }
@@ -79,9 +81,13 @@ fn gitlab_sections_each_give_their_last_match_and_their_default_owners() {
                 ^[Optional] @opt\n*.py\n";
     let rules = parse(text, "CODEOWNERS").unwrap();
     let mut steps = Steps::new(1 << 20);
-    let got = last_match(&rules, "model/gpt.py", &mut steps).unwrap().concat();
+    let got = last_match(&rules, "model/gpt.py", &mut steps)
+        .unwrap()
+        .concat();
     assert_eq!(got, ["@all-python", "@gpt-team", "@opt"]);
-    let got = last_match(&rules, "model/bert.py", &mut steps).unwrap().concat();
+    let got = last_match(&rules, "model/bert.py", &mut steps)
+        .unwrap()
+        .concat();
     assert_eq!(got, ["@all-python", "@ml-default", "@opt"]);
 }
 

@@ -157,10 +157,7 @@ pub fn cause_lines(c: &Check, n: usize, esc: impl Fn(&str) -> String) -> Vec<Str
         return Vec::new();
     };
     let cause = cause.cut(n);
-    let mut lines: Vec<String> = cause
-        .rows()
-        .map(|r| row(r, cause.mention, &esc))
-        .collect();
+    let mut lines: Vec<String> = cause.rows().map(|r| row(r, cause.mention, &esc)).collect();
     lines.push(format!("{} other sites", ByteDelta(cause.other.into())));
     lines
 }

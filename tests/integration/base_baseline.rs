@@ -92,7 +92,11 @@ impl Fakes {
 fn artifact() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for name in ["rank0.json", "rank1.json"] {
-        std::fs::copy(root().join("examples/golden").join(name), dir.path().join(name)).unwrap();
+        std::fs::copy(
+            root().join("examples/golden").join(name),
+            dir.path().join(name),
+        )
+        .unwrap();
     }
     dir
 }
@@ -120,7 +124,10 @@ fn on_github_the_base_branchs_last_successful_artifact_becomes_the_baseline_memg
     assert_eq!(code, 0, "{stderr}");
     let dest = work.path().join("base");
     assert_eq!(stdout, "base");
-    assert!(stderr.contains("2 summaries from the artifact memgate-summaries of run 4242 on main"), "{stderr}");
+    assert!(
+        stderr.contains("2 summaries from the artifact memgate-summaries of run 4242 on main"),
+        "{stderr}"
+    );
     for name in ["rank0.json", "rank1.json"] {
         assert_eq!(
             std::fs::read(dest.join(name)).unwrap(),
@@ -132,7 +139,10 @@ fn on_github_the_base_branchs_last_successful_artifact_becomes_the_baseline_memg
         calls.contains("gh run list --repo org/repo --workflow memory-gate --branch main --event push --status success"),
         "{calls}"
     );
-    assert!(calls.contains("gh run download 4242 --repo org/repo --name memgate-summaries"), "{calls}");
+    assert!(
+        calls.contains("gh run download 4242 --repo org/repo --name memgate-summaries"),
+        "{calls}"
+    );
     let output = std::fs::read_to_string(work.path().join("github-output")).unwrap();
     assert_eq!(output, "dir=base\nsource=artifact\n");
     // memgate judges the bundled run by the downloaded summaries.
@@ -142,7 +152,12 @@ fn on_github_the_base_branchs_last_successful_artifact_becomes_the_baseline_memg
         .assert()
         .code(0);
     memgate_at_root()
-        .args(["check", "--config", "examples/memgate-regressed.toml", "--baseline"])
+        .args([
+            "check",
+            "--config",
+            "examples/memgate-regressed.toml",
+            "--baseline",
+        ])
         .arg(&dest)
         .assert()
         .code(1);
@@ -159,7 +174,11 @@ fn in_a_merge_queue_the_base_ref_comes_from_memgate_base_branch_without_refs_hea
         .env("GITHUB_WORKFLOW", "memory-gate")
         .env("MEMGATE_BASE_BRANCH", "refs/heads/release/2.1"));
     assert_eq!(code, 0, "{stderr}");
-    assert!(fakes.calls().contains("--branch release/2.1 "), "{}", fakes.calls());
+    assert!(
+        fakes.calls().contains("--branch release/2.1 "),
+        "{}",
+        fakes.calls()
+    );
 }
 
 #[test]
@@ -175,7 +194,10 @@ fn without_a_successful_base_run_the_committed_goldens_are_used_and_said() {
     assert_eq!(code, 0, "{stderr}");
     let golden = root().join("examples/golden").display().to_string();
     assert_eq!(stdout, golden);
-    assert!(stderr.contains("no successful run of memory-gate on main; using the committed goldens"), "{stderr}");
+    assert!(
+        stderr.contains("no successful run of memory-gate on main; using the committed goldens"),
+        "{stderr}"
+    );
     let output = std::fs::read_to_string(work.path().join("github-output")).unwrap();
     assert_eq!(output, format!("dir={golden}\nsource=golden\n"));
     assert!(!work.path().join("base").exists());
@@ -240,5 +262,32 @@ fn a_destination_that_holds_files_is_never_written_over() {
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_BASE_REF", "main"));
     assert_eq!(code, 2, "{stderr}");
-    assert_eq!(std::fs::read_to_string(work.path().join("base/rank0.json")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("base/rank0.json")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn the_example_workflows_run_in_merge_queues_and_take_the_base_branchs_baselines() {
+    let github = std::fs::read_to_string(root().join("examples/github-workflow.yml")).unwrap();
+    let on = &github
+        [github.find("\non:\n").expect("an on: block")..github.find("\npermissions:").unwrap()];
+    assert!(on.contains("\n  merge_group:\n"), "{on}");
+    assert!(
+        github.contains("github.event.merge_group.base_ref"),
+        "{github}"
+    );
+    assert!(
+        github.contains("sh .github/memgate-baseline.sh"),
+        "{github}"
+    );
+    assert!(
+        github.contains("baseline: ${{ steps.base.outputs.dir }}"),
+        "{github}"
+    );
+    assert!(github.contains("name: memgate-summaries"), "{github}");
+    let gitlab = std::fs::read_to_string(root().join("examples/gitlab-ci.yml")).unwrap();
+    assert!(gitlab.contains("sh memgate-baseline.sh"), "{gitlab}");
+    assert!(gitlab.contains("- memgate-summaries/"), "{gitlab}");
 }

@@ -8,8 +8,14 @@ use crate::common::{device, summary, Workdir, CONFIG, MIB};
 /// by 10 MiB (the generator's own numbers), against a 100 MiB baseline.
 fn grown(config: &str) -> Workdir {
     let w = Workdir::new(config);
-    let run = [("forward (model.py)", 150 * MIB), ("_init_group (optim/adam.py)", 50 * MIB)];
-    let base = [("forward (model.py)", 60 * MIB), ("_init_group (optim/adam.py)", 40 * MIB)];
+    let run = [
+        ("forward (model.py)", 150 * MIB),
+        ("_init_group (optim/adam.py)", 50 * MIB),
+    ];
+    let base = [
+        ("forward (model.py)", 60 * MIB),
+        ("_init_group (optim/adam.py)", 40 * MIB),
+    ];
     w.write_summary(
         "snaps/rank0.json",
         &summary("rank0.pickle", vec![device(0, 200 * MIB, &run)]),
@@ -73,10 +79,19 @@ fn an_owners_rule_names_the_top_sites_owner_in_the_fail_line_markdown_junit_and_
     );
     let xml = w.read("j.xml");
     roxmltree::Document::parse(&xml).unwrap();
-    assert!(xml.contains("forward (model.py), owner: @org/ml-team"), "{xml}");
+    assert!(
+        xml.contains("forward (model.py), owner: @org/ml-team"),
+        "{xml}"
+    );
     let cause = cause(&verdict_json(&w));
-    assert_eq!(cause["grew"][0]["owners"], serde_json::json!(["@org/ml-team"]));
-    assert_eq!(cause["grew"][1]["owners"], serde_json::json!(["@org/python"]));
+    assert_eq!(
+        cause["grew"][0]["owners"],
+        serde_json::json!(["@org/ml-team"])
+    );
+    assert_eq!(
+        cause["grew"][1]["owners"],
+        serde_json::json!(["@org/python"])
+    );
 }
 
 #[test]
@@ -84,7 +99,10 @@ fn without_owners_the_reports_name_no_owner_and_the_json_has_no_owners_key() {
     let w = grown(CONFIG);
     let out = w.check().args(["--json", "v.json"]).assert().code(1);
     let line = fail_line(&out.get_output().stdout);
-    assert!(line.ends_with("top site: +90 MiB forward (model.py)"), "{line}");
+    assert!(
+        line.ends_with("top site: +90 MiB forward (model.py)"),
+        "{line}"
+    );
     let cause = cause(&verdict_json(&w));
     assert!(cause["grew"][0].get("owners").is_none(), "{cause}");
 }
@@ -137,15 +155,23 @@ fn hostile_owner_names_stay_on_their_line_in_the_terminal_junit_and_markdown() {
         .filter(|n| n.has_tag_name("failure"))
         .filter_map(|n| n.text())
         .collect();
-    assert!(text.contains("owner: @evil\\n::error::forged\\u{1b}[31m<b>&"), "{text}");
+    assert!(
+        text.contains("owner: @evil\\n::error::forged\\u{1b}[31m<b>&"),
+        "{text}"
+    );
     let md = w.read("r.md");
     assert!(!md.contains("<b>") && !md.contains('\u{1b}'), "{md}");
-    assert!(md.lines().all(|l| !l.starts_with("::error::forged")), "{md}");
+    assert!(
+        md.lines().all(|l| !l.starts_with("::error::forged")),
+        "{md}"
+    );
 }
 
 #[test]
 fn codeowners_true_reads_the_repositorys_file_the_last_match_winning_after_the_budgets_paths() {
-    let config = format!("{CONFIG}\n[owners]\ncodeowners = true\n[owners.paths]\n\"optim/\" = \"opt-team\"\n");
+    let config = format!(
+        "{CONFIG}\n[owners]\ncodeowners = true\n[owners.paths]\n\"optim/\" = \"opt-team\"\n"
+    );
     let w = grown(&config);
     std::fs::create_dir_all(w.path(".git")).unwrap();
     std::fs::create_dir_all(w.path(".github")).unwrap();
@@ -158,7 +184,10 @@ fn codeowners_true_reads_the_repositorys_file_the_last_match_winning_after_the_b
     std::fs::write(w.path("CODEOWNERS"), "* @wrong\n").unwrap();
     let out = w.check().args(["--json", "v.json"]).assert().code(1);
     let line = fail_line(&out.get_output().stdout);
-    assert!(line.contains("forward (model.py), owner: @org/ml-team"), "{line}");
+    assert!(
+        line.contains("forward (model.py), owner: @org/ml-team"),
+        "{line}"
+    );
     let cause = cause(&verdict_json(&w));
     assert_eq!(cause["grew"][1]["owners"], serde_json::json!(["opt-team"]));
 }
@@ -182,7 +211,10 @@ fn codeowners_true_with_no_file_in_the_three_places_is_an_error_naming_where_it_
     let out = w.check().assert().code(2);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(stderr.contains("owners.codeowners"), "{stderr}");
-    assert!(stderr.contains("no CODEOWNERS file in .github/, the root or docs/"), "{stderr}");
+    assert!(
+        stderr.contains("no CODEOWNERS file in .github/, the root or docs/"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -190,7 +222,10 @@ fn a_report_is_never_written_over_the_codeowners_file_it_read() {
     let config = format!("{CONFIG}\n[owners]\ncodeowners = \"CODEOWNERS\"\n");
     let w = grown(&config);
     std::fs::write(w.path("CODEOWNERS"), "*.py @a\n").unwrap();
-    w.check().args(["--markdown", "CODEOWNERS"]).assert().code(2);
+    w.check()
+        .args(["--markdown", "CODEOWNERS"])
+        .assert()
+        .code(2);
     assert_eq!(w.read("CODEOWNERS"), "*.py @a\n");
 }
 

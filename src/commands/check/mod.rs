@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::{InlineRules, Window};
 use crate::compare::{TargetVerdict, Verdict};
 use crate::error::{DestinationError, Error, UsageError};
+use crate::owners::Owners;
 
 use super::Outcome;
 use analyse::Files;
@@ -115,7 +116,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             return could_not_judge(opts, &reports, errors, &read, out);
         }
     };
-    let owners = match crate::owners::Owners::load(&budget) {
+    let owners = match Owners::load(&budget) {
         Ok(o) => o,
         Err(errors) => {
             let errors = errors.into_iter().map(Error::from).collect();
@@ -124,13 +125,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         }
     };
     if opts.validate {
-        let _ = writeln!(
-            out,
-            "{}: valid, {} target(s)",
-            config.display(),
-            budget.targets.len()
-        );
-        return Outcome::ok();
+        return valid(&config, budget.targets.len(), out);
     }
     let unusable = usage(outputs::check(&reports));
     let (plans, not_planned) = plan::plan(&budget, &windows, opts);
@@ -157,15 +152,19 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .map(|(t, plan)| judge::judge_target(&budget, t, plan, &files, opts.require_baseline))
         .collect();
     let mut verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
-    if let Some(o) = &owners {
-        o.assign(&mut verdict);
-    }
+    owners.iter().for_each(|o| o.assign(&mut verdict));
     // The page finds each file as its target analysed it (the lens).
     let charted = |t: usize, path: &str| {
         let lens = plans.targets.get(t)?.lens();
         files.charted(Path::new(path), lens)
     };
     publish(opts, &reports, &verdict, &charted, out)
+}
+
+/// `check --validate`'s line for a budget that can be used.
+fn valid(config: &Path, targets: usize, out: &mut dyn Write) -> Outcome {
+    let _ = writeln!(out, "{}: valid, {targets} target(s)", config.display());
+    Outcome::ok()
 }
 
 fn usage(errors: Vec<DestinationError>) -> Vec<Error> {
