@@ -104,19 +104,20 @@ def test_without_a_device_an_unmarked_test_runs_unjudged_and_the_session_says_so
     assert torch.cuda.memory.calls == []
 
 
+# Unmarked: the session's default budget reaches every xdist worker.
 XDIST_TESTS = """
 import pytest
 
-@pytest.mark.memgate(tolerance="2%")
-@pytest.mark.parametrize("n", range(4))
+@pytest.mark.parametrize("n", range(2))
 def test_plain(n):
     pass
 
-@pytest.mark.memgate(tolerance="2%")
-@pytest.mark.parametrize("n", range(4))
+@pytest.mark.parametrize("n", range(2))
 def test_regressed(n):
     pass
 """
+
+XDIST = ("-p", "no:cacheprovider", "-n", "2", "--memgate-default-budget", "tolerance=2%")
 
 # A fake torch each xdist worker imports from the test folder: test_plain
 # dumps the example's rank0 snapshot, test_regressed its regressed one
@@ -150,23 +151,23 @@ def test_under_xdist_each_test_saves_and_compares_its_own_baseline(pytester, exa
         test_parallel=XDIST_TESTS,
     )
     baselines = pytester.path / "baselines"
-    first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", f"--memgate-save-baselines={baselines}")
-    first.assert_outcomes(passed=8)
+    first = pytester.runpytest_subprocess(*XDIST, f"--memgate-save-baselines={baselines}")
+    first.assert_outcomes(passed=4)
     saved = sorted(baselines.glob("*.json"))
-    assert len(saved) == 8, saved
+    assert len(saved) == 4, saved
     peaks = {}
     for f in saved:
         figures = json.loads(f.read_text())["devices"][0]["figures"]
         peaks[f.name] = figures["allocated-peak"]
     plain = golden_allocated_peak(examples)
-    assert sorted(peaks.values()) == [plain] * 4 + [plain + (12 << 20)] * 4, peaks
+    assert sorted(peaks.values()) == [plain] * 2 + [plain + (12 << 20)] * 2, peaks
     assert all((v == plain) == name.startswith("test_parallel.py__test_plain") for name, v in peaks.items())
-    second = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", f"--memgate-baselines={baselines}")
-    second.assert_outcomes(passed=8)
+    second = pytester.runpytest_subprocess(*XDIST, f"--memgate-baselines={baselines}")
+    second.assert_outcomes(passed=4)
     assert "no baseline" not in second.stdout.str()
     # One baseline in the wrong place is caught: the regressed run against
     # the plain baseline grows 6%, past the 2% tolerance.
     swapped = baselines / next(n for n in peaks if n.startswith("test_parallel.py__test_regressed"))
     swapped.write_bytes((baselines / next(n for n in peaks if n.startswith("test_parallel.py__test_plain"))).read_bytes())
-    third = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", f"--memgate-baselines={baselines}")
-    third.assert_outcomes(passed=7, failed=1)
+    third = pytester.runpytest_subprocess(*XDIST, f"--memgate-baselines={baselines}")
+    third.assert_outcomes(passed=3, failed=1)

@@ -50,17 +50,7 @@ pub(crate) fn find(from: &Path) -> Result<PathBuf, String> {
 /// Read and parse a CODEOWNERS file; every bad line is reported.
 pub(crate) fn read(path: &Path) -> Result<Vec<Rule>, Vec<ConfigError>> {
     let file = path.display().to_string();
-    let whole = |message: String| {
-        vec![ConfigError {
-            loc: Loc {
-                file: file.clone(),
-                line: 0,
-                col: 0,
-            },
-            key: String::new(),
-            message,
-        }]
-    };
+    let whole = |message: String| vec![ConfigError::of_file(&file, message)];
     let bytes = match files::read_capped(path, "CODEOWNERS file", CAP) {
         Ok(b) => b,
         Err(FileError::NotFound) => return Err(whole("no such CODEOWNERS file".into())),

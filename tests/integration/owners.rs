@@ -52,7 +52,8 @@ fn cause(v: &serde_json::Value) -> serde_json::Value {
 }
 
 #[test]
-fn an_owners_rule_names_the_top_sites_owner_in_the_fail_line_markdown_junit_and_json() {
+fn an_owners_rule_names_the_top_sites_owner_in_the_fail_line_markdown_junit_and_json_and_none_without(
+) {
     let config = format!(
         "{CONFIG}\n[owners.paths]\n\"*.py\" = \"@org/python\"\n\"model.py\" = \"@org/ml-team\"\n"
     );
@@ -83,19 +84,16 @@ fn an_owners_rule_names_the_top_sites_owner_in_the_fail_line_markdown_junit_and_
         xml.contains("forward (model.py), owner: @org/ml-team"),
         "{xml}"
     );
-    let cause = cause(&verdict_json(&w));
+    let owned = cause(&verdict_json(&w));
     assert_eq!(
-        cause["grew"][0]["owners"],
+        owned["grew"][0]["owners"],
         serde_json::json!(["@org/ml-team"])
     );
     assert_eq!(
-        cause["grew"][1]["owners"],
+        owned["grew"][1]["owners"],
         serde_json::json!(["@org/python"])
     );
-}
-
-#[test]
-fn without_owners_the_reports_name_no_owner_and_the_json_has_no_owners_key() {
+    // The same run without `[owners]`: no owner named, no `owners` key.
     let w = grown(CONFIG);
     let out = w.check().args(["--json", "v.json"]).assert().code(1);
     let line = fail_line(&out.get_output().stdout);
@@ -103,8 +101,8 @@ fn without_owners_the_reports_name_no_owner_and_the_json_has_no_owners_key() {
         line.ends_with("top site: +90 MiB forward (model.py)"),
         "{line}"
     );
-    let cause = cause(&verdict_json(&w));
-    assert!(cause["grew"][0].get("owners").is_none(), "{cause}");
+    let bare = cause(&verdict_json(&w));
+    assert!(bare["grew"][0].get("owners").is_none(), "{bare}");
 }
 
 #[test]
