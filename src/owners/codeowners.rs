@@ -12,8 +12,26 @@ use std::path::{Path, PathBuf};
 
 use super::pattern::Pattern;
 use super::Rule;
-use crate::budget::{ConfigError, Loc};
 use crate::files::{self, FileError};
+
+/// A problem of a CODEOWNERS file: its line and column (1-based; line 0:
+/// the file as a whole), and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineError {
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+    pub(crate) message: String,
+}
+
+impl LineError {
+    fn whole(message: String) -> Vec<LineError> {
+        vec![LineError {
+            line: 0,
+            col: 0,
+            message,
+        }]
+    }
+}
 
 /// The largest CODEOWNERS file read: GitHub ignores one over 3 MB.
 pub(crate) const CAP: u64 = 3 << 20;
@@ -48,20 +66,18 @@ pub(crate) fn find(from: &Path) -> Result<PathBuf, String> {
 }
 
 /// Read and parse a CODEOWNERS file; every bad line is reported.
-pub(crate) fn read(path: &Path) -> Result<Vec<Rule>, Vec<ConfigError>> {
-    let file = path.display().to_string();
-    let whole = |message: String| vec![ConfigError::of_file(&file, message)];
+pub(crate) fn read(path: &Path) -> Result<Vec<Rule>, Vec<LineError>> {
     let bytes = match files::read_capped(path, "CODEOWNERS file", CAP) {
         Ok(b) => b,
-        Err(FileError::NotFound) => return Err(whole("no such CODEOWNERS file".into())),
-        Err(e) => return Err(whole(e.to_string())),
+        Err(FileError::NotFound) => return Err(LineError::whole("no such CODEOWNERS file".into())),
+        Err(e) => return Err(LineError::whole(e.to_string())),
     };
-    let text = String::from_utf8(bytes).map_err(|_| whole("is not UTF-8".into()))?;
-    parse(&text, &file)
+    let text = String::from_utf8(bytes).map_err(|_| LineError::whole("is not UTF-8".into()))?;
+    parse(&text)
 }
 
 /// The rules of a CODEOWNERS text, in file order.
-pub(crate) fn parse(text: &str, file: &str) -> Result<Vec<Rule>, Vec<ConfigError>> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Rule>, Vec<LineError>> {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
     let mut section = 0;
@@ -71,11 +87,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Vec<Rule>, Vec<ConfigError
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let loc = Loc {
-            file: file.to_string(),
-            line: i + 1,
-            col: raw.len() - raw.trim_start().len() + 1,
-        };
+        let (line_no, col) = (i + 1, raw.len() - raw.trim_start().len() + 1);
         if let Some(header) = section_header(line) {
             section += 1;
             defaults = owners(header);
@@ -95,9 +107,9 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Vec<Rule>, Vec<ConfigError
                     section,
                 });
             }
-            Err(message) => errors.push(ConfigError {
-                loc,
-                key: String::new(),
+            Err(message) => errors.push(LineError {
+                line: line_no,
+                col,
                 message,
             }),
         }

@@ -62,7 +62,7 @@ fn negation_and_character_ranges_are_refused_as_github_refuses_them() {
 fn the_last_matching_line_wins_and_an_ownerless_line_unsets_the_owners() {
     let text = "# comment\n*.py @org/python\nmodel/ @ml-team alice@example.com # infra\n\
                 model/vendored/\n";
-    let rules = parse(text, "CODEOWNERS").unwrap();
+    let rules = parse(text).unwrap();
     assert_eq!(rules.len(), 3);
     let mut steps = Steps::new(1 << 20);
     let owners = |file: &str, steps: &mut Steps| last_match(&rules, file, steps).unwrap().concat();
@@ -79,7 +79,7 @@ fn the_last_matching_line_wins_and_an_ownerless_line_unsets_the_owners() {
 fn gitlab_sections_each_give_their_last_match_and_their_default_owners() {
     let text = "*.py @all-python\n[Models][2] @ml-default\nmodel/\nmodel/gpt.py @gpt-team\n\
                 ^[Optional] @opt\n*.py\n";
-    let rules = parse(text, "CODEOWNERS").unwrap();
+    let rules = parse(text).unwrap();
     let mut steps = Steps::new(1 << 20);
     let got = last_match(&rules, "model/gpt.py", &mut steps)
         .unwrap()
@@ -93,38 +93,19 @@ fn gitlab_sections_each_give_their_last_match_and_their_default_owners() {
 
 #[test]
 fn every_bad_codeowners_line_is_named_at_its_line_and_column() {
-    let errors = parse("ok.py @a\n  !neg.py @b\n[x].py @c\n", ".github/CODEOWNERS").unwrap_err();
-    let at: Vec<String> = errors.iter().map(|e| e.loc.to_string()).collect();
-    assert_eq!(at, [".github/CODEOWNERS:2:3", ".github/CODEOWNERS:3:1"]);
+    let errors = parse("ok.py @a\n  !neg.py @b\n[x].py @c\n").unwrap_err();
+    let at: Vec<(usize, usize)> = errors.iter().map(|e| (e.line, e.col)).collect();
+    assert_eq!(at, [(2, 3), (3, 1)]);
 }
 
 #[test]
 fn a_pathological_pattern_list_runs_out_of_steps_instead_of_time() {
     // Each of 4,000 start points tries 2,000 letters: 8M steps a rule.
     let text = format!("*{}b @x\n", "a".repeat(2000)).repeat(500);
-    let rules = parse(&text, "CODEOWNERS").unwrap();
+    let rules = parse(&text).unwrap();
     let file = "a".repeat(4000);
     let start = std::time::Instant::now();
     let mut steps = Steps::new(STEPS);
     assert!(last_match(&rules, &file, &mut steps).is_none());
     assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
-}
-
-#[test]
-fn only_a_well_formed_handle_can_be_a_mention() {
-    for ok in ["@alice", "@org/ml-team", "@org/team.name_2"] {
-        assert!(is_handle(ok), "{ok}");
-    }
-    for bad in [
-        "alice",
-        "alice@example.com",
-        "@",
-        "@a/b/c",
-        "@x\n::error::y",
-        "@a b",
-        "@org/",
-        "@ünï",
-    ] {
-        assert!(!is_handle(bad), "{bad:?}");
-    }
 }

@@ -102,7 +102,7 @@ fn owners(r: &CauseRow, mention: bool, esc: impl Fn(&str) -> String) -> String {
     let names: Vec<String> = owners
         .iter()
         .map(|o| {
-            if mention && crate::owners::is_handle(o) {
+            if mention && is_handle(o) {
                 o.clone()
             } else {
                 esc(o)
@@ -114,6 +114,23 @@ fn owners(r: &CauseRow, mention: bool, esc: impl Fn(&str) -> String) -> String {
         1 => format!(", owner: {}", names[0]),
         _ => format!(", owners: {}", names.join(", ")),
     }
+}
+
+/// A GitHub or GitLab handle (`@user`, `@org/team`): what may be written
+/// as an `@mention` when the budget opts in; anything else never is.
+fn is_handle(owner: &str) -> bool {
+    let Some(name) = owner.strip_prefix('@') else {
+        return false;
+    };
+    let mut parts = name.splitn(2, '/');
+    let user = parts.next().unwrap_or("");
+    let ok = |s: &str, extra: &[char]| {
+        !s.is_empty()
+            && s.len() <= 100
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || extra.contains(&c))
+    };
+    ok(user, &[]) && parts.next().is_none_or(|team| ok(team, &['_', '.']))
 }
 
 /// `; top site: +12 MiB forward (model.py:39)`, for one-line reports.
@@ -264,5 +281,24 @@ mod tests {
         );
         let near = check(2079 * MIB / 10, 208 * MIB, "208 MiB");
         assert!(headroom(&near).unwrap().contains("(99.9%, "), "{near:?}");
+    }
+
+    #[test]
+    fn only_a_well_formed_handle_can_be_a_mention() {
+        for ok in ["@alice", "@org/ml-team", "@org/team.name_2"] {
+            assert!(is_handle(ok), "{ok}");
+        }
+        for bad in [
+            "alice",
+            "alice@example.com",
+            "@",
+            "@a/b/c",
+            "@x\n::error::y",
+            "@a b",
+            "@org/",
+            "@ünï",
+        ] {
+            assert!(!is_handle(bad), "{bad:?}");
+        }
     }
 }

@@ -10,6 +10,7 @@ mod baselines;
 mod inputs;
 mod judge;
 mod outputs;
+mod owners;
 mod plan;
 mod publish;
 
@@ -19,7 +20,6 @@ use std::path::{Path, PathBuf};
 use crate::analysis::{InlineRules, Window};
 use crate::compare::{TargetVerdict, Verdict};
 use crate::error::{DestinationError, Error, UsageError};
-use crate::owners::Owners;
 
 use super::Outcome;
 use analyse::Files;
@@ -116,7 +116,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             return could_not_judge(opts, &reports, errors, &read, out);
         }
     };
-    let owners = match Owners::load(&budget) {
+    let owners = match owners::OwnerLookup::load(&budget) {
         Ok(o) => o,
         Err(errors) => {
             let errors = errors.into_iter().map(Error::from).collect();
