@@ -115,6 +115,8 @@ def main():
     assert doc["mem-gate"]["artifacts"]["reports"]["junit"] == "out/mg/memgate-junit.xml"
     assert doc["mem-gate"]["variables"]["MEMGATE_VERSION"] == "v9.8.7"
     assert '"true" == "true"' in doc["mem-note"]["rules"][0]["if"]
+    assert doc["mem-gate"]["variables"]["MEMGATE_BASE_SCRIPT"] == ""
+    assert "- memgate-summaries/" in text
     _, default = render({})
     assert set(default) == {"memory-gate", "memory-note"}
     assert '"false" == "true"' in default["memory-note"]["rules"][0]["if"]

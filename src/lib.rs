@@ -19,6 +19,7 @@ pub(crate) mod files;
 pub mod input;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub(crate) mod owners;
 pub(crate) mod patterns;
 pub mod pickle;
 pub mod platform;

@@ -16,6 +16,20 @@ relative to the test file. The keywords are validated by memgate when the
 tests are collected, with or without torch: a mistake stops the session
 there, named in the keywords written.
 
+A default budget for every test of the session: ``--memgate-default-budget
+"allocated_peak=2 GiB, oom_events=0"`` (ini ``memgate_default_budget``),
+comma-separated ``keyword=value`` pairs of the marker's scalar keywords
+(a whole number or ``true``/``false`` is read as one, anything else as
+text). Every test is then recorded and judged by it; a marked test's
+keywords override the default's, one by one. An unmarked test on a machine
+with no device runs unjudged, and the session's ``memgate`` section counts
+it; only a marked test is skipped there.
+
+Each judged test's figures go into pytest's own JUnit (``--junitxml``) as
+properties of its testcase, as ``record_property`` writes them:
+``memgate.verdict`` and, per judged check, ``memgate.devN.ID`` (the value,
+in bytes for sizes) and ``memgate.devN.ID.status``.
+
 Options (each also an ini key, ``memgate_save_baselines`` …):
 
 ``--memgate-save-baselines DIR``
@@ -27,6 +41,8 @@ Options (each also an ini key, ``memgate_save_baselines`` …):
 ``--memgate-keep DIR`` / ``--memgate-keep-all``
     keep the snapshot (``DIR/<name>.pickle``, and its environment file) of
     each failing test, or of every marked test.
+``--memgate-default-budget KEYWORDS``
+    the budget of every test, overridden keyword by keyword by a marker.
 ``--memgate-github``
     also append each marked test's Markdown report to
     ``GITHUB_STEP_SUMMARY`` and its outputs to ``GITHUB_OUTPUT``.
@@ -68,6 +84,8 @@ _OPTIONS: Tuple[Tuple[str, str, str], ...] = (
 )
 
 _results = pytest.StashKey[List[Tuple[str, Verdict]]]()
+_default = pytest.StashKey[Dict[str, Any]]()
+_unjudged = pytest.StashKey[List[str]]()
 
 
 class MemgateWarning(UserWarning):
@@ -89,6 +107,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("memgate_keep_all", "keep every marked test's snapshot", type="bool", default=False)
     group.addoption(
+        "--memgate-default-budget",
+        metavar="KEYWORDS",
+        default=None,
+        help="budget of every test, e.g. 'allocated_peak=2 GiB, oom_events=0'; a marker's "
+        "keywords override it (ini: memgate_default_budget)",
+    )
+    parser.addini("memgate_default_budget", "budget of every test (keyword=value, ...)", default=None)
+    group.addoption(
         "--memgate-github",
         action="store_true",
         default=False,
@@ -104,6 +130,48 @@ def pytest_configure(config: pytest.Config) -> None:
         "`memgate check` (e.g. allocated_peak='2 GiB', baseline='golden/')",
     )
     config.stash[_results] = []
+    config.stash[_unjudged] = []
+    text = config.getoption("memgate_default_budget") or config.getini("memgate_default_budget")
+    try:
+        config.stash[_default] = default_budget(str(text)) if text else {}
+    except ValueError as e:
+        raise pytest.UsageError(f"memgate default budget {text!r}: {e}") from None
+
+
+def default_budget(text: str) -> Dict[str, Any]:
+    """``"allocated_peak=2 GiB, oom_events=0"`` as keywords: a whole
+    number or ``true``/``false`` as one, anything else as text."""
+    out: Dict[str, Any] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, value = (x.strip() for x in part.partition("="))
+        if not sep or not key or not value:
+            raise ValueError(f"{part!r} is not keyword=value")
+        if key in out:
+            raise ValueError(f"{key!r} is given twice")
+        if re.fullmatch(r"-?[0-9]+", value):
+            out[key] = int(value)
+        elif value.lower() in ("true", "false"):
+            out[key] = value.lower() == "true"
+        else:
+            out[key] = value
+    if not out:
+        raise ValueError("names no keyword")
+    return out
+
+
+def _budget_of(item: pytest.Item) -> Optional[Dict[str, Any]]:
+    """The session's default budget with the marker's keywords over it;
+    `None` for a test with neither."""
+    marker = item.get_closest_marker("memgate")
+    default = item.config.stash.get(_default, {})
+    if marker is None and not default:
+        return None
+    keywords = dict(default)
+    if marker is not None:
+        keywords.update(marker.kwargs)
+    return keywords
 
 
 def _setting(config: pytest.Config, name: str) -> Optional[Path]:
@@ -135,20 +203,28 @@ def node_name(nodeid: str) -> str:
 
 def _marker_problems(item: pytest.Item) -> List[str]:
     marker = item.get_closest_marker("memgate")
-    if marker is None:
-        return []
-    if marker.args:
+    if marker is not None and marker.args:
         return [f"takes keywords only (e.g. allocated_peak='2 GiB'), not the positional {marker.args!r}"]
+    keywords = _budget_of(item)
+    if keywords is None:
+        return []
     here = Path(str(item.path)).parent
     try:
-        validated_document(marker.kwargs, name=node_name(item.nodeid), snapshots=["rank*.pickle"], here=here)
+        validated_document(keywords, name=node_name(item.nodeid), snapshots=["rank*.pickle"], here=here)
     except BudgetError as e:
         return e.problems
     return []
 
 
+def _budget_source(item: pytest.Item) -> str:
+    """Where a test's budget is written, for its problems."""
+    if item.get_closest_marker("memgate") is None:
+        return "the memgate default budget"
+    return "@pytest.mark.memgate"
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: List[pytest.Item]) -> None:
-    problems = [f"{item.nodeid}: @pytest.mark.memgate: {p}" for item in items for p in _marker_problems(item)]
+    problems = [f"{item.nodeid}: {_budget_source(item)}: {p}" for item in items for p in _marker_problems(item)]
     if problems:
         raise pytest.UsageError("\n".join(problems))
 
@@ -277,15 +353,34 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("memgate: no CUDA or Ascend NPU device (torch.cuda / torch_npu) to record")
 
 
+def _record_figures(item: pytest.Item, verdict: Verdict) -> None:
+    """The test's figures as JUnit properties (what ``record_property``
+    adds to): the verdict, then each judged check's value and status."""
+    item.user_properties.append(("memgate.verdict", verdict.verdict))
+    for target in verdict.targets:
+        for snapshot in target.snapshots:
+            for device in snapshot.devices:
+                for c in device.checks:
+                    if c.status in ("skipped", "reported"):
+                        continue
+                    key = f"memgate.dev{device.device}.{_shown(c.id)}"
+                    item.user_properties.append((key, c.current))
+                    item.user_properties.append((f"{key}.status", c.status))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    marker = item.get_closest_marker("memgate")
-    if marker is None:
+    budget = _budget_of(item)
+    if budget is None:
         return (yield)
     config = item.config
+    if accelerator() is None:
+        # Only an unmarked test gets here (a marked one was skipped).
+        config.stash[_unjudged].append(item.nodeid)
+        return (yield)
     here = Path(str(item.path)).parent
     name = node_name(item.nodeid)
-    keywords: Dict[str, Any] = dict(marker.kwargs)
+    keywords: Dict[str, Any] = budget
     baselines = _setting(config, "baselines")
     if baselines is not None and "baseline" not in keywords:
         own = baselines / f"{name}.json"
@@ -312,6 +407,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         except MemgateError as e:
             pytest.fail(f"memgate could not judge (exit {e.exit_code}):\n{e.message}", pytrace=False)
         config.stash[_results].append((item.nodeid, verdict))
+        _record_figures(item, verdict)
         save = _setting(config, "save_baselines")
         if save is not None:
             _save_baseline(recording.path, save, name, scratch)
@@ -328,9 +424,14 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     results = config.stash.get(_results, [])
-    if not results:
+    unjudged = config.stash.get(_unjudged, [])
+    if not results and not unjudged:
         return
     terminalreporter.section("memgate")
+    if unjudged:
+        terminalreporter.write_line(
+            f"{len(unjudged)} test(s) not judged by the default budget: no CUDA or Ascend NPU device to record"
+        )
     for nodeid, verdict in results:
         terminalreporter.write_line(f"{_shown(nodeid)}: {verdict.verdict}")
         for where, c in _judged(verdict):

@@ -44,6 +44,7 @@ pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use rules::{RuleSet, RulesError};
+pub(crate) use sites::site_file;
 pub use sites::{SiteFlags, SiteRule, SiteRuleError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
 pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};

@@ -289,6 +289,12 @@ fn split_site(site: &str) -> Option<(&str, &str)> {
     Some((&inner[..open], &inner[open + 2..]))
 }
 
+/// The file of a site named `function (file)`; `None` for a site with no
+/// file (`pre-trace`, `frameless`, `unknown-site`).
+pub(crate) fn site_file(site: &str) -> Option<&str> {
+    split_site(site).map(|(_, f)| f)
+}
+
 /// Site names (`function (file)`) of a summary written before site names
 /// were portable, with their files renamed by the default rule, the
 /// project root found from these files; a name without a Python file

@@ -14,7 +14,6 @@ use toml_edit::{Array, InlineTable, Item, Table};
 
 use super::raw;
 use super::validate::{validate_data_read, ConfigError, Validated};
-use super::Loc;
 use crate::units::Bytes;
 use crate::vocab::Figure;
 
@@ -94,15 +93,7 @@ pub fn budget_from_json(text: &str, file: &str, dir: &Path, check_globs: bool) -
 fn unusable_whole(file: &str, message: String) -> Validated {
     Validated {
         budget: None,
-        errors: vec![ConfigError {
-            loc: Loc {
-                file: file.to_string(),
-                line: 0,
-                col: 0,
-            },
-            key: String::new(),
-            message,
-        }],
+        errors: vec![ConfigError::of_file(file, message)],
     }
 }
 

@@ -3,7 +3,8 @@
 //! with its explanation), so adding a key without documenting it fails.
 
 use super::raw::{
-    budget_keys, tolerance_keys, DEFAULTS_KEYS, RANKS_KEYS, SITES_KEYS, TARGET_KEYS, TOP_KEYS,
+    budget_keys, tolerance_keys, DEFAULTS_KEYS, OWNERS_KEYS, RANKS_KEYS, SITES_KEYS, TARGET_KEYS,
+    TOP_KEYS,
 };
 
 const EXAMPLE: &str = include_str!("../../thresholds.example.toml");
@@ -41,7 +42,7 @@ fn keys_by_table() -> Vec<(String, String)> {
 
 #[test]
 fn the_example_budget_file_names_every_key_memgate_accepts() {
-    let tables: [(&str, Vec<&str>); 7] = [
+    let tables: [(&str, Vec<&str>); 8] = [
         ("", TOP_KEYS.to_vec()),
         ("defaults", DEFAULTS_KEYS.to_vec()),
         ("target", TARGET_KEYS.to_vec()),
@@ -49,6 +50,7 @@ fn the_example_budget_file_names_every_key_memgate_accepts() {
         ("target.tolerance", tolerance_keys()),
         ("target.ranks", RANKS_KEYS.to_vec()),
         ("sites", SITES_KEYS.to_vec()),
+        ("owners", OWNERS_KEYS.to_vec()),
     ];
     let present = keys_by_table();
     let missing: Vec<String> = tables

@@ -20,8 +20,10 @@
 mod data;
 #[cfg(test)]
 mod example_file;
+mod owners;
 mod ranks;
 pub mod raw;
+pub use owners::{CodeownersAt, OwnersTable};
 mod sites;
 pub use sites::Sites;
 mod suggest;
@@ -239,6 +241,8 @@ pub struct Budget {
     pub categories: Vec<Rule>,
     /// `[sites]`: what names an allocation site.
     pub sites: Sites,
+    /// `[owners]`: who owns a site's file (docs/figures.md#owners).
+    pub owners: Option<OwnersTable>,
     pub targets: Vec<Target>,
     /// Every category key of every target (those of a target that failed
     /// validation too), in file order.

@@ -12,9 +12,11 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
-pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories", "sites"];
+pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories", "sites", "owners"];
 /// `[sites]` keys: what names an allocation site (docs/figures.md#stacks-and-sites).
 pub(crate) const SITES_KEYS: &[&str] = &["project-root", "user-code"];
+/// `[owners]` keys: who owns a site's file (docs/figures.md#owners).
+pub(crate) const OWNERS_KEYS: &[&str] = &["mention", "codeowners", "paths"];
 pub(crate) const DEFAULTS_KEYS: &[&str] = &[
     "tolerance",
     "noise-floor",
@@ -113,6 +115,15 @@ pub struct RawConfig {
     pub target: Vec<RawTarget>,
     pub categories: Option<OpenTable>,
     pub sites: Option<RawSites>,
+    pub owners: Option<RawOwners>,
+}
+
+/// `[owners]` as written; `paths` in file order (the last match counts).
+#[derive(Debug, Default)]
+pub struct RawOwners {
+    pub mention: Option<Leaf>,
+    pub codeowners: Option<Leaf>,
+    pub paths: Option<OpenTable>,
 }
 
 /// `[sites]` as written.
@@ -246,6 +257,7 @@ impl Reader {
                 "target" => c.target = self.targets(item, &at),
                 "categories" => c.categories = self.open_table(item, &at),
                 "sites" => c.sites = self.table(item, &at).map(|t| self.sites(t)),
+                "owners" => c.owners = self.table(item, &at).map(|t| self.owners(t)),
                 _ => {}
             }
         }
@@ -262,6 +274,19 @@ impl Reader {
             }
         }
         s
+    }
+
+    fn owners(&mut self, table: &dyn TableLike) -> RawOwners {
+        let mut o = RawOwners::default();
+        for (name, at, item) in self.entries(table, OWNERS_KEYS, "[owners]") {
+            match name {
+                "mention" => o.mention = Some(self.leaf(item, &at)),
+                "codeowners" => o.codeowners = Some(self.leaf(item, &at)),
+                "paths" => o.paths = self.open_table(item, &at),
+                _ => {}
+            }
+        }
+        o
     }
 
     fn defaults(&mut self, table: &dyn TableLike) -> RawDefaults {

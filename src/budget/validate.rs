@@ -35,6 +35,21 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl ConfigError {
+    /// A problem of a file as a whole (missing, unreadable, too large).
+    pub(crate) fn of_file(file: &str, message: String) -> ConfigError {
+        ConfigError {
+            loc: Loc {
+                file: file.to_string(),
+                line: 0,
+                col: 0,
+            },
+            key: String::new(),
+            message,
+        }
+    }
+}
+
 /// A budget file validated as far as it goes: the budget built from what
 /// was valid, and every problem (sorted by position once validation ran).
 /// No budget when the file could not be read or parsed, or a table has
@@ -77,17 +92,8 @@ pub(crate) fn parse(
 /// a device) is refused before a byte is read.
 pub fn validate_file(path: &Path, check_globs: bool) -> Validated {
     let file = path.display().to_string();
-    let whole_file = |message: String| {
-        Validated::failed(vec![ConfigError {
-            loc: Loc {
-                file: file.clone(),
-                line: 0,
-                col: 0,
-            },
-            key: String::new(),
-            message,
-        }])
-    };
+    let whole_file =
+        |message: String| Validated::failed(vec![ConfigError::of_file(&file, message)]);
     let bytes = match files::read_capped(path, "budget file", files::TEXT_CAP) {
         Ok(b) => b,
         Err(FileError::NotFound) => {
@@ -276,6 +282,7 @@ impl Validator<'_> {
         }
         let categories = self.custom_rules(raw.categories.as_ref());
         let sites = self.sites(raw.sites.as_ref());
+        let owners = raw.owners.as_ref().map(|o| self.owners(o));
         let mut targets: Vec<Target> = Vec::new();
         let mut seen: HashMap<String, Loc> = HashMap::new();
         for t in &raw.target {
@@ -306,6 +313,7 @@ impl Validator<'_> {
             figures,
             categories,
             sites,
+            owners,
             targets,
             category_keys: std::mem::take(&mut self.category_keys),
         }

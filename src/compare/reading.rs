@@ -23,6 +23,15 @@ pub struct CauseRow {
     pub current: Option<u64>,
     /// `current - baseline`, a missing side counted as zero.
     pub change: i64,
+    /// Who owns the site's file, by the budget's `[owners]`
+    /// (docs/figures.md#owners): empty when no rule names one; absent
+    /// without `[owners]`, or when matching was cut short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owners: Option<Vec<String>>,
+    /// The owner rules were not all tried: the run spent its matching
+    /// steps (a CODEOWNERS file of pathological patterns).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub owners_unresolved: bool,
 }
 
 /// Why a figure moved by `change` bytes: the rows plus `other` equal it.
@@ -39,6 +48,10 @@ pub struct Cause {
     /// and whatever the figure holds beyond the sites at the allocated peak
     /// (`change` minus the rows).
     pub other: i64,
+    /// The budget opts in to `@mentions` of the owners (`[owners]
+    /// mention = true`); the JSON has no use for it.
+    #[serde(skip)]
+    pub mention: bool,
 }
 
 impl CauseRow {
@@ -48,6 +61,8 @@ impl CauseRow {
             baseline: s.baseline,
             current: s.current,
             change: clamp(s.growth()),
+            owners: None,
+            owners_unresolved: false,
         }
     }
 
@@ -88,6 +103,7 @@ impl Cause {
             grew,
             shrank,
             other: 0,
+            mention: false,
         }
         .cut(n)
     }
@@ -106,6 +122,7 @@ impl Cause {
             other: clamp(i128::from(self.change) - shown),
             grew,
             shrank,
+            mention: self.mention,
         }
     }
 

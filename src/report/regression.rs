@@ -73,13 +73,64 @@ pub fn change(c: &Check) -> String {
 }
 
 /// `+12 MiB forward (model.py:39)`, `-20.69 GiB vanished call (…)`: one
-/// cause row, its site escaped by `esc`.
-pub fn row(r: &CauseRow, esc: impl Fn(&str) -> String) -> String {
+/// cause row, its site escaped by `esc`, then its owners when the budget
+/// has `[owners]` (`mention`: a handle may stay an `@mention`).
+pub fn row(r: &CauseRow, mention: bool, esc: impl Fn(&str) -> String) -> String {
     let kind = match r.kind() {
         "grew" | "shrank" => String::new(),
         k => format!("{k} "),
     };
-    format!("{} {kind}{}", ByteDelta(r.change.into()), esc(&r.site))
+    format!(
+        "{} {kind}{}{}",
+        ByteDelta(r.change.into()),
+        esc(&r.site),
+        owners(r, mention, esc)
+    )
+}
+
+/// `, owner: @ml-team`, `, owners: a, b`, `, no owner` after a cause
+/// row's site (docs/figures.md#owners); nothing without `[owners]`. Each
+/// name is escaped by `esc` (in Markdown a code span, so no `@mention`
+/// notifies anyone), but for a well-formed handle where `mention` is on.
+fn owners(r: &CauseRow, mention: bool, esc: impl Fn(&str) -> String) -> String {
+    if r.owners_unresolved {
+        return ", owner not looked up (the matching limit was spent)".into();
+    }
+    let Some(owners) = &r.owners else {
+        return String::new();
+    };
+    let names: Vec<String> = owners
+        .iter()
+        .map(|o| {
+            if mention && is_handle(o) {
+                o.clone()
+            } else {
+                esc(o)
+            }
+        })
+        .collect();
+    match names.len() {
+        0 => ", no owner".into(),
+        1 => format!(", owner: {}", names[0]),
+        _ => format!(", owners: {}", names.join(", ")),
+    }
+}
+
+/// A GitHub or GitLab handle (`@user`, `@org/team`): what may be written
+/// as an `@mention` when the budget opts in; anything else never is.
+fn is_handle(owner: &str) -> bool {
+    let Some(name) = owner.strip_prefix('@') else {
+        return false;
+    };
+    let mut parts = name.splitn(2, '/');
+    let user = parts.next().unwrap_or("");
+    let ok = |s: &str, extra: &[char]| {
+        !s.is_empty()
+            && s.len() <= 100
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || extra.contains(&c))
+    };
+    ok(user, &[]) && parts.next().is_none_or(|team| ok(team, &['_', '.']))
 }
 
 /// `; top site: +12 MiB forward (model.py:39)`, for one-line reports.
@@ -89,8 +140,16 @@ pub fn top_site(c: &Check) -> String {
         .as_ref()
         .and_then(|r| r.cause.as_ref())
         .and_then(Cause::first);
+    let mention = c
+        .regression
+        .as_ref()
+        .and_then(|r| r.cause.as_ref())
+        .is_some_and(|c| c.mention);
     first.map_or(String::new(), |r| {
-        format!("; top site: {}", row(r, |s| terminal(s).into_owned()))
+        format!(
+            "; top site: {}",
+            row(r, mention, |s| terminal(s).into_owned())
+        )
     })
 }
 
@@ -115,7 +174,7 @@ pub fn cause_lines(c: &Check, n: usize, esc: impl Fn(&str) -> String) -> Vec<Str
         return Vec::new();
     };
     let cause = cause.cut(n);
-    let mut lines: Vec<String> = cause.rows().map(|r| row(r, &esc)).collect();
+    let mut lines: Vec<String> = cause.rows().map(|r| row(r, cause.mention, &esc)).collect();
     lines.push(format!("{} other sites", ByteDelta(cause.other.into())));
     lines
 }
@@ -222,5 +281,24 @@ mod tests {
         );
         let near = check(2079 * MIB / 10, 208 * MIB, "208 MiB");
         assert!(headroom(&near).unwrap().contains("(99.9%, "), "{near:?}");
+    }
+
+    #[test]
+    fn only_a_well_formed_handle_can_be_a_mention() {
+        for ok in ["@alice", "@org/ml-team", "@org/team.name_2"] {
+            assert!(is_handle(ok), "{ok}");
+        }
+        for bad in [
+            "alice",
+            "alice@example.com",
+            "@",
+            "@a/b/c",
+            "@x\n::error::y",
+            "@a b",
+            "@org/",
+            "@ünï",
+        ] {
+            assert!(!is_handle(bad), "{bad:?}");
+        }
     }
 }

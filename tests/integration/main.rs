@@ -6,6 +6,7 @@
 mod common;
 
 mod architecture;
+mod base_baseline;
 mod budget_data;
 mod capacity;
 mod category_rules;
@@ -37,6 +38,8 @@ mod mutations;
 mod no_story;
 mod one_replay;
 mod page_truth;
+
+mod owners;
 mod peak_metrics;
 mod peak_moment;
 mod phases_summary;

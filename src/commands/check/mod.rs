@@ -10,6 +10,7 @@ mod baselines;
 mod inputs;
 mod judge;
 mod outputs;
+mod owners;
 mod plan;
 mod publish;
 
@@ -115,20 +116,23 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
             return could_not_judge(opts, &reports, errors, &read, out);
         }
     };
+    let owners = match owners::OwnerLookup::load(&budget) {
+        Ok(o) => o,
+        Err(errors) => {
+            let errors = errors.into_iter().map(Error::from).collect();
+            let read: Vec<&Path> = config_file.into_iter().collect();
+            return could_not_judge(opts, &reports, errors, &read, out);
+        }
+    };
     if opts.validate {
-        let _ = writeln!(
-            out,
-            "{}: valid, {} target(s)",
-            config.display(),
-            budget.targets.len()
-        );
-        return Outcome::ok();
+        return valid(&config, budget.targets.len(), out);
     }
     let unusable = usage(outputs::check(&reports));
     let (plans, not_planned) = plan::plan(&budget, &windows, opts);
     let read: Vec<&Path> = config_file
         .into_iter()
         .chain(analysis_adapter::rules_file(&budget))
+        .chain(owners.as_ref().and_then(|o| o.file.as_deref()))
         .collect();
     let inputs = plans.inputs(&read);
     // A bad report path is named first; the inputs are known by now, so the
@@ -147,13 +151,20 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         .zip(&plans.targets)
         .map(|(t, plan)| judge::judge_target(&budget, t, plan, &files, opts.require_baseline))
         .collect();
-    let verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
+    let mut verdict = Verdict::new(&budget, opts.timestamp.unwrap_or_else(now), targets);
+    owners.iter().for_each(|o| o.assign(&mut verdict));
     // The page finds each file as its target analysed it (the lens).
     let charted = |t: usize, path: &str| {
         let lens = plans.targets.get(t)?.lens();
         files.charted(Path::new(path), lens)
     };
     publish(opts, &reports, &verdict, &charted, out)
+}
+
+/// `check --validate`'s line for a budget that can be used.
+fn valid(config: &Path, targets: usize, out: &mut dyn Write) -> Outcome {
+    let _ = writeln!(out, "{}: valid, {targets} target(s)", config.display());
+    Outcome::ok()
 }
 
 fn usage(errors: Vec<DestinationError>) -> Vec<Error> {
