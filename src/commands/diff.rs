@@ -14,7 +14,7 @@ use crate::report::{diff, document_json, html};
 use crate::error::{Error, OutputError, UsageError};
 
 use super::analysed::{analyse_snapshot, refuse_over_inputs, rules, summary_in_window};
-use super::{Outcome, OutputFormat};
+use super::{Decoded, Outcome, OutputFormat};
 
 pub struct DiffOptions {
     pub base: String,
@@ -33,6 +33,10 @@ pub struct DiffOptions {
     pub x_axis: html::XAxis,
     /// `--project-root` and `--user-code`: what names an allocation site.
     pub sites: crate::analysis::SiteFlags,
+    /// Where a side's snapshot comes from when not from its file: a
+    /// session's cache (`memgate mcp`). `None` from it (or no source)
+    /// reads the file, which may be a summary.
+    pub decoded: Option<Decoded>,
 }
 
 /// One side's device reports, whether it was a summary, and (for the page)
@@ -48,8 +52,13 @@ fn reports(
     rules: &RuleSet,
     window: Option<&Window>,
     timelines: bool,
+    decoded: Option<&Decoded>,
 ) -> Result<Side, Error> {
-    match input::read(path)? {
+    let read = match decoded.and_then(|d| d.get(path)) {
+        Some(snap) => Input::Snapshot(Box::new(snap)),
+        None => input::read(path)?,
+    };
+    match read {
         Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, true, None)),
         Input::Snapshot(snap) => {
             let req = Request {
@@ -168,8 +177,14 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
     };
     let page = opts.html.is_some();
     let (base, new) = rayon::join(
-        || reports(Path::new(base_path), &rules, opts.window.as_ref(), page),
-        || reports(Path::new(new_path), &rules, opts.window.as_ref(), page),
+        || {
+            let base = Path::new(base_path);
+            reports(base, &rules, opts.window.as_ref(), page, opts.decoded.as_ref())
+        },
+        || {
+            let new = Path::new(new_path);
+            reports(new, &rules, opts.window.as_ref(), page, opts.decoded.as_ref())
+        },
     );
     let ((mut base, base_is_summary, base_t), (mut new, new_is_summary, new_t)) = match (base, new)
     {

@@ -13,6 +13,7 @@ pub mod phases;
 pub mod profile;
 pub mod summarize;
 
+use crate::snapshot::Snapshot;
 use crate::error::{Error, OutputError};
 
 /// What `check`'s gate decided; the other commands pass when they finish.
@@ -90,6 +91,27 @@ pub(crate) fn write_report(
     let shown = crate::report::escape::terminal(&path.display().to_string()).into_owned();
     eprintln!("wrote {shown}");
     Ok(())
+}
+
+/// Snapshots a caller already holds decoded, by path (`memgate mcp`'s
+/// session cache): `diff`, `check` and `summarize` analyse what it gives
+/// instead of decoding the file again. `None` from it, or no source, reads
+/// the file as usual (it may be a summary, or unreadable: the file's own
+/// error is then the one reported).
+#[derive(Clone)]
+pub struct Decoded(pub std::sync::Arc<dyn Fn(&std::path::Path) -> Option<Snapshot> + Send + Sync>);
+
+impl Decoded {
+    /// The snapshot at `path`, when the source holds (or can decode) one.
+    pub(crate) fn get(&self, path: &std::path::Path) -> Option<Snapshot> {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Decoded(..)")
+    }
 }
 
 /// Output format of the analysis commands.

@@ -10,6 +10,7 @@ use super::analysis_adapter::RuleSet;
 use super::inputs;
 use super::plan::{Lens, TargetPlan};
 use crate::analysis::{Boundary, DeviceReport, Timeline, WindowError};
+use crate::commands::Decoded;
 use crate::error::Error;
 use crate::report::html;
 
@@ -32,8 +33,13 @@ pub(crate) struct Files(HashMap<FileKey, Analysed>);
 
 impl Files {
     /// Analyse each file of `plans` once per lens; with `charts`, the
-    /// snapshots' timelines too.
-    pub(crate) fn analyse(plans: &[TargetPlan], rules: &RuleSet, charts: bool) -> Files {
+    /// snapshots' timelines too; a snapshot `decoded` holds is not read.
+    pub(crate) fn analyse(
+        plans: &[TargetPlan],
+        rules: &RuleSet,
+        charts: bool,
+        decoded: Option<&Decoded>,
+    ) -> Files {
         let mut files: Vec<(&Path, Lens<'_>)> = plans
             .iter()
             .flat_map(|t| t.files().map(move |f| (f, t.lens())))
@@ -47,7 +53,8 @@ impl Files {
         let points = charts.then(|| html::points_for(files.len()));
         let analysed = files.par_iter().map(|&(p, l)| {
             let current = snapshots.contains(p);
-            let a = match inputs::figures(p, rules, current, l.window, l.boundary, points) {
+            let read = inputs::figures(p, rules, current, l.window, l.boundary, points, decoded);
+            let a = match read {
                 Ok((f, timelines, unplaced)) => Analysed {
                     figures: Ok(f),
                     timelines,
