@@ -6,7 +6,8 @@
 The test runs under :func:`memgate.record`; its snapshot is then judged
 like ``memgate check`` judges a target whose budget is the marker's
 keywords: a figure id in snake_case (``allocated_peak``), ``category=``
-and ``phase=`` mappings (any name), ``tolerance``, ``noise_floor``,
+and ``phase=`` mappings (any name; inside ``phase=`` a figure is a key in
+either spelling, ``"allocated-peak"`` as the TOML writes it too), ``tolerance``, ``noise_floor``,
 ``rules`` (a rule set, a rules file or a mapping category -> regex),
 ``baseline``, ``key``, ``device``, ``window``, ``iteration_boundary``,
 ``require_trace``, ``accept_lower_bounds``, ``same_environment``,
@@ -34,7 +35,9 @@ Options (each also an ini key, ``memgate_save_baselines`` …):
 A failed gate fails the test with check's explanation and the sites that
 grew most; a check at ``level = "warn"`` that is over its limit is a
 :class:`MemgateWarning`. The session ends with a ``memgate`` section: each
-marked test's judged figures, budget, headroom and verdict. Without torch,
+marked test's judged figures and verdict, then one headroom per line, each
+named by its ceiling (against the budget, against the baseline's
+tolerance). Without torch,
 or with neither a CUDA device nor torch_npu's NPU, the test is skipped and
 nothing is written. Needs pytest 8 (new-style hook wrappers).
 """

@@ -179,11 +179,23 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
     let (base, new) = rayon::join(
         || {
             let base = Path::new(base_path);
-            reports(base, &rules, opts.window.as_ref(), page, opts.decoded.as_ref())
+            reports(
+                base,
+                &rules,
+                opts.window.as_ref(),
+                page,
+                opts.decoded.as_ref(),
+            )
         },
         || {
             let new = Path::new(new_path);
-            reports(new, &rules, opts.window.as_ref(), page, opts.decoded.as_ref())
+            reports(
+                new,
+                &rules,
+                opts.window.as_ref(),
+                page,
+                opts.decoded.as_ref(),
+            )
         },
     );
     let ((mut base, base_is_summary, base_t), (mut new, new_is_summary, new_t)) = match (base, new)

@@ -13,8 +13,8 @@ pub mod phases;
 pub mod profile;
 pub mod summarize;
 
-use crate::snapshot::Snapshot;
 use crate::error::{Error, OutputError};
+use crate::snapshot::Snapshot;
 
 /// What `check`'s gate decided; the other commands pass when they finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +99,10 @@ pub(crate) fn write_report(
 /// the file as usual (it may be a summary, or unreadable: the file's own
 /// error is then the one reported).
 #[derive(Clone)]
-pub struct Decoded(pub std::sync::Arc<dyn Fn(&std::path::Path) -> Option<Snapshot> + Send + Sync>);
+pub struct Decoded(pub std::sync::Arc<DecodedFn>);
+
+/// What a [`Decoded`] source calls: the snapshot at a path, if it has one.
+pub type DecodedFn = dyn Fn(&std::path::Path) -> Option<Snapshot> + Send + Sync;
 
 impl Decoded {
     /// The snapshot at `path`, when the source holds (or can decode) one.

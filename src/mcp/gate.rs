@@ -83,7 +83,10 @@ impl Work {
         let (cache, sources) = (Arc::clone(&self.cache), Arc::clone(sources));
         Decoded(Arc::new(move |path: &Path| {
             let (snap, source) = cache.get(path).ok()?;
-            sources.lock().unwrap_or_else(|p| p.into_inner()).push(source);
+            sources
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(source);
             Some(snap)
         }))
     }
@@ -91,7 +94,7 @@ impl Work {
     /// Note in `ans` each snapshot a whole command took through [`Work::decoded`].
     fn note_sources(&self, ans: &mut Answer, sources: &Mutex<Vec<Source>>) {
         for s in sources.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
-            ans.from_cache(s, &self.cache);
+            ans.note_cache(s, &self.cache);
         }
     }
 

@@ -98,7 +98,7 @@ impl Answer {
 
     /// A snapshot a whole command (`diff`) took from the session's cache
     /// or decoded into it.
-    pub(crate) fn from_cache(&mut self, source: Source, cache: &Cache) {
+    pub(crate) fn note_cache(&mut self, source: Source, cache: &Cache) {
         self.cached.push(source == Source::Cached);
         self.held = Some((cache.held(), cache.len()));
     }

@@ -235,3 +235,60 @@ fn a_share_of_reserved_on_another_figure_is_refused_naming_the_line() {
              reserved peak budgets `cached-free-at-reserved-peak` only",
         ));
 }
+
+/// The share `peak --format json` gives beside the bytes, for device 0 of
+/// `path`: the independent replay's cached free bytes over the reserved
+/// peak the generator (synthetic) or the fixtures README (real) states.
+fn share_agrees(path: &Path, cached_free: u64, reserved_peak: u64) {
+    let v = json_of(&["peak", "--format", "json", path.to_str().unwrap()]);
+    let dev = &v["snapshots"][0]["devices"][0];
+    let keys: Vec<&String> = dev.as_object().unwrap().keys().collect();
+    let at = keys.iter().position(|k| *k == "figures").unwrap();
+    assert_eq!(
+        keys[at + 1],
+        "shares",
+        "{}: right after the figures",
+        path.display()
+    );
+    let share = dev["shares"]["cached-free-at-reserved-peak"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        share,
+        cached_free as f64 / reserved_peak as f64,
+        "{}",
+        path.display()
+    );
+}
+
+#[test]
+fn peak_json_gives_the_cached_free_share_of_the_reserved_peak_beside_the_bytes() {
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("synthetic/expected.json")).unwrap(),
+    )
+    .unwrap();
+    let reserved = expected["main.json"]["devices"][0]["figures"]["reserved-peak"]
+        .as_u64()
+        .unwrap();
+    let replay = expected_of("synthetic/fragmentation.json", "main.json");
+    share_agrees(&fixtures().join("synthetic/main.json"), replay, reserved);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
+    if !dir.is_dir() {
+        eprintln!(
+            "SKIPPED: ../shared not found at {}: the real snapshot's share was not checked",
+            dir.display()
+        );
+        return;
+    }
+    // shared/fixtures/README.md: zidongliu_decomfl's reserved peak.
+    let replay = expected_of("real-fragmentation.json", "zidongliu_decomfl.pickle");
+    share_agrees(&dir.join("zidongliu_decomfl.pickle"), replay, 1_897_922_560);
+}
+
+/// The replay's `cached-free-at-reserved-peak` of `name`'s first device.
+fn expected_of(file: &str, name: &str) -> u64 {
+    let (_, devices) = expected(file).into_iter().find(|(n, _)| n == name).unwrap();
+    devices[0]["figures"]["cached-free-at-reserved-peak"]
+        .as_u64()
+        .unwrap()
+}

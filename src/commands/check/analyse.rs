@@ -9,8 +9,8 @@ use rayon::prelude::*;
 use super::analysis_adapter::RuleSet;
 use super::inputs;
 use super::plan::{Lens, TargetPlan};
+use super::CheckOptions;
 use crate::analysis::{Boundary, DeviceReport, Timeline, WindowError};
-use crate::commands::Decoded;
 use crate::error::Error;
 use crate::report::html;
 
@@ -32,14 +32,11 @@ pub(crate) struct Analysed {
 pub(crate) struct Files(HashMap<FileKey, Analysed>);
 
 impl Files {
-    /// Analyse each file of `plans` once per lens; with `charts`, the
-    /// snapshots' timelines too; a snapshot `decoded` holds is not read.
-    pub(crate) fn analyse(
-        plans: &[TargetPlan],
-        rules: &RuleSet,
-        charts: bool,
-        decoded: Option<&Decoded>,
-    ) -> Files {
+    /// Analyse each file of `plans` once per lens; with `--html`, the
+    /// snapshots' timelines too; a snapshot `opts.decoded` holds is not
+    /// read.
+    pub(crate) fn analyse(plans: &[TargetPlan], rules: &RuleSet, opts: &CheckOptions) -> Files {
+        let (charts, decoded) = (opts.html.is_some(), opts.decoded.as_ref());
         let mut files: Vec<(&Path, Lens<'_>)> = plans
             .iter()
             .flat_map(|t| t.files().map(move |f| (f, t.lens())))

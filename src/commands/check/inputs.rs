@@ -9,8 +9,8 @@ use super::analysis_adapter::RuleSet;
 use crate::analysis::{Boundary, Request, Window};
 use crate::budget::Target;
 use crate::commands::analysed::{analyse_placing, summary_in_window, Figures};
-use crate::compare::Lookup;
 use crate::commands::Decoded;
+use crate::compare::Lookup;
 use crate::error::Error;
 use crate::input::{self, Input};
 

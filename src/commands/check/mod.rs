@@ -147,12 +147,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         }
     }
 
-    let files = Files::analyse(
-        &plans.targets,
-        &rules,
-        opts.html.is_some(),
-        opts.decoded.as_ref(),
-    );
+    let files = Files::analyse(&plans.targets, &rules, opts);
     let targets: Vec<TargetVerdict> = budget
         .targets
         .iter()

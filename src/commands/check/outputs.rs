@@ -422,4 +422,20 @@ mod link_tests {
         );
         assert_eq!(rel("/w", "/w"), None, "a folder is no page");
     }
+
+    #[test]
+    fn a_report_the_caller_made_for_itself_is_not_announced_and_every_other_file_is() {
+        use super::super::CheckOptions;
+        use super::{announced, Dest};
+        let opts = CheckOptions {
+            unannounced: vec!["/tmp/memgate-x/verdict.json".into()],
+            ..CheckOptions::default()
+        };
+        let file = |p: &str| Dest::File(p.into());
+        assert!(!announced(&opts, &file("/tmp/memgate-x/verdict.json")));
+        assert!(announced(&opts, &file("/tmp/memgate-x/other.json")));
+        assert!(announced(&opts, &file("verdict.json")));
+        assert!(!announced(&opts, &Dest::Stdout));
+        assert!(announced(&CheckOptions::default(), &file("v.json")));
+    }
 }
