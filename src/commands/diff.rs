@@ -176,28 +176,11 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
         Err(o) => return o,
     };
     let page = opts.html.is_some();
-    let (base, new) = rayon::join(
-        || {
-            let base = Path::new(base_path);
-            reports(
-                base,
-                &rules,
-                opts.window.as_ref(),
-                page,
-                opts.decoded.as_ref(),
-            )
-        },
-        || {
-            let new = Path::new(new_path);
-            reports(
-                new,
-                &rules,
-                opts.window.as_ref(),
-                page,
-                opts.decoded.as_ref(),
-            )
-        },
-    );
+    let side = |p: &str| {
+        let decoded = opts.decoded.as_ref();
+        reports(Path::new(p), &rules, opts.window.as_ref(), page, decoded)
+    };
+    let (base, new) = rayon::join(|| side(base_path), || side(new_path));
     let ((mut base, base_is_summary, base_t), (mut new, new_is_summary, new_t)) = match (base, new)
     {
         (Ok(b), Ok(n)) => (b, n),

@@ -11,7 +11,7 @@ use memgate::analysis::{analyze, DeviceReport, Figure, OomCause, RuleSet};
 use memgate::snapshot;
 use serde_json::Value;
 
-use crate::common::json_of;
+use crate::common::{json_of, real_fixture};
 
 const FIGURES: [Figure; 4] = [
     Figure::CachedFreeAtReservedPeak,
@@ -272,17 +272,13 @@ fn peak_json_gives_the_cached_free_share_of_the_reserved_peak_beside_the_bytes()
         .unwrap();
     let replay = expected_of("synthetic/fragmentation.json", "main.json");
     share_agrees(&fixtures().join("synthetic/main.json"), replay, reserved);
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
-    if !dir.is_dir() {
-        eprintln!(
-            "SKIPPED: ../shared not found at {}: the real snapshot's share was not checked",
-            dir.display()
-        );
+    let name = "zidongliu_decomfl.pickle";
+    let Some(real) = real_fixture(name, "the real snapshot's share check") else {
         return;
-    }
+    };
     // shared/fixtures/README.md: zidongliu_decomfl's reserved peak.
-    let replay = expected_of("real-fragmentation.json", "zidongliu_decomfl.pickle");
-    share_agrees(&dir.join("zidongliu_decomfl.pickle"), replay, 1_897_922_560);
+    let replay = expected_of("real-fragmentation.json", name);
+    share_agrees(&real, replay, 1_897_922_560);
 }
 
 /// The replay's `cached-free-at-reserved-peak` of `name`'s first device.
