@@ -449,6 +449,7 @@ impl DiffArgs {
             html: self.html.clone(),
             x_axis: self.x_axis,
             decoded: None,
+            quiet: false,
         }
     }
 }

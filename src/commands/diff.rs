@@ -37,6 +37,9 @@ pub struct DiffOptions {
     /// session's cache (`memgate mcp`). `None` from it (or no source)
     /// reads the file, which may be a summary.
     pub decoded: Option<Decoded>,
+    /// The caller names the page it asked for itself (`memgate mcp`): no
+    /// `wrote` line on stderr.
+    pub quiet: bool,
 }
 
 /// One side's device reports, whether it was a summary, and (for the page)
@@ -243,7 +246,12 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
             },
             opts.x_axis,
         );
-        if let Err(error) = super::write_report(path, page.as_bytes()) {
+        let write = if opts.quiet {
+            super::write_report_quietly
+        } else {
+            super::write_report
+        };
+        if let Err(error) = write(path, page.as_bytes()) {
             errors.push(
                 OutputError::Html {
                     path: path.clone(),

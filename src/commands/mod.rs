@@ -84,10 +84,7 @@ pub(crate) fn write_report(
     path: &std::path::Path,
     bytes: &[u8],
 ) -> Result<(), crate::files::FileError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::beneath::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
-    }
-    crate::files::write_atomic(path, bytes)?;
+    write_report_quietly(path, bytes)?;
     let shown = crate::report::escape::terminal(&path.display().to_string()).into_owned();
     eprintln!("wrote {shown}");
     Ok(())
@@ -115,6 +112,18 @@ impl std::fmt::Debug for Decoded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Decoded(..)")
     }
+}
+
+/// [`write_report`] without the `wrote` line, for a caller that names
+/// the file itself (`memgate mcp`'s answer, whose stderr carries errors only).
+pub(crate) fn write_report_quietly(
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> Result<(), crate::files::FileError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::beneath::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
+    }
+    crate::files::write_atomic(path, bytes)
 }
 
 /// Output format of the analysis commands.

@@ -126,6 +126,8 @@ impl Work {
             sites: Default::default(),
             x_axis: crate::report::html::XAxis::Auto,
             decoded: Some(self.decoded(&sources)),
+            // The answer names the page; stderr carries errors only.
+            quiet: true,
         };
         let mut out = Vec::new();
         let outcome = crate::commands::diff::run(&opts, &mut out);
@@ -245,9 +247,13 @@ impl Work {
             require_baseline: a.require_baseline.unwrap_or(false),
             window,
             budget_json: budget.json,
-            // The call's own file, gone when it returns: not named on the
-            // server's stderr.
-            unannounced: vec![json_out.clone()],
+            // The call's own verdict, gone when it returns, and the page
+            // the answer names: no `wrote` line on the server's stderr,
+            // which carries errors only.
+            unannounced: [Some(json_out.clone()), html.clone()]
+                .into_iter()
+                .flatten()
+                .collect(),
             decoded: Some(self.decoded(&sources)),
             ..CheckOptions::default()
         };

@@ -512,9 +512,11 @@ def test_diff_check_and_summarize_come_from_the_cache_each_answer_fits_its_tools
 
     async def body(s):
         tools = {t.name: attr(t, "output_schema", "outputSchema") for t in (await s.list_tools()).tools}
-        r = {"diff1": await call(s, "diff", args), "diff2": await call(s, "diff", args)}
+        r = {"diff1": await call(s, "diff", {**args, "html": str(tmp_path / "diff.html")}),
+             "diff2": await call(s, "diff", args)}
         for k in ("check1", "check2"):
-            r[k] = await call(s, "check", {"config": "examples/memgate-regressed.toml"})
+            r[k] = await call(s, "check", {"config": "examples/memgate-regressed.toml",
+                                           "html": str(tmp_path / f"{k}.html")})
         r["summarize"] = await call(s, "summarize", {"paths": ["examples/snapshots/rank0.pickle"],
                                                      "output_dir": str(out)})
         return tools, r
@@ -544,6 +546,8 @@ def test_diff_check_and_summarize_come_from_the_cache_each_answer_fits_its_tools
         jsonschema.validate(a[name], tools[tool])
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(a["diff1"], tools["check"])
-    # The verdict `check` read back lived in a private directory, now gone:
-    # no `wrote` line names it.
+    # The verdict `check` read back lived in a private directory, now gone,
+    # and the pages are named in the answers: no `wrote` line on stderr.
+    assert a["diff1"]["html"] == str(tmp_path / "diff.html") and (tmp_path / "diff.html").is_file()
+    assert a["check1"]["html"] == str(tmp_path / "check1.html") and (tmp_path / "check1.html").is_file()
     assert (tmp_path / "stderr.txt").read_text() == ""

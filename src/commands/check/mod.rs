@@ -76,9 +76,9 @@ pub struct CheckOptions {
     /// directory for a bare name such as the command line's `budget`).
     pub budget_json: Option<String>,
     /// Report files the caller made for itself and removes when it returns
-    /// (the Python API's and the MCP server's verdict): written like the
-    /// others but not named on stderr (`wrote PATH`), since PATH is gone
-    /// by the time anyone reads it.
+    /// (the Python API's and the MCP server's verdict), or names itself
+    /// (the MCP answer's page): written like the others but not named on
+    /// stderr (`wrote PATH`).
     pub unannounced: Vec<PathBuf>,
     /// Snapshots the caller already holds decoded (`memgate mcp`'s cache).
     pub decoded: Option<crate::commands::Decoded>,
