@@ -448,6 +448,8 @@ impl DiffArgs {
             window: self.window.clone(),
             html: self.html.clone(),
             x_axis: self.x_axis,
+            decoded: None,
+            quiet: false,
         }
     }
 }
@@ -486,6 +488,7 @@ impl SummarizeArgs {
             top: self.top,
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
+            decoded: None,
         }
     }
 }
@@ -672,8 +675,10 @@ pub struct Captured {
 /// Runs `memgate ARGV[1:]` with its output captured. `check` appends to
 /// `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` and prints `::error`
 /// annotations only when `github` is true: a library call does not write
-/// the runner's files because the environment names them.
-pub fn run_captured<I, T>(argv: I, github: bool) -> Captured
+/// the runner's files because the environment names them. The report
+/// files in `private` are the caller's own, removed when it returns:
+/// `check` writes them without naming them on stderr.
+pub fn run_captured<I, T>(argv: I, github: bool, private: &[std::path::PathBuf]) -> Captured
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -707,6 +712,7 @@ where
                     GithubEnv::default()
                 },
                 color: false,
+                unannounced: private.to_vec(),
                 ..opts
             };
             commands::check::run(&opts, &mut stdout)
@@ -770,6 +776,8 @@ impl CheckArgs {
             window: self.window.clone(),
             categories: self.inline.categories.clone(),
             budget_json: self.budget_json.clone(),
+            unannounced: Vec::new(),
+            decoded: None,
         }
     }
 }

@@ -144,9 +144,12 @@ def _paths(paths: Paths, what: str = "snapshot") -> List[str]:
     return out
 
 
-def _run(args: Sequence[str], github: bool = False) -> Tuple[int, bytes, List[str]]:
+def _run(args: Sequence[str], github: bool = False, private: Sequence[str] = ()) -> Tuple[int, bytes, List[str]]:
+    """The command's exit code, stdout and errors; the report files in
+    ``private`` are the call's scratch files, written without a ``wrote``
+    line on stderr (they are gone when the call returns)."""
     try:
-        return _native.run(["memgate", *args], github)
+        return _native.run(["memgate", *args], github, list(private))
     except (TypeError, ValueError) as e:  # every argument is checked above: a last guard
         raise MemgateError(2, [f"memgate could not take the arguments: {e}"]) from None
 
@@ -424,7 +427,10 @@ def check(
         args.append("--")
         if snapshots is not None:
             args += _paths(snapshots)
-        code, out, errors = _run(args, github)
+        # The scratch files (the verdict read back, a report printed on
+        # stdout) are removed with the directory: no `wrote` line names them.
+        private = [p for p in paths.values() if os.path.dirname(p) == scratch]
+        code, out, errors = _run(args, github, private)
         text = out.decode("utf-8", "replace")
         verdict = None
         if os.path.isfile(json_path):

@@ -59,12 +59,24 @@ def _snake(figure_id: str) -> str:
 
 
 _ALL_IDS, _PHASE_IDS = _native.figure_ids()
+#: snake_case keyword -> figure id (a keyword argument cannot be kebab-case).
 FIGURES: Dict[str, str] = {_snake(f): f for f in _ALL_IDS}
 PHASE_FIGURES: Dict[str, str] = {_snake(f): f for f in _PHASE_IDS}
 
 
+def _figure(name: str, ids: Mapping[str, str]) -> Optional[str]:
+    """The figure id a string key names in either spelling, as a keyword
+    (``allocated_peak``) or as the TOML, JUnit and JSON write it
+    (``allocated-peak``); ``None`` for no figure of ``ids``."""
+    if "-" in name and "_" in name:
+        return None
+    return ids.get(_snake(name))
+
+
 def keyword_names() -> List[str]:
-    """Every keyword the marker (and ``check(budget=…)``) takes."""
+    """Every keyword the marker (and ``check(budget=…)``) takes; a figure
+    may also be spelt as its id (``"allocated-peak"``) where it is a
+    string key."""
     return [*FIGURES, _CATEGORY, _PHASE, *_DEFAULTS, _RULES, *_TARGET, _RANKS]
 
 
@@ -113,6 +125,30 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _phase_budget(
+    phase: str, figures: Any, budget: Dict[str, Any], origin: Dict[str, str], problems: List[str]
+) -> None:
+    """One entry of the ``phase`` mapping into ``budget["phase"]``: its
+    figures in either spelling (``allocated_peak``, ``allocated-peak``),
+    each given once."""
+    inner = _mapping(figures, f"phase[{phase!r}]", "figure -> size", problems)
+    if inner is None:
+        return
+    out = budget.setdefault("phase", {}).setdefault(phase, {})
+    where = f"phase[{phase!r}]: "
+    for figure, limit in inner.items():
+        key = _figure(figure, PHASE_FIGURES)
+        if key is None:
+            problems.append(_unknown(figure, list(PHASE_FIGURES), where))
+            continue
+        dotted = f"target.budget.phase.{json.dumps(phase, ensure_ascii=False)}.{key}"
+        if key in out:
+            problems.append(f"{where}{figure}: {key} is given twice (as {origin[dotted]} too)")
+            continue
+        out[key] = _plain(limit)
+        origin[dotted] = f"phase[{phase!r}][{figure!r}]"
+
+
 def budget_document(
     keywords: Mapping[str, Any],
     *,
@@ -135,8 +171,10 @@ def budget_document(
     for keyword, value in keywords.items():
         if value is None:
             problems.append(f"{keyword}=None: leave the keyword out instead")
-        elif keyword in FIGURES:
-            key = FIGURES[keyword]
+        elif isinstance(keyword, str) and (key := _figure(keyword, FIGURES)) is not None:
+            if key in budget:
+                problems.append(f"{keyword}: {key} is given twice (as {origin[f'target.budget.{key}']} too)")
+                continue
             budget[key] = _plain(value)
             origin[f"target.budget.{key}"] = keyword
         elif keyword == _CATEGORY:
@@ -148,18 +186,7 @@ def budget_document(
         elif keyword == _PHASE:
             table = _mapping(value, keyword, "phase name -> {figure: size}", problems)
             for phase, figures in (table or {}).items():
-                inner = _mapping(figures, f"phase[{phase!r}]", "figure -> size", problems)
-                if inner is None:
-                    continue
-                out = budget.setdefault("phase", {}).setdefault(phase, {})
-                for figure, limit in inner.items():
-                    where = f"phase[{phase!r}]: "
-                    if figure not in PHASE_FIGURES:
-                        problems.append(_unknown(figure, list(PHASE_FIGURES), where))
-                        continue
-                    out[PHASE_FIGURES[figure]] = _plain(limit)
-                    dotted = f"target.budget.phase.{json.dumps(phase, ensure_ascii=False)}.{PHASE_FIGURES[figure]}"
-                    origin[dotted] = f"phase[{phase!r}][{figure!r}]"
+                _phase_budget(phase, figures, budget, origin, problems)
         elif keyword in _DEFAULTS:
             defaults[_DEFAULTS[keyword]] = _plain(value)
             origin[f"defaults.{_DEFAULTS[keyword]}"] = keyword
@@ -186,7 +213,7 @@ def budget_document(
                 key = _RANKS_KEYS[k]
                 if k == "figures" and isinstance(v, (list, tuple)):
                     # Figure ids in snake_case, as every other keyword.
-                    v = [FIGURES.get(f, f) if isinstance(f, str) else f for f in v]
+                    v = [(_figure(f, FIGURES) or f) if isinstance(f, str) else f for f in v]
                 ranks[key] = _plain(v)
                 origin[f"target.ranks.{key}"] = f"ranks[{k!r}]"
             if table is not None:

@@ -169,6 +169,10 @@ class AnalysedDevice(_Document):
 
     device: int = _of()
     figures: Figures = _of(_figures)
+    # Figures read as a share of another, as a fraction of it:
+    # ``cached-free-at-reserved-peak`` of the reserved peak
+    # (docs/figures.md#cached-free-at-reserved-peak).
+    shares: Optional[Record] = _of(_records)
     categories: Optional[Record] = _of(_records)
     peak_entry: Optional[Record] = _of(_records)
     peak_time_us: Optional[Record] = _of(_records)
@@ -517,7 +521,13 @@ class Failure:
     error: Optional[str]
 
     def __str__(self) -> str:
-        where = f"{self.target}/{self.snapshot}" + (f" dev{self.device}" if self.device is not None else "")
+        """Its line as the terminal tags it: ``FAIL budget/rank0 dev0
+        allocated-peak: 212.10 MiB; headroom against the budget 208 MiB:
+        -4.10 MiB (-2.0%)``, with the headroom against the baseline's
+        tolerance too when there is a baseline."""
+        from ._lines import check_line
+
+        where = _escaped(f"{self.target}/{self.snapshot}") + (f" dev{self.device}" if self.device is not None else "")
         if self.check is None:
-            return f"{where}: could not judge: {self.error}"
-        return f"{where} {self.check.id}: {self.check.status}"
+            return f"ERROR {where}: could not judge: {_escaped(str(self.error))}"
+        return check_line(where, self.check)

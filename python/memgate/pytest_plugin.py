@@ -6,7 +6,8 @@
 The test runs under :func:`memgate.record`; its snapshot is then judged
 like ``memgate check`` judges a target whose budget is the marker's
 keywords: a figure id in snake_case (``allocated_peak``), ``category=``
-and ``phase=`` mappings (any name), ``tolerance``, ``noise_floor``,
+and ``phase=`` mappings (any name; inside ``phase=`` a figure is a key in
+either spelling, ``"allocated-peak"`` as the TOML writes it too), ``tolerance``, ``noise_floor``,
 ``rules`` (a rule set, a rules file or a mapping category -> regex),
 ``baseline``, ``key``, ``device``, ``window``, ``iteration_boundary``,
 ``require_trace``, ``accept_lower_bounds``, ``same_environment``,
@@ -50,7 +51,9 @@ Options (each also an ini key, ``memgate_save_baselines`` …):
 A failed gate fails the test with check's explanation and the sites that
 grew most; a check at ``level = "warn"`` that is over its limit is a
 :class:`MemgateWarning`. The session ends with a ``memgate`` section: each
-marked test's judged figures, budget, headroom and verdict. Without torch,
+marked test's judged figures and verdict, then one headroom per line, each
+named by its ceiling (against the budget, against the baseline's
+tolerance). Without torch,
 or with neither a CUDA device nor torch_npu's NPU, the test is skipped and
 nothing is written. Needs pytest 8 (new-style hook wrappers).
 """
@@ -72,6 +75,7 @@ from . import _native
 from ._api import MemgateError, check, summarize
 from ._budget import BudgetError, validated_document
 from ._documents import Check, Verdict
+from ._lines import amount, headroom_lines, size
 from ._record import accelerator, environment_path, record
 
 _TOP_SITES = 5
@@ -236,7 +240,7 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
     shown: List[str] = []
     for where, c in _judged(verdict):
         if c.status == "fail":
-            lines.append(f"{where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}")
+            lines += _judged_lines(where, c)
     for target in verdict.targets:
         for snapshot in target.snapshots:
             for device in snapshot.devices:
@@ -248,8 +252,8 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                     lines.append(f"top growing sites, {_shown(snapshot.name)} dev{device.device}:")
                     for site in grown:
                         delta = site["current"] - site["baseline"]
-                        was, now = _size(site["baseline"]), _size(site["current"])
-                        lines.append(f"  +{_size(delta)}  {_shown(site['site'])}  ({was} -> {now})")
+                        was, now = size(site["baseline"]), size(site["current"])
+                        lines.append(f"  +{size(delta)}  {_shown(site['site'])}  ({was} -> {now})")
                     continue
                 # No baseline to grow from: the biggest sites at the peak.
                 live = sorted(
@@ -260,7 +264,7 @@ def explanation(verdict: Verdict, top: int = _TOP_SITES) -> str:
                 shown += [s["site"] for s in live]
                 if live:
                     lines.append(f"top sites at the peak, {_shown(snapshot.name)} dev{device.device}:")
-                    lines += [f"  {_size(s['current'])}  {_shown(s['site'])}" for s in live]
+                    lines += [f"  {size(s['current'])}  {_shown(s['site'])}" for s in live]
     return "\n".join(lines + _no_story_notes(shown))
 
 
@@ -277,45 +281,11 @@ def _shown(text: object) -> str:
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-    return f"{n} B"  # unreachable: GiB is the last unit
-
-
-def _amount(check: Check, value: Optional[float]) -> str:
-    if value is None:
-        return "-"
-    return _size(value) if check.unit == "bytes" else f"{value:g}"
-
-
-def _limit(check: Check) -> str:
-    """The budget and the baseline with its tolerance, those there are."""
-    parts = []
-    if check.budget is not None:
-        parts.append(f"budget {_amount(check, check.budget)}")
-    if check.baseline is not None:
-        parts.append(f"baseline {_amount(check, check.baseline)} +{check.tolerance or 0:g}%")
-    return ", ".join(parts) or "-"
-
-
-def _headroom(check: Check) -> str:
-    """What is left under the nearer ceiling, the budget or the baseline
-    plus its tolerance (negative: over it)."""
-    ceilings = []
-    if check.budget is not None:
-        ceilings.append(float(check.budget))
-    if check.baseline is not None and check.tolerance is not None:
-        ceilings.append(check.baseline * (1 + check.tolerance / 100))
-    if check.current is None or not ceilings:
-        return "-"
-    ceiling = min(ceilings)
-    left = ceiling - check.current
-    share = f" ({left / ceiling:+.1%})" if ceiling else ""
-    sign = "+" if left >= 0 else "-"
-    return f"{sign}{_amount(check, abs(left))}{share}"
+def _judged_lines(where: str, c: Check) -> List[str]:
+    """The check's figure, then one line per headroom, each naming what it
+    is against (the budget, the baseline's tolerance)."""
+    head = f"{where} {_shown(c.id)}: {amount(c, c.current)}"
+    return [head] + [f"  {h}" for h in headroom_lines(c)]
 
 
 def _judged(verdict: Verdict) -> List[Tuple[str, Check]]:
@@ -416,7 +386,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
             _keep(recording.path, keep, name)
         for where, c in _judged(verdict):
             if c.status == "warn":
-                warnings.warn(MemgateWarning(f"memgate: {where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"))
+                warnings.warn(MemgateWarning("memgate: " + "\n".join(_judged_lines(where, c))))
         if not verdict.passed:
             pytest.fail(explanation(verdict), pytrace=False)
     return result
@@ -435,6 +405,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for nodeid, verdict in results:
         terminalreporter.write_line(f"{_shown(nodeid)}: {verdict.verdict}")
         for where, c in _judged(verdict):
-            terminalreporter.write_line(
-                f"  {c.status:<5} {where} {_shown(c.id)}: {_amount(c, c.current)} of {_limit(c)}, headroom {_headroom(c)}"
-            )
+            first, *rest = _judged_lines(where, c)
+            terminalreporter.write_line(f"  {c.status:<5} {first}")
+            for line in rest:
+                terminalreporter.write_line(f"        {line}")

@@ -23,11 +23,18 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
 /// code, the bytes it wrote to stdout, and its error messages (a command
 /// line error is one message, clap's text). `check` appends to
 /// `GITHUB_STEP_SUMMARY` / `GITHUB_OUTPUT` and prints `::error`
-/// annotations only when `github` is true.
+/// annotations only when `github` is true. The report files in `private`
+/// are the caller's own (a scratch verdict it reads and removes): written,
+/// but not named by a `wrote PATH` line on stderr.
 #[pyfunction]
-#[pyo3(signature = (argv, github = false))]
-fn run(py: Python<'_>, argv: Vec<String>, github: bool) -> (u8, Py<PyBytes>, Vec<String>) {
-    let c = py.detach(|| memgate::cli::run_captured(argv, github));
+#[pyo3(signature = (argv, github = false, private = Vec::new()))]
+fn run(
+    py: Python<'_>,
+    argv: Vec<String>,
+    github: bool,
+    private: Vec<std::path::PathBuf>,
+) -> (u8, Py<PyBytes>, Vec<String>) {
+    let c = py.detach(|| memgate::cli::run_captured(argv, github, &private));
     (c.exit_code, PyBytes::new(py, &c.stdout).unbind(), c.errors)
 }
 

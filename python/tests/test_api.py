@@ -188,10 +188,48 @@ def test_check_takes_a_budget_mapping_and_snapshots(examples):
     assert [(f.snapshot, f.device, f.check.id if f.check else None) for f in failures] == [
         ("rank0", 0, "allocated-peak")
     ]
-    assert str(failures[0]) == "budget/rank0 dev0 allocated-peak: fail"
+    assert str(failures[0]) == (
+        "FAIL budget/rank0 dev0 allocated-peak: 212.10 MiB; headroom against the budget 208 MiB: -4.10 MiB (-2.0%)"
+    )
     judged = [(c.id, c.status) for t in verdict.targets for s in t.snapshots for d in s.devices for c in d.checks]
     # Only what the mapping names: no dynamic/overall peak although they grew.
     assert judged == [("allocated-peak", "fail"), ("phase.Optimizer.step#AdamW.step.allocated-peak", "pass")]
+
+
+def test_str_of_a_failure_is_its_fail_line_with_the_bytes_the_budget_and_each_headroom_named(examples):
+    # examples/memgate-regressed.toml: allocated-peak is 222406148 bytes
+    # (212.10 MiB) against a 208 MiB budget (over by 4302340 bytes, 2.0% of
+    # it) and a 209823236-byte golden (200.10 MiB) + 2% tolerance, whose
+    # ceiling 214019700.72 it passes by 8386447.28 bytes (3.9% of it).
+    verdict = memgate.check(config=examples / "memgate-regressed.toml")
+    line = str(next(f for f in verdict.failures() if f.check and f.check.id == "allocated-peak"))
+    assert line == (
+        "FAIL toy-gpt-2rank/rank0 dev0 allocated-peak: 212.10 MiB; "
+        "headroom against the budget 208 MiB: -4.10 MiB (-2.0%); "
+        "headroom against the baseline's tolerance (200.10 MiB +2%): -8.00 MiB (-3.9%)"
+    )
+    assert "\n" not in line
+
+
+def test_figure_ids_are_taken_in_both_spellings_in_a_budget_and_its_phase_dicts(examples):
+    snaps = [str(examples / "snapshots-regressed" / "rank0.pickle")]
+    kebab = {"allocated-peak": "208 MiB", "phase": {"## forward ##": {"allocated-peak": "1 GiB"}}}
+    snake = {"allocated_peak": "208 MiB", "phase": {"## forward ##": {"allocated_peak": "1 GiB"}}}
+
+    def judged(budget):
+        v = memgate.check(snapshots=snaps, budget=budget)
+        return [(c.id, c.status, c.budget) for t in v.targets for s in t.snapshots for d in s.devices for c in d.checks]
+
+    assert judged(kebab) == judged(snake) == [
+        ("allocated-peak", "fail", 208 << 20),
+        ("phase.## forward ##.allocated-peak", "pass", 1 << 30),
+    ]
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.check(snapshots=snaps, budget={"allocated_peak": "1 GiB", "allocated-peak": "2 GiB"})
+    assert e.value.messages == ["allocated-peak: allocated-peak is given twice (as allocated_peak too)"]
+    with pytest.raises(memgate.MemgateError) as e:
+        memgate.check(snapshots=snaps, budget={"phase": {"## forward ##": {"allocated-pe_ak": "1 GiB"}}})
+    assert e.value.messages[0].startswith("phase['## forward ##']: allocated-pe_ak: unknown keyword")
 
 
 def test_check_reports_budget_mistakes_in_keyword_names(examples):
@@ -303,7 +341,11 @@ def test_check_takes_ranks_and_names_the_heaviest_rank(root):
         ("ranks", "ranks.allocated-peak.imbalance")
     ]
     assert ranks.checks[0].findings[0]["heaviest"] == "rank6"
-    assert str(verdict.failures()[0]) == "budget/ranks ranks.allocated-peak.imbalance: fail"
+    # The heaviest rank is 16.08% over the mean, the ceiling the mean + 15%:
+    # (1.15 - 1.1608) / 1.15 = -0.9% of the ceiling left.
+    line = str(verdict.failures()[0])
+    assert line.startswith("FAIL budget/ranks ranks.allocated-peak.imbalance: "), line
+    assert "; headroom against the budget " in line and line.endswith(" (-0.9%)"), line
     verdict = memgate.check(snapshots=snaps, budget={"allocated_peak": "10 GiB", "ranks": {"imbalance": "17%"}})
     assert verdict.passed
 

@@ -120,6 +120,18 @@ def test_json_report_dash_prints_the_verdict_and_returns_it(examples, capsys):
     assert capsys.readouterr().out.startswith("## memgate")
 
 
+def test_check_names_no_file_it_made_and_removed_but_names_the_reports_asked_for(examples, tmp_path, capfd):
+    snaps = [str(examples / "snapshots" / "rank0.pickle")]
+    memgate.check(snapshots=snaps, budget={"allocated_peak": "1 GiB"})
+    memgate.check(config=examples / "memgate.toml", junit="-")
+    captured = capfd.readouterr()
+    assert "wrote" not in captured.err and "verdict.json" not in captured.err, captured.err
+    assert "<testsuites" in captured.out
+    # A report the caller asked for is still named where it went.
+    memgate.check(snapshots=snaps, budget={"allocated_peak": "1 GiB"}, json_report=tmp_path / "v.json")
+    assert capfd.readouterr().err == f"wrote {tmp_path / 'v.json'}\n"
+
+
 def test_two_reports_for_stdout_are_refused(examples):
     with pytest.raises(memgate.MemgateError) as e:
         memgate.check(config=examples / "memgate.toml", json_report="-", junit="-")

@@ -164,17 +164,31 @@ def test_a_marker_mistake_stops_the_session_at_collection_even_without_torch(pyt
     assert "memgate.toml" not in err and "allocated-peek" not in err
 
 
-def test_phase_and_category_names_with_any_characters_are_judged(
+def test_phase_names_with_any_characters_are_judged_and_their_figures_take_either_spelling(
     pytester, monkeypatch, examples, scratch, no_rank_env
 ):
     torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
-    kwargs = 'phase={"Optimizer.step#AdamW.step": {"allocated_peak": "100 MiB"}, "## forward ##": {"allocated_peak": "1 MiB"}}'
+    # The figure as the TOML, JUnit and JSON write it, and as the keyword.
+    kwargs = 'phase={"Optimizer.step#AdamW.step": {"allocated_peak": "100 MiB"}, "## forward ##": {"allocated-peak": "1 MiB"}}'
     result = run(pytester, monkeypatch, torch, kwargs)
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    assert "## forward ##" in out
-    lines = [line for line in out.splitlines() if "Optimizer.step#AdamW.step" in line and line.startswith("  pass")]
-    assert lines, out
+    summary = out[out.index("= memgate =") :]
+    assert "  fail  rank0 dev0 phase.## forward ##.allocated-peak:" in summary, out
+    assert "  pass  rank0 dev0 phase.Optimizer.step#AdamW.step.allocated-peak:" in summary, out
+
+
+def test_a_failing_test_prints_no_wrote_line_for_the_verdict_the_plugin_removed(
+    pytester, monkeypatch, examples, scratch, no_rank_env, capfd
+):
+    torch = fake_torch(str(examples / "snapshots" / "rank0.pickle"))
+    result = run(pytester, monkeypatch, torch, 'allocated_peak="100 MiB"')
+    result.assert_outcomes(failed=1)
+    err = capfd.readouterr().err
+    assert "wrote " not in err and "verdict.json" not in err, err
+    out = result.stdout.str()
+    assert not [line for line in out.splitlines() if line.startswith("wrote ")], out
+    assert "verdict.json" not in out
 
 
 def test_the_marker_judges_only_the_figures_it_names(pytester, monkeypatch, examples, scratch, no_rank_env):
@@ -184,9 +198,13 @@ def test_the_marker_judges_only_the_figures_it_names(pytester, monkeypatch, exam
     result = run(pytester, monkeypatch, torch, f'allocated_peak="1 GiB", baseline={str(golden)!r}, tolerance="10%"')
     result.assert_outcomes(passed=1)
     out = result.stdout.str()
-    judged = [line.split()[3] for line in out[out.index("= memgate =") :].splitlines() if line.startswith("  ")]
+    summary = out[out.index("= memgate =") :].splitlines()
+    judged = [line.split()[3] for line in summary if line.startswith("  ") and line[2] != " "]
     assert judged == ["allocated-peak:"], out
-    assert "of budget 1.00 GiB, baseline 200.10 MiB +10%, headroom +8.01 MiB" in out
+    # One headroom per line, each named by its ceiling: 1 GiB - 222406148
+    # bytes, and 209823236 bytes + 10% - 222406148.
+    assert "  headroom against the budget 1 GiB: +811.90 MiB (+79.3%)" in out
+    assert "  headroom against the baseline's tolerance (200.10 MiB +10%): +8.01 MiB (+3.6%)" in out
     tolerance_too = run(pytester, monkeypatch, torch, f'allocated_peak="1 GiB", baseline={str(golden)!r}, tolerance="2%"')
     tolerance_too.assert_outcomes(failed=1)
     assert "allocated-peak: 212.10 MiB of 1 GiB (21%, 811.90 MiB left); grew" in tolerance_too.stdout.str()
@@ -207,13 +225,18 @@ def test_save_baselines_then_compare_then_a_regression_fails_naming_figure_budge
     assert len({n.rsplit("-", 1)[0] for n in saved}) == 3, saved
     again = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--memgate-baselines", "golden")
     again.assert_outcomes(passed=3)
-    assert "baseline 200.10 MiB" in again.stdout.str()
+    assert "headroom against the baseline's tolerance (200.10 MiB +5%)" in again.stdout.str()
     monkeypatch.setitem(sys.modules, "torch", fake_torch(str(examples / "snapshots-regressed" / "rank0.pickle")))
     regressed = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--memgate-baselines", "golden")
     regressed.assert_outcomes(failed=3)
     out = regressed.stdout.str()
-    assert "allocated-peak: 212.10 MiB of budget 256.00 MiB, baseline 200.10 MiB +5%, headroom -1.99 MiB" in out
-    assert "headroom" in out
+    # 256 MiB - 222406148 bytes; 209823236 bytes + 5% - 222406148.
+    lines = out.splitlines()
+    at = lines.index("rank0 dev0 allocated-peak: 212.10 MiB")
+    assert lines[at + 1 : at + 3] == [
+        "  headroom against the budget 256 MiB: +43.90 MiB (+17.1%)",
+        "  headroom against the baseline's tolerance (200.10 MiB +5%): -1.99 MiB (-0.9%)",
+    ]
     assert "top growing sites, rank0 dev0:" in out
     assert "forward (model.py)" in out
 
@@ -271,7 +294,8 @@ def test_a_warn_level_result_is_a_pytest_warning_and_in_the_session_summary(
     assert "MemgateWarning: memgate: rank0 dev0 reserved-peak:" in out
     summary = out[out.index("= memgate ="):]
     assert "test_gated.py::test_train_step: warn" in summary
-    assert "  warn  rank0 dev0 reserved-peak:" in summary and "of budget 100.00 MiB, headroom -" in summary
+    assert "  warn  rank0 dev0 reserved-peak:" in summary
+    assert "        headroom against the budget 100 MiB: -" in summary
 
 
 def test_node_names_are_file_names_and_never_shared():

@@ -14,7 +14,7 @@ use crate::report::{diff, document_json, html};
 use crate::error::{Error, OutputError, UsageError};
 
 use super::analysed::{analyse_snapshot, refuse_over_inputs, rules, summary_in_window};
-use super::{Outcome, OutputFormat};
+use super::{Decoded, Outcome, OutputFormat};
 
 pub struct DiffOptions {
     pub base: String,
@@ -33,6 +33,13 @@ pub struct DiffOptions {
     pub x_axis: html::XAxis,
     /// `--project-root` and `--user-code`: what names an allocation site.
     pub sites: crate::analysis::SiteFlags,
+    /// Where a side's snapshot comes from when not from its file: a
+    /// session's cache (`memgate mcp`). `None` from it (or no source)
+    /// reads the file, which may be a summary.
+    pub decoded: Option<Decoded>,
+    /// The caller names the page it asked for itself (`memgate mcp`): no
+    /// `wrote` line on stderr.
+    pub quiet: bool,
 }
 
 /// One side's device reports, whether it was a summary, and (for the page)
@@ -48,8 +55,13 @@ fn reports(
     rules: &RuleSet,
     window: Option<&Window>,
     timelines: bool,
+    decoded: Option<&Decoded>,
 ) -> Result<Side, Error> {
-    match input::read(path)? {
+    let read = match decoded.and_then(|d| d.get(path)) {
+        Some(snap) => Input::Snapshot(Box::new(snap)),
+        None => input::read(path)?,
+    };
+    match read {
         Input::Summary(s) => Ok((summary_in_window(path, s.devices, window)?, true, None)),
         Input::Snapshot(snap) => {
             let req = Request {
@@ -167,10 +179,11 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
         Err(o) => return o,
     };
     let page = opts.html.is_some();
-    let (base, new) = rayon::join(
-        || reports(Path::new(base_path), &rules, opts.window.as_ref(), page),
-        || reports(Path::new(new_path), &rules, opts.window.as_ref(), page),
-    );
+    let side = |p: &str| {
+        let decoded = opts.decoded.as_ref();
+        reports(Path::new(p), &rules, opts.window.as_ref(), page, decoded)
+    };
+    let (base, new) = rayon::join(|| side(base_path), || side(new_path));
     let ((mut base, base_is_summary, base_t), (mut new, new_is_summary, new_t)) = match (base, new)
     {
         (Ok(b), Ok(n)) => (b, n),
@@ -233,7 +246,12 @@ fn one(opts: &DiffOptions, base_path: &str, new_path: &str, out: &mut dyn Write)
             },
             opts.x_axis,
         );
-        if let Err(error) = super::write_report(path, page.as_bytes()) {
+        let write = if opts.quiet {
+            super::write_report_quietly
+        } else {
+            super::write_report
+        };
+        if let Err(error) = write(path, page.as_bytes()) {
             errors.push(
                 OutputError::Html {
                     path: path.clone(),

@@ -14,6 +14,7 @@ pub mod profile;
 pub mod summarize;
 
 use crate::error::{Error, OutputError};
+use crate::snapshot::Snapshot;
 
 /// What `check`'s gate decided; the other commands pass when they finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,13 +84,46 @@ pub(crate) fn write_report(
     path: &std::path::Path,
     bytes: &[u8],
 ) -> Result<(), crate::files::FileError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::beneath::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
-    }
-    crate::files::write_atomic(path, bytes)?;
+    write_report_quietly(path, bytes)?;
     let shown = crate::report::escape::terminal(&path.display().to_string()).into_owned();
     eprintln!("wrote {shown}");
     Ok(())
+}
+
+/// Snapshots a caller already holds decoded, by path (`memgate mcp`'s
+/// session cache): `diff`, `check` and `summarize` analyse what it gives
+/// instead of decoding the file again. `None` from it, or no source, reads
+/// the file as usual (it may be a summary, or unreadable: the file's own
+/// error is then the one reported).
+#[derive(Clone)]
+pub struct Decoded(pub std::sync::Arc<DecodedFn>);
+
+/// What a [`Decoded`] source calls: the snapshot at a path, if it has one.
+pub type DecodedFn = dyn Fn(&std::path::Path) -> Option<Snapshot> + Send + Sync;
+
+impl Decoded {
+    /// The snapshot at `path`, when the source holds (or can decode) one.
+    pub(crate) fn get(&self, path: &std::path::Path) -> Option<Snapshot> {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for Decoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Decoded(..)")
+    }
+}
+
+/// [`write_report`] without the `wrote` line, for a caller that names
+/// the file itself (`memgate mcp`'s answer, whose stderr carries errors only).
+pub(crate) fn write_report_quietly(
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> Result<(), crate::files::FileError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::beneath::create_dir_all(dir).map_err(crate::files::FileError::Write)?;
+    }
+    crate::files::write_atomic(path, bytes)
 }
 
 /// Output format of the analysis commands.

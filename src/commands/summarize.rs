@@ -16,7 +16,7 @@ use crate::snapshot::{self, LoadError, Snapshot};
 use crate::vocab::Rules;
 
 use super::analysed::{analyse_placing, rules};
-use super::Outcome;
+use super::{Decoded, Outcome};
 
 pub struct SummarizeOptions {
     pub snapshots: Vec<String>,
@@ -33,6 +33,9 @@ pub struct SummarizeOptions {
     pub iteration_boundary: Option<String>,
     /// `--project-root` and `--user-code`: what names an allocation site.
     pub sites: crate::analysis::SiteFlags,
+    /// Snapshots the caller already holds decoded (`memgate mcp`'s cache):
+    /// those are hashed for the provenance, not decoded again.
+    pub decoded: Option<Decoded>,
 }
 
 /// The name of a snapshot's summary: `DIR/<stem>.json`.
@@ -58,18 +61,27 @@ pub(crate) fn write_summary(path: &Path, s: &Summary) -> Result<(), OutputError>
 /// writes and `check` compares against): figures, categories and the top
 /// `top` sites per device; no stack groups.
 pub fn summarize_file(path: &Path, rules: &RuleSet, top: usize) -> Result<Summary, LoadError> {
-    summarize_file_with(path, |snap| Ok(crate::analysis::analyze(snap, rules, top)))
+    summarize_file_with(path, None, |snap| {
+        Ok(crate::analysis::analyze(snap, rules, top))
+    })
 }
 
 /// A snapshot file's summary, its devices analysed by `analyse`: figures,
 /// categories and the top sites per device; no stack groups. The file is
-/// read once, for the snapshot and its digest together.
+/// read once, for the snapshot and its digest together; a snapshot
+/// `decoded` holds is only hashed.
 fn summarize_file_with<E: From<LoadError>>(
     path: &Path,
+    decoded: Option<&Decoded>,
     analyse: impl FnOnce(&Snapshot) -> Result<Vec<DeviceReport>, E>,
 ) -> Result<Summary, E> {
-    let (content, digest) = snapshot::read_input_hashed(path)?;
-    let snap = content.into_snapshot(path)?;
+    let (snap, digest) = match decoded.and_then(|d| d.get(path)) {
+        Some(snap) => (snap, snapshot::digest_of(path)?),
+        None => {
+            let (content, digest) = snapshot::read_input_hashed(path)?;
+            (content.into_snapshot(path)?, digest)
+        }
+    };
     let mut devices = analyse(&snap)?;
     // docs/figures.md#summaries: a *small* file (figures, categories, top sites, provenance);
     // full stacks with C++ frames would make it hundreds of KiB.
@@ -89,7 +101,7 @@ pub(crate) fn summary_of(
 ) -> Result<(Summary, Vec<WindowError>), Error> {
     let boundary = opts.iteration_boundary.clone().map(Boundary::Prefix);
     let mut unplaced = Vec::new();
-    let summary = summarize_file_with(path, |snap| {
+    let summary = summarize_file_with(path, opts.decoded.as_ref(), |snap| {
         let window = opts.window.as_ref();
         let req = Request {
             window,

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::ser::{Error as _, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 use crate::analysis::{DeviceReport, WindowError};
 
@@ -12,6 +14,7 @@ use crate::analysis::{DeviceReport, WindowError};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnalysedSnapshot {
     pub path: String,
+    #[serde(serialize_with = "with_shares")]
     pub devices: Vec<DeviceReport>,
     /// The devices the `--window` places nothing on, each with why: they
     /// have no figures (`window-not-placed` in the JSON, a line in text).
@@ -37,6 +40,33 @@ impl AnalysedSnapshot {
             warnings,
         }
     }
+}
+
+/// Each device's report with `shares` right after its `figures`: the
+/// figures that are also read (and budgeted) as a share of another, as a
+/// fraction of it. Today one, `cached-free-at-reserved-peak` over
+/// `reserved-peak` (docs/figures.md#cached-free-at-reserved-peak), left
+/// out with nothing reserved. Summaries keep the bytes only: the share is
+/// derived from them.
+fn with_shares<S: Serializer>(devices: &[DeviceReport], s: S) -> Result<S::Ok, S::Error> {
+    let mut seq = s.serialize_seq(Some(devices.len()))?;
+    for d in devices {
+        let Value::Object(report) = serde_json::to_value(d).map_err(S::Error::custom)? else {
+            return Err(S::Error::custom("a device report is an object"));
+        };
+        let mut out = serde_json::Map::new();
+        for (k, v) in report {
+            let after_figures = k == "figures";
+            out.insert(k, v);
+            if let Some(share) = d.figures.cached_free_ratio().filter(|_| after_figures) {
+                let id = crate::vocab::Figure::CachedFreeAtReservedPeak.id();
+                let shares = serde_json::Map::from_iter([(id.to_string(), Value::from(share))]);
+                out.insert("shares".into(), Value::Object(shares));
+            }
+        }
+        seq.serialize_element(&out)?;
+    }
+    seq.end()
 }
 
 /// `memgate peak`: Mosaic's figures and the stacks live at the peak.

@@ -1,17 +1,21 @@
 //! The tools that run a whole command of the library (`diff`, `check`,
-//! `summarize`) on confined paths: what they read is re-read per call, what
-//! they write goes to a path under the roots (or a private temporary file).
+//! `summarize`) on confined paths: `diff` takes its snapshots from the
+//! session's cache (a summary is read per call), `check` and `summarize`
+//! re-read theirs per call; what they write goes to a path under the roots
+//! (or a private temporary file).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
 use crate::commands::check::CheckOptions;
 use crate::commands::diff::DiffOptions;
 use crate::commands::summarize::SummarizeOptions;
-use crate::commands::{Outcome, OutputFormat};
+use crate::commands::{Decoded, Outcome, OutputFormat};
 
 use super::answer;
+use super::cache::Source;
 use super::confine::budget_paths_inside;
 use super::page::{self, PageAt};
 use super::params::{CheckArgs, DiffArgs, SummarizeArgs};
@@ -71,6 +75,29 @@ struct CallBudget {
 }
 
 impl Work {
+    /// The session's cache as a whole command's source of snapshots: a
+    /// file it holds (or can decode) as a snapshot, each use noted in
+    /// `sources`; `None` for anything else (a summary), which the command
+    /// then reads itself.
+    fn decoded(&self, sources: &Arc<Mutex<Vec<Source>>>) -> Decoded {
+        let (cache, sources) = (Arc::clone(&self.cache), Arc::clone(sources));
+        Decoded(Arc::new(move |path: &Path| {
+            let (snap, source) = cache.get(path).ok()?;
+            sources
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(source);
+            Some(snap)
+        }))
+    }
+
+    /// Note in `ans` each snapshot a whole command took through [`Work::decoded`].
+    fn note_sources(&self, ans: &mut Answer, sources: &Mutex<Vec<Source>>) {
+        for s in sources.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            ans.note_cache(s, &self.cache);
+        }
+    }
+
     pub(crate) fn diff(&self, a: &DiffArgs) -> Result<Value, String> {
         let mut ans = Answer::new("diff");
         let at = PageAt::new(a.limit, a.cursor.as_deref())?;
@@ -86,6 +113,7 @@ impl Work {
             .transpose()?;
         let rules = self.rules_spec(a.rules.as_deref())?;
         let window = window_arg(a.window.as_deref())?;
+        let sources = Arc::new(Mutex::new(Vec::new()));
         let opts = DiffOptions {
             base: path_text(&base),
             new: path_text(&new),
@@ -97,9 +125,13 @@ impl Work {
             categories: None,
             sites: Default::default(),
             x_axis: crate::report::html::XAxis::Auto,
+            decoded: Some(self.decoded(&sources)),
+            // The answer names the page; stderr carries errors only.
+            quiet: true,
         };
         let mut out = Vec::new();
         let outcome = crate::commands::diff::run(&opts, &mut out);
+        self.note_sources(&mut ans, &sources);
         failed(&outcome)?;
         let mut doc: Value = serde_json::from_slice(&out).map_err(|e| e.to_string())?;
         // The site lists of each device, paged like the analysis lists.
@@ -205,6 +237,7 @@ impl Work {
         let window = window_arg(a.window.as_deref())?;
         let scratch = scratch()?;
         let json_out = scratch.path.join("verdict.json");
+        let sources = Arc::new(Mutex::new(Vec::new()));
         let opts = CheckOptions {
             config: Some(budget.config),
             snapshots,
@@ -214,10 +247,19 @@ impl Work {
             require_baseline: a.require_baseline.unwrap_or(false),
             window,
             budget_json: budget.json,
+            // The call's own verdict, gone when it returns, and the page
+            // the answer names: no `wrote` line on the server's stderr,
+            // which carries errors only.
+            unannounced: [Some(json_out.clone()), html.clone()]
+                .into_iter()
+                .flatten()
+                .collect(),
+            decoded: Some(self.decoded(&sources)),
             ..CheckOptions::default()
         };
         let mut text = Vec::new();
         let outcome = crate::commands::check::run(&opts, &mut text);
+        self.note_sources(&mut ans, &sources);
         let doc = verdict(&json_out, &outcome)?;
         let findings: Vec<Value> = String::from_utf8_lossy(&text)
             .lines()
@@ -260,6 +302,7 @@ impl Work {
         }
         let rules = self.rules_spec(a.rules.as_deref())?;
         let window = window_arg(a.window.as_deref())?;
+        let sources = Arc::new(Mutex::new(Vec::new()));
         let opts = SummarizeOptions {
             snapshots: paths.iter().map(|p| path_text(p)).collect(),
             output: dir.clone(),
@@ -269,9 +312,11 @@ impl Work {
             categories: None,
             sites: Default::default(),
             iteration_boundary: a.iteration_boundary.clone(),
+            decoded: Some(self.decoded(&sources)),
         };
         let mut out = Vec::new();
         let outcome = crate::commands::summarize::run(&opts, &mut out);
+        self.note_sources(&mut ans, &sources);
         failed(&outcome)?;
         let written: Vec<Value> = paths
             .iter()

@@ -19,6 +19,7 @@ mod lines;
 mod page;
 mod params;
 mod roots;
+mod schemas;
 mod summary;
 mod tools;
 mod work;

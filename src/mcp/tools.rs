@@ -15,6 +15,7 @@ use super::params::{
     CheckArgs, DiffArgs, InspectArgs, LiveAtArgs, OomArgs, PeakArgs, PhasesArgs, ProfileArgs,
     RanksArgs, SummarizeArgs,
 };
+use super::schemas;
 use super::work::Work;
 
 /// Rules that are no file: an answer with a rules file is not repeated (the
@@ -27,27 +28,6 @@ fn built_in(rules: &Option<String>) -> bool {
 /// no document (a write happens every time).
 fn again(rules: &Option<String>, document_to: &Option<String>) -> bool {
     built_in(rules) && document_to.is_none()
-}
-
-/// The output schema every tool declares: an object with its `kind` and
-/// `trust` (the rest depends on the tool and is described in docs/mcp.md),
-/// so that clients validate and read `structuredContent`.
-fn answer_schema() -> Arc<rmcp::model::JsonObject> {
-    let schema = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "kind": {"type": "string", "description": "memgate.mcp.<tool>/1"},
-            "trust": {"type": "object", "description": "what limits how far the figures can be trusted"},
-            "summary": {"type": "object"},
-            "document": {"type": ["object", "null"]},
-            "next_cursor": {"type": ["string", "null"]},
-        },
-        "required": ["kind", "trust"],
-    });
-    match schema {
-        Value::Object(m) => Arc::new(m),
-        _ => Arc::default(),
-    }
 }
 
 /// The server: the work and the tool router.
@@ -110,7 +90,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("inspect"),
         description = "What is in snapshot files without analysis: format, torch generation, segments, blocks, frames, per device the trace entries and action counts. Answer memgate.mcp.inspect/1."
     )]
     async fn inspect(&self, p: Parameters<InspectArgs>) -> Result<CallToolResult, ErrorData> {
@@ -118,7 +98,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("peak"),
         description = "The peaks of a snapshot (allocated, reserved, Mosaic's dynamic/static/overall), where each falls (phase, iteration, time), OOM count, and the call stacks and sites live at a peak, user code first. The answer is a summary (stacks folded to user frames as file:line); detail: full adds the document of `memgate peak --format json`. Answer memgate.mcp.peak/1."
     )]
     async fn peak(&self, p: Parameters<PeakArgs>) -> Result<CallToolResult, ErrorData> {
@@ -130,7 +110,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("profile"),
         description = "Bytes per category (built-in rules, Mosaic's, a rules file, or inline custom categories), or per annotation, or per compile context, at the peaks and each group's own peak; optionally writes the HTML timeline to a path. Answer memgate.mcp.profile/1."
     )]
     async fn profile(&self, p: Parameters<ProfileArgs>) -> Result<CallToolResult, ErrorData> {
@@ -143,7 +123,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("phases"),
         description = "When memory grew: annotation events with the memory at each, phase spans with their peaks, iterations, the steady-state peak and the leak per iteration. Answer memgate.mcp.phases/1."
     )]
     async fn phases(&self, p: Parameters<PhasesArgs>) -> Result<CallToolResult, ErrorData> {
@@ -155,7 +135,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("live_at"),
         description = "The largest live allocations (grouped by call stack, user code first) at one moment: after a trace entry, at a time, at the peak inside a phase, or at a named peak. Give exactly one of entry, time_us, phase, peak. Answer memgate.mcp.live_at/1."
     )]
     async fn live_at(&self, p: Parameters<LiveAtArgs>) -> Result<CallToolResult, ErrorData> {
@@ -167,7 +147,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("diff"),
         description = "Figure, category and allocation-site deltas between two snapshots or summaries (base, new). detail: full adds the document of `memgate diff --format json`. Answer memgate.mcp.diff/1."
     )]
     async fn diff(&self, p: Parameters<DiffArgs>) -> Result<CallToolResult, ErrorData> {
@@ -175,7 +155,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("ranks"),
         description = "Per-rank figures of a distributed run, one row per file and device, and the spread (max, min, which rank) of the peaks. Answer memgate.mcp.ranks/1."
     )]
     async fn ranks(&self, p: Parameters<RanksArgs>) -> Result<CallToolResult, ErrorData> {
@@ -183,7 +163,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("explain_oom"),
         description = "Every out-of-memory event of a snapshot: the request, what the device had free, allocated and reserved, the phase and iteration, the call stack (user code first); and the stacks at the peak. Answer memgate.mcp.explain_oom/1."
     )]
     async fn explain_oom(&self, p: Parameters<OomArgs>) -> Result<CallToolResult, ErrorData> {
@@ -200,7 +180,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("check"),
         description = "The gate: a budget file or an inline budget against snapshots or summaries. Returns the verdict (pass, warn, fail, error), every finding with its cause (over budget, grew past tolerance, where the peak moved), and the failing checks. An inline budget may be flat, as the pytest marker takes it ({\"allocated-peak\": \"15 GiB\"} with snapshots). detail: full adds the verdict `memgate check --json` writes. Answer memgate.mcp.check/1."
     )]
     async fn check(&self, p: Parameters<CheckArgs>) -> Result<CallToolResult, ErrorData> {
@@ -208,7 +188,7 @@ impl Memgate {
     }
 
     #[tool(
-        output_schema = answer_schema(),
+        output_schema = schemas::output_schema("summarize"),
         description = "Write one summary JSON per snapshot (the golden baselines `check` compares against) into a directory under the roots. Answer memgate.mcp.summarize/1."
     )]
     async fn summarize(&self, p: Parameters<SummarizeArgs>) -> Result<CallToolResult, ErrorData> {

@@ -96,6 +96,13 @@ impl Answer {
         }
     }
 
+    /// A snapshot a whole command (`diff`) took from the session's cache
+    /// or decoded into it.
+    pub(crate) fn note_cache(&mut self, source: Source, cache: &Cache) {
+        self.cached.push(source == Source::Cached);
+        self.held = Some((cache.held(), cache.len()));
+    }
+
     pub(crate) fn set(&mut self, key: &str, v: impl Into<Value>) {
         self.fields.insert(key.into(), v.into());
     }

@@ -272,6 +272,19 @@ pub(crate) fn read_input_hashed(path: &Path) -> Result<(Content, FileDigest), Lo
     Ok((content, digest.expect("the digest was asked for")))
 }
 
+/// The size and SHA-256 of a file, read whole but not decoded (a
+/// snapshot already decoded elsewhere, `memgate mcp`'s cache, summarized).
+pub(crate) fn digest_of(path: &Path) -> Result<FileDigest, LoadError> {
+    let (file, _) = open(path)?;
+    let hashing = Hashing {
+        inner: file,
+        hasher: Some(Sha256::new()),
+        size: 0,
+    };
+    let digest = hashing.finish().map_err(|e| io_error(path, &e))?;
+    digest.ok_or_else(|| LoadError::new(path, "no digest".to_string()))
+}
+
 /// Load a pickle or JSON snapshot.
 pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
     read_input(path)

@@ -11,7 +11,7 @@ use memgate::analysis::{analyze, DeviceReport, Figure, OomCause, RuleSet};
 use memgate::snapshot;
 use serde_json::Value;
 
-use crate::common::json_of;
+use crate::common::{json_of, real_fixture};
 
 const FIGURES: [Figure; 4] = [
     Figure::CachedFreeAtReservedPeak,
@@ -234,4 +234,57 @@ fn a_share_of_reserved_on_another_figure_is_refused_naming_the_line() {
             "m.toml:6:18: `target.budget.allocated-peak`: \"20% of reserved\": a share of the \
              reserved peak budgets `cached-free-at-reserved-peak` only",
         ));
+}
+
+/// The share `peak --format json` gives beside the bytes, for device 0 of
+/// `path`: the independent replay's cached free bytes over the reserved
+/// peak the generator (synthetic) or the fixtures README (real) states.
+fn share_agrees(path: &Path, cached_free: u64, reserved_peak: u64) {
+    let v = json_of(&["peak", "--format", "json", path.to_str().unwrap()]);
+    let dev = &v["snapshots"][0]["devices"][0];
+    let keys: Vec<&String> = dev.as_object().unwrap().keys().collect();
+    let at = keys.iter().position(|k| *k == "figures").unwrap();
+    assert_eq!(
+        keys[at + 1],
+        "shares",
+        "{}: right after the figures",
+        path.display()
+    );
+    let share = dev["shares"]["cached-free-at-reserved-peak"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(
+        share,
+        cached_free as f64 / reserved_peak as f64,
+        "{}",
+        path.display()
+    );
+}
+
+#[test]
+fn peak_json_gives_the_cached_free_share_of_the_reserved_peak_beside_the_bytes() {
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("synthetic/expected.json")).unwrap(),
+    )
+    .unwrap();
+    let reserved = expected["main.json"]["devices"][0]["figures"]["reserved-peak"]
+        .as_u64()
+        .unwrap();
+    let replay = expected_of("synthetic/fragmentation.json", "main.json");
+    share_agrees(&fixtures().join("synthetic/main.json"), replay, reserved);
+    let name = "zidongliu_decomfl.pickle";
+    let Some(real) = real_fixture(name, "the real snapshot's share check") else {
+        return;
+    };
+    // shared/fixtures/README.md: zidongliu_decomfl's reserved peak.
+    let replay = expected_of("real-fragmentation.json", name);
+    share_agrees(&real, replay, 1_897_922_560);
+}
+
+/// The replay's `cached-free-at-reserved-peak` of `name`'s first device.
+fn expected_of(file: &str, name: &str) -> u64 {
+    let (_, devices) = expected(file).into_iter().find(|(n, _)| n == name).unwrap();
+    devices[0]["figures"]["cached-free-at-reserved-peak"]
+        .as_u64()
+        .unwrap()
 }

@@ -46,14 +46,15 @@ def binary() -> str:
     pytest.fail("no memgate binary: build it or set MEMGATE_BIN")
 
 
-def session(roots, body, command=None):
-    """Run `body(session, proc_pid)` against one `memgate mcp --root …` session."""
+def session(roots, body, command=None, errlog=None):
+    """Run `body(session, proc_pid)` against one `memgate mcp --root …`
+    session, the server's stderr to `errlog` (an open file) when given."""
     cmd = command or [binary()]
     args = cmd[1:] + ["mcp"] + [a for r in roots for a in ("--root", str(r))]
     params = StdioServerParameters(command=cmd[0], args=args, cwd=str(roots[0]))
 
     async def main():
-        async with stdio_client(params) as (read, write):
+        async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()
                 return await body(s)
@@ -500,3 +501,53 @@ def test_document_to_writes_the_whole_document_and_never_over_the_snapshot(tmp_p
     assert e2 and "document_to" in over, over
     assert snap.read_bytes() == before
     assert e3 and "detail" in bad, bad
+
+
+def test_diff_check_and_summarize_come_from_the_cache_each_answer_fits_its_tools_schema_and_nothing_goes_to_stderr(tmp_path):
+    import jsonschema
+
+    args = {"base": "examples/snapshots/rank0.pickle", "new": "examples/snapshots-regressed/rank0.pickle"}
+    out = tmp_path / "summaries"
+    out.mkdir()
+
+    async def body(s):
+        tools = {t.name: attr(t, "output_schema", "outputSchema") for t in (await s.list_tools()).tools}
+        r = {"diff1": await call(s, "diff", {**args, "html": str(tmp_path / "diff.html")}),
+             "diff2": await call(s, "diff", args)}
+        for k in ("check1", "check2"):
+            r[k] = await call(s, "check", {"config": "examples/memgate-regressed.toml",
+                                           "html": str(tmp_path / f"{k}.html")})
+        r["summarize"] = await call(s, "summarize", {"paths": ["examples/snapshots/rank0.pickle"],
+                                                     "output_dir": str(out)})
+        return tools, r
+
+    with open(tmp_path / "stderr.txt", "w") as errlog:
+        tools, r = session([REPO, tmp_path], body, errlog=errlog)
+    for name, (err, ans) in r.items():
+        assert not err, (name, ans)
+    a = {name: ans for name, (_, ans) in r.items()}
+    # Each snapshot decoded once in the session, then reused: diff's two
+    # sides, check's two regressed ranks (its golden summaries are read),
+    # summarize's rank0 (decoded by diff).
+    cache = {name: (ans["cache"]["decoded"], ans["cache"]["reused"]) for name, ans in a.items()}
+    assert cache == {"diff1": (2, 0), "diff2": (0, 2), "check1": (1, 1), "check2": (0, 2),
+                     "summarize": (0, 1)}, cache
+    assert a["diff1"]["summary"] == a["diff2"]["summary"]
+    assert a["check1"]["findings"] == a["check2"]["findings"] and a["check1"]["verdict"] == "fail"
+    # The summary written from the cached snapshot is the CLI's, byte for byte.
+    cli_out = tmp_path / "cli"
+    subprocess.run([binary(), "summarize", "-o", str(cli_out), str(REPO / "examples/snapshots/rank0.pickle")],
+                   check=True, capture_output=True)
+    assert (out / "rank0.json").read_bytes() == (cli_out / "rank0.json").read_bytes()
+    for name, schema in tools.items():
+        assert schema["properties"]["kind"]["const"] == f"memgate.mcp.{name}/1", name
+    assert tools["check"] != tools["diff"] and "verdict" in tools["check"]["required"]
+    for name, tool in (("diff1", "diff"), ("check1", "check"), ("summarize", "summarize")):
+        jsonschema.validate(a[name], tools[tool])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(a["diff1"], tools["check"])
+    # The verdict `check` read back lived in a private directory, now gone,
+    # and the pages are named in the answers: no `wrote` line on stderr.
+    assert a["diff1"]["html"] == str(tmp_path / "diff.html") and (tmp_path / "diff.html").is_file()
+    assert a["check1"]["html"] == str(tmp_path / "check1.html") and (tmp_path / "check1.html").is_file()
+    assert (tmp_path / "stderr.txt").read_text() == ""

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::analysis_adapter::RuleSet;
 use super::inputs;
 use super::plan::{Lens, TargetPlan};
+use super::CheckOptions;
 use crate::analysis::{Boundary, DeviceReport, Timeline, WindowError};
 use crate::error::Error;
 use crate::report::html;
@@ -31,9 +32,11 @@ pub(crate) struct Analysed {
 pub(crate) struct Files(HashMap<FileKey, Analysed>);
 
 impl Files {
-    /// Analyse each file of `plans` once per lens; with `charts`, the
-    /// snapshots' timelines too.
-    pub(crate) fn analyse(plans: &[TargetPlan], rules: &RuleSet, charts: bool) -> Files {
+    /// Analyse each file of `plans` once per lens; with `--html`, the
+    /// snapshots' timelines too; a snapshot `opts.decoded` holds is not
+    /// read.
+    pub(crate) fn analyse(plans: &[TargetPlan], rules: &RuleSet, opts: &CheckOptions) -> Files {
+        let (charts, decoded) = (opts.html.is_some(), opts.decoded.as_ref());
         let mut files: Vec<(&Path, Lens<'_>)> = plans
             .iter()
             .flat_map(|t| t.files().map(move |f| (f, t.lens())))
@@ -47,7 +50,8 @@ impl Files {
         let points = charts.then(|| html::points_for(files.len()));
         let analysed = files.par_iter().map(|&(p, l)| {
             let current = snapshots.contains(p);
-            let a = match inputs::figures(p, rules, current, l.window, l.boundary, points) {
+            let read = inputs::figures(p, rules, current, l.window, l.boundary, points, decoded);
+            let a = match read {
                 Ok((f, timelines, unplaced)) => Analysed {
                     figures: Ok(f),
                     timelines,

@@ -9,6 +9,7 @@ use super::analysis_adapter::RuleSet;
 use crate::analysis::{Boundary, Request, Window};
 use crate::budget::Target;
 use crate::commands::analysed::{analyse_placing, summary_in_window, Figures};
+use crate::commands::Decoded;
 use crate::compare::Lookup;
 use crate::error::Error;
 use crate::input::{self, Input};
@@ -115,7 +116,7 @@ pub(crate) fn named_files(target: &Target, cli: &[String], baseline: Option<&str
     files
 }
 
-/// Figures of one file, inside `window` when given, iterations cut at
+/// Figures of one file (a snapshot `decoded` holds is not read), inside `window` when given, iterations cut at
 /// `boundary` (the default boundaries when `None`): a memgate summary is
 /// read (it must hold that window's figures), a snapshot analysed; with
 /// `points`, a snapshot's device timelines at about that many samples too
@@ -128,11 +129,12 @@ pub(crate) fn figures(
     window: Option<&Window>,
     boundary: Option<&Boundary>,
     points: Option<usize>,
+    decoded: Option<&Decoded>,
 ) -> Result<Figures, Error> {
-    let read = if as_snapshot {
-        input::read(path)
-    } else {
-        input::read_baseline(path)
+    let read = match decoded.and_then(|d| d.get(path)) {
+        Some(snap) => Ok(Input::Snapshot(Box::new(snap))),
+        None if as_snapshot => input::read(path),
+        None => input::read_baseline(path),
     };
     match read? {
         Input::Summary(s) => Ok((

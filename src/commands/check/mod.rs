@@ -76,6 +76,13 @@ pub struct CheckOptions {
     /// relative paths are taken from `config`'s directory (the current
     /// directory for a bare name such as the command line's `budget`).
     pub budget_json: Option<String>,
+    /// Report files the caller made for itself and removes when it returns
+    /// (the Python API's and the MCP server's verdict), or names itself
+    /// (the MCP answer's page): written like the others but not named on
+    /// stderr (`wrote PATH`).
+    pub unannounced: Vec<PathBuf>,
+    /// Snapshots the caller already holds decoded (`memgate mcp`'s cache).
+    pub decoded: Option<crate::commands::Decoded>,
 }
 
 pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
@@ -144,7 +151,7 @@ pub fn run(opts: &CheckOptions, out: &mut dyn Write) -> Outcome {
         }
     }
 
-    let files = Files::analyse(&plans.targets, &rules, opts.html.is_some());
+    let files = Files::analyse(&plans.targets, &rules, opts);
     let targets: Vec<TargetVerdict> = budget
         .targets
         .iter()

@@ -289,8 +289,22 @@ pub(crate) fn usable<'a>(reports: &'a [Report], inputs: &[&Path]) -> Vec<&'a Rep
         .collect()
 }
 
-/// Write a whole report.
-pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), OutputError> {
+/// Whether a report file is named on stderr when written: every one but
+/// those the caller made for itself and removes (`CheckOptions::unannounced`).
+pub(crate) fn announced(opts: &super::CheckOptions, dest: &Dest) -> bool {
+    match dest {
+        Dest::Stdout => false,
+        Dest::File(p) => !opts.unannounced.iter().any(|q| q == p),
+    }
+}
+
+/// Write a whole report; a file is named on stderr when `announce` says.
+pub fn write(
+    dest: &Dest,
+    text: &str,
+    stdout: &mut dyn Write,
+    announce: bool,
+) -> Result<(), OutputError> {
     match dest {
         Dest::Stdout => stdout
             .write_all(text.as_bytes())
@@ -306,8 +320,11 @@ pub fn write(dest: &Dest, text: &str, stdout: &mut dyn Write) -> Result<(), Outp
                 path: p.clone(),
                 error,
             })?;
-            // Every report written is named, so a CI log says where it went.
-            eprintln!("wrote {}", terminal(&p.display().to_string()));
+            // Every report written is named, so a CI log says where it
+            // went; not a private one, gone when the caller returns.
+            if announce {
+                eprintln!("wrote {}", terminal(&p.display().to_string()));
+            }
             Ok(())
         }
     }
@@ -404,5 +421,21 @@ mod link_tests {
             Some("../p.html")
         );
         assert_eq!(rel("/w", "/w"), None, "a folder is no page");
+    }
+
+    #[test]
+    fn a_report_the_caller_made_for_itself_is_not_announced_and_every_other_file_is() {
+        use super::super::CheckOptions;
+        use super::{announced, Dest};
+        let opts = CheckOptions {
+            unannounced: vec!["/tmp/memgate-x/verdict.json".into()],
+            ..CheckOptions::default()
+        };
+        let file = |p: &str| Dest::File(p.into());
+        assert!(!announced(&opts, &file("/tmp/memgate-x/verdict.json")));
+        assert!(announced(&opts, &file("/tmp/memgate-x/other.json")));
+        assert!(announced(&opts, &file("verdict.json")));
+        assert!(!announced(&opts, &Dest::Stdout));
+        assert!(announced(&CheckOptions::default(), &file("v.json")));
     }
 }

@@ -38,7 +38,7 @@ pub(crate) fn publish<'c>(
             x_axis: opts.x_axis,
         };
         let text = r.kind.exporter().render(v, &cx);
-        if let Err(e) = outputs::write(&r.dest, &text, out) {
+        if let Err(e) = outputs::write(&r.dest, &text, out, outputs::announced(opts, &r.dest)) {
             errors.push(e.into());
         }
     }
@@ -102,7 +102,7 @@ pub(crate) fn could_not_judge(
             continue;
         };
         written.push(r);
-        if let Err(e) = outputs::write(&r.dest, &text, out) {
+        if let Err(e) = outputs::write(&r.dest, &text, out, outputs::announced(opts, &r.dest)) {
             errors.push(e.into());
         }
     }
