@@ -26,8 +26,10 @@ with zipfile.ZipFile(sys.argv[1]) as z:
         "Requires-Python: >=3.9",
     }
     missing = sorted(want_lines - lines)
-    if missing or not any(line.startswith("License-File: ") and line.endswith("LICENSE") for line in lines):
-        sys.exit(f"error: {sys.argv[1]}'s METADATA lacks {missing or ['License-File: LICENSE']}")
-    if not [n for n in z.namelist() if "/licenses/" in n and n.endswith("LICENSE")]:
-        sys.exit(f"error: {sys.argv[1]} has no .dist-info/licenses/LICENSE")
-print(f"ok: {sys.argv[1]} carries {found[0]}; METADATA: License-Expression Apache-2.0, LICENSE, Typing :: Typed")
+    if missing or "License-File: LICENSE.txt" not in lines:
+        sys.exit(f"error: {sys.argv[1]}'s METADATA lacks {missing or ['License-File: LICENSE.txt']}")
+    licence = [n for n in z.namelist() if n.endswith(".dist-info/licenses/LICENSE.txt")]
+    root = (Path(__file__).resolve().parent.parent / "LICENSE").read_bytes()
+    if not licence or z.read(licence[0]).replace(b"\r\n", b"\n") != root.replace(b"\r\n", b"\n"):
+        sys.exit(f"error: {sys.argv[1]} has no .dist-info/licenses/LICENSE.txt equal to LICENSE")
+print(f"ok: {sys.argv[1]} carries {found[0]}; METADATA: License-Expression Apache-2.0, LICENSE.txt, Typing :: Typed")
