@@ -695,6 +695,7 @@ pub(crate) fn build(
         stack_frames: c.stack_frames,
         stack_spans: c.stack_spans,
         unknown_actions: c.unknown_actions,
+        pool_ids: c.pool_ids,
         allocator_settings,
         annotations,
         generation: String::new(),
@@ -746,6 +747,7 @@ mod tests {
             time_us: 0,
             stack: StackId::default(),
             context: crate::snapshot::model::NO_CONTEXT,
+            pool: crate::snapshot::model::NO_POOL,
             action: Action::Alloc,
         }
     }
