@@ -11,6 +11,7 @@ mod level_and_trace_tests;
 #[cfg(test)]
 mod lower_bound_tests;
 mod natural;
+mod pools;
 mod ranks;
 mod reading;
 #[cfg(test)]
@@ -385,6 +386,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             a,
         ));
     }
+    checks.extend(pools::pool_checks(cur, base, a));
     // A figure only reported for want of a baseline says which one was
     // missing.
     if let Some(why) = missing {

@@ -55,6 +55,8 @@ pub enum CheckId {
     Category(String),
     /// A figure of one phase (`[target.budget.phase."NAME"]`).
     Phase { phase: String, figure: Figure },
+    /// A figure of one memory pool (`[target.budget.pool."NAME"]`).
+    Pool { pool: String, figure: Figure },
     /// Whether the snapshot had a baseline to compare with.
     Baseline,
     /// A device the window places nothing on.
@@ -71,6 +73,7 @@ impl fmt::Display for CheckId {
             CheckId::Figure(x) => f.write_str(x.id()),
             CheckId::Category(name) => write!(f, "category.{name}"),
             CheckId::Phase { phase, figure } => write!(f, "phase.{phase}.{}", figure.id()),
+            CheckId::Pool { pool, figure } => write!(f, "pool.{pool}.{}", figure.id()),
             CheckId::Baseline => f.write_str("baseline"),
             CheckId::Window => f.write_str("window"),
             CheckId::Ranks(r) => r.fmt(f),
@@ -89,6 +92,13 @@ impl From<&str> for CheckId {
             "window" => CheckId::Window,
             "environment" => CheckId::Environment,
             _ if id.starts_with("category.") => CheckId::Category(id["category.".len()..].into()),
+            _ if id.starts_with("pool.") => {
+                let (pool, f) = id["pool.".len()..].rsplit_once('.').unwrap();
+                CheckId::Pool {
+                    pool: pool.into(),
+                    figure: figure(f),
+                }
+            }
             _ if id.starts_with("phase.") => {
                 let (phase, f) = id["phase.".len()..].rsplit_once('.').unwrap();
                 CheckId::Phase {
