@@ -152,6 +152,7 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
             categories: Vec::new(),
             sites: Vec::new(),
             window: None,
+            pools: Vec::new(),
         });
     }
     v.devices.sort_by_key(|d| d.device);
@@ -224,6 +225,7 @@ fn account(device: Device, status: Status, finding: Finding) -> DeviceVerdict {
         categories: Vec::new(),
         sites: Vec::new(),
         window: None,
+        pools: Vec::new(),
     }
 }
 
@@ -409,6 +411,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         categories: category_rows(cur, category_base),
         sites: site_rows(cur, base),
         window: cur.window.clone(),
+        pools: cur.pools.clone(),
     }
 }
 

@@ -10,7 +10,7 @@ use strum::IntoStaticStr;
 use super::group;
 use super::Finding;
 use super::Regression;
-use crate::analysis::{OomDetail, PeakPhase, WindowReport};
+use crate::analysis::{OomDetail, PeakPhase, PoolFigures, WindowReport};
 use crate::budget::{Budget, Loc};
 use crate::vocab::{Figure, Unit};
 
@@ -264,6 +264,10 @@ pub struct DeviceVerdict {
     /// Where the judged window lies, when the target has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowReport>,
+    /// The run's memory pools (docs/figures.md#pools), when it has more
+    /// than the default one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolFigures>,
 }
 
 #[derive(Debug, Clone, Serialize)]
