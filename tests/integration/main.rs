@@ -39,6 +39,7 @@ mod one_replay;
 mod peak_metrics;
 mod peak_moment;
 mod phases_summary;
+mod pools;
 mod portable_sites;
 mod ranks;
 mod ranks_html;
