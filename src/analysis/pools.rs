@@ -404,3 +404,39 @@ fn names(ids: &[(u64, u64)], kinds: &[PoolKind]) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{names, PoolKind};
+
+    #[test]
+    fn a_pool_is_named_by_its_kind_and_the_ids_non_zero_half() {
+        let ids = [(0, 0), (0, 2), (1, 0), (3, 4)];
+        let kinds = [
+            PoolKind::Default,
+            PoolKind::Mempool,
+            PoolKind::CudaGraph,
+            PoolKind::Pool,
+        ];
+        assert_eq!(
+            names(&ids, &kinds),
+            ["default", "mempool-2", "cuda-graph-1", "pool-3-4"]
+        );
+    }
+
+    #[test]
+    fn two_pools_that_would_share_a_name_are_named_by_both_halves() {
+        // A cudagraph tree of (0, 1) and a graph capture's (1, 0) both
+        // recognised as cudagraph trees by their stacks.
+        let ids = [(0, 0), (0, 1), (1, 0)];
+        let kinds = [
+            PoolKind::Default,
+            PoolKind::CudagraphTree,
+            PoolKind::CudagraphTree,
+        ];
+        assert_eq!(
+            names(&ids, &kinds),
+            ["default", "cudagraph-tree-0-1", "cudagraph-tree-1-0"]
+        );
+    }
+}

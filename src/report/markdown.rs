@@ -450,7 +450,12 @@ pub fn render(v: &Verdict, limit: usize) -> String {
                 text.push_str(&section(t));
             }
         }
-        let mut dropped: Vec<&str> = sections[keep..].iter().rev().map(|(n, _)| *n).collect();
+        // The pool tables are named only where there were some to leave out
+        // (a run without private pools reads as it did before pools).
+        let mut dropped: Vec<&str> = (sections[keep..].iter().rev())
+            .filter(|(n, s)| *n != "the pool tables" || v.targets.iter().any(|t| !s(t).is_empty()))
+            .map(|(n, _)| *n)
+            .collect();
         if !all {
             dropped.insert(dropped.len().saturating_sub(1), "the passing checks");
         }

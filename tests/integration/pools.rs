@@ -278,3 +278,30 @@ fn a_trace_of_too_many_distinct_pools_is_refused_quickly() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("many.json") && err.contains("distinct trace entry `pool_id`s"), "{err}");
 }
+
+#[test]
+fn peak_text_lists_each_pool_under_the_device() {
+    let out = memgate()
+        .args(["peak"])
+        .arg(pools_fixture("pools.pickle"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("    memory pools:\n"), "{text}");
+    assert!(
+        text.contains("      cuda-graph-1 (cuda-graph): allocated peak 15.68 MiB, reserved peak 34 MiB;"),
+        "{text}"
+    );
+    let plain = memgate()
+        .args(["peak"])
+        .arg(common::fixture("main_proto4.pickle"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!String::from_utf8(plain).unwrap().contains("memory pools"));
+}
