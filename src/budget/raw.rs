@@ -559,8 +559,8 @@ mod tests {
     fn per_figure_tables_have_exactly_the_figure_ids_as_keys() {
         let ids: Vec<&str> = Figure::ALL.iter().map(|f| f.id()).collect();
         assert_eq!(tolerance_keys(), ids);
-        assert_eq!(&budget_keys()[..2], &[CATEGORY, PHASE]);
-        assert_eq!(&budget_keys()[2..], ids.as_slice());
+        assert_eq!(&budget_keys()[..3], &[CATEGORY, PHASE, POOL]);
+        assert_eq!(&budget_keys()[3..], ids.as_slice());
     }
 
     #[test]
