@@ -273,110 +273,14 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     if let Some(c) = environment_check(cur, base, t) {
         checks.push(c);
     }
-    // An empty trace (history recording off, or cleared): the figures are
-    // the state at dump time, not peaks over a run.
-    let no_trace = cur.figures.trace_entries == 0;
     let capacity = capacity::Capacity::of(cur, t, a.budget);
     for f in Figure::ALL {
-        if !t.judges(f, a.budget) {
-            continue;
+        if t.judges(f, a.budget) {
+            checks.push(figure_check(f, cur, base, a, capacity));
         }
-        let Some(current) = f.value(cur) else {
-            checks.push(not_measured(f, cur, t));
-            continue;
-        };
-        let limit = match t
-            .budget
-            .get(&f)
-            .map(|l| capacity::resolve(l, capacity, cur.figures.reserved_peak))
-        {
-            Some(Err(share)) => {
-                let why = Finding::NoDeviceMemory { share };
-                checks.push(no_capacity(f, current, why, t));
-                continue;
-            }
-            Some(Ok(l)) => Some(l),
-            None => None,
-        };
-        let baseline = base.and_then(|b| f.value(b));
-        let bounds = if f.is_trace_based() {
-            Bounds::of(cur, base, t)
-        } else {
-            Bounds::default()
-        };
-        let mut check = if f == Figure::OomEvents {
-            oom_check(current, baseline, limit.as_deref(), t, &cur.oom, bounds)
-        } else {
-            let floor = if f.is_bytes() {
-                a.budget.noise_floor.0
-            } else {
-                0
-            };
-            let tol = t.tolerance_of(f, a.budget);
-            judge_value(
-                CheckId::Figure(f),
-                f.unit(),
-                current,
-                baseline,
-                limit.as_deref(),
-                &tol,
-                floor,
-                t,
-                bounds,
-            )
-        };
-        if no_trace && f.is_trace_based() {
-            without_trace(&mut check, t, t.level_of(f));
-        }
-        if f == Figure::LeakPerIteration {
-            leak_fit(&mut check, cur);
-        }
-        if let Some(c) = capacity.filter(|_| capacity::is_peak(f)) {
-            check.findings.push(c.headroom(current));
-        }
-        if f.needs_iterations() {
-            if let Some(differ) = boundary_differs(cur, base) {
-                check.status = Status::Error;
-                check.findings.insert(0, differ);
-            }
-        }
-        checks.push(check);
     }
-    // Category bytes from other rules are other categories: no growth
-    // can be read from them.
-    let other_rules = base
-        .filter(|b| b.categories.rules != cur.categories.rules)
-        .map(|b| Finding::RulesDiffer {
-            baseline: b.categories.rules.clone(),
-            current: cur.categories.rules.clone(),
-        });
-    let category_base = if other_rules.is_some() { None } else { base };
-    for (name, limit) in &t.category_budget {
-        let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
-        let baseline = category_base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
-        let id = CheckId::Category(name.clone());
-        let tol = a.budget.tolerance.under(Some(limit));
-        let mut check = judge_value(
-            id,
-            Unit::Bytes,
-            current,
-            baseline,
-            Some(limit),
-            &tol,
-            a.budget.noise_floor.0,
-            t,
-            Bounds::of(cur, category_base, t),
-        );
-        // A category's peak is over the trace, like the trace-based figures.
-        if no_trace {
-            without_trace(&mut check, t, limit.level);
-        }
-        if let Some(differ) = &other_rules {
-            check.status = Status::Error;
-            check.findings.insert(0, differ.clone());
-        }
-        checks.push(check);
-    }
+    let (category_checks, category_base) = category_checks(cur, base, a);
+    checks.extend(category_checks);
     for (phase, figure, limit, tol) in t.phase_checks(a.budget) {
         checks.push(phase_check(
             &phase,
@@ -413,6 +317,128 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         window: cur.window.clone(),
         pools: cur.pools.clone(),
     }
+}
+
+/// The check of figure `f` of `cur`: against its budget (a share of a
+/// device capacity resolved first) and the baseline's value.
+fn figure_check(
+    f: Figure,
+    cur: &DeviceReport,
+    base: Option<&DeviceReport>,
+    a: &Against,
+    capacity: Option<capacity::Capacity>,
+) -> Check {
+    let t = a.target;
+    // An empty trace (history recording off, or cleared): the figures are
+    // the state at dump time, not peaks over a run.
+    let no_trace = cur.figures.trace_entries == 0;
+    let Some(current) = f.value(cur) else {
+        return not_measured(f, cur, t);
+    };
+    let limit = match t
+        .budget
+        .get(&f)
+        .map(|l| capacity::resolve(l, capacity, cur.figures.reserved_peak))
+    {
+        Some(Err(share)) => {
+            let why = Finding::NoDeviceMemory { share };
+            return no_capacity(f, current, why, t);
+        }
+        Some(Ok(l)) => Some(l),
+        None => None,
+    };
+    let baseline = base.and_then(|b| f.value(b));
+    let bounds = if f.is_trace_based() {
+        Bounds::of(cur, base, t)
+    } else {
+        Bounds::default()
+    };
+    let mut check = if f == Figure::OomEvents {
+        oom_check(current, baseline, limit.as_deref(), t, &cur.oom, bounds)
+    } else {
+        let floor = if f.is_bytes() {
+            a.budget.noise_floor.0
+        } else {
+            0
+        };
+        let tol = t.tolerance_of(f, a.budget);
+        judge_value(
+            CheckId::Figure(f),
+            f.unit(),
+            current,
+            baseline,
+            limit.as_deref(),
+            &tol,
+            floor,
+            t,
+            bounds,
+        )
+    };
+    if no_trace && f.is_trace_based() {
+        without_trace(&mut check, t, t.level_of(f));
+    }
+    if f == Figure::LeakPerIteration {
+        leak_fit(&mut check, cur);
+    }
+    if let Some(c) = capacity.filter(|_| capacity::is_peak(f)) {
+        check.findings.push(c.headroom(current));
+    }
+    if f.needs_iterations() {
+        if let Some(differ) = boundary_differs(cur, base) {
+            check.status = Status::Error;
+            check.findings.insert(0, differ);
+        }
+    }
+    check
+}
+
+/// `[target.budget.category]`: each category's peak against its limit and
+/// the baseline's, and the baseline compared (none when its categories
+/// come from other rules).
+fn category_checks<'a>(
+    cur: &DeviceReport,
+    base: Option<&'a DeviceReport>,
+    a: &Against,
+) -> (Vec<Check>, Option<&'a DeviceReport>) {
+    let t = a.target;
+    let no_trace = cur.figures.trace_entries == 0;
+    let mut checks = Vec::new();
+    // Category bytes from other rules are other categories: no growth
+    // can be read from them.
+    let other_rules = base
+        .filter(|b| b.categories.rules != cur.categories.rules)
+        .map(|b| Finding::RulesDiffer {
+            baseline: b.categories.rules.clone(),
+            current: cur.categories.rules.clone(),
+        });
+    let category_base = if other_rules.is_some() { None } else { base };
+    for (name, limit) in &t.category_budget {
+        let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
+        let baseline = category_base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
+        let id = CheckId::Category(name.clone());
+        let tol = a.budget.tolerance.under(Some(limit));
+        let mut check = judge_value(
+            id,
+            Unit::Bytes,
+            current,
+            baseline,
+            Some(limit),
+            &tol,
+            a.budget.noise_floor.0,
+            t,
+            Bounds::of(cur, category_base, t),
+        );
+        // A category's peak is over the trace, like the trace-based figures.
+        if no_trace {
+            without_trace(&mut check, t, limit.level);
+        }
+        if let Some(differ) = &other_rules {
+            check.status = Status::Error;
+            check.findings.insert(0, differ.clone());
+        }
+        checks.push(check);
+    }
+    (checks, category_base)
 }
 
 /// Put the leak fit's residual beside the leak figure, and refuse a leak

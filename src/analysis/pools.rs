@@ -269,10 +269,14 @@ impl Pass {
             }
         }
         if self.watch.allocated == Some(i) {
-            self.pools.iter_mut().for_each(|p| p.at_device_allocated = p.allocated);
+            self.pools
+                .iter_mut()
+                .for_each(|p| p.at_device_allocated = p.allocated);
         }
         if self.watch.reserved == Some(i) {
-            self.pools.iter_mut().for_each(|p| p.at_device_reserved = p.reserved);
+            self.pools
+                .iter_mut()
+                .for_each(|p| p.at_device_reserved = p.reserved);
         }
     }
 
@@ -346,9 +350,7 @@ impl Places {
             if pool == 0 && self.ids[0] == DEFAULT {
                 return;
             }
-            let kind = *seen
-                .entry(stack)
-                .or_insert_with(|| stack_kind(snap, stack));
+            let kind = *seen.entry(stack).or_insert_with(|| stack_kind(snap, stack));
             told[pool] = told[pool].max(kind);
         };
         for s in segments {
@@ -362,7 +364,10 @@ impl Places {
             made: BTreeMap::new(),
         };
         for e in trace {
-            if matches!(e.action, Action::Alloc | Action::SegmentAlloc | Action::SegmentMap) {
+            if matches!(
+                e.action,
+                Action::Alloc | Action::SegmentAlloc | Action::SegmentMap
+            ) {
                 let pool = replay.pool_of(snap, e, e.addr);
                 replay.segment(e, pool);
                 tell(pool, e.stack);

@@ -39,32 +39,9 @@ impl Validator<'_> {
                 None
             }
         };
-        let snapshots = match &t.snapshots {
-            Some(s) => self.patterns(s, check_globs),
-            None if check_globs => {
-                self.err(
-                    span.clone(),
-                    "target.snapshots",
-                    "no `snapshots` pattern (or pass snapshots on the command line)",
-                );
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
+        let snapshots = self.snapshots(t, check_globs);
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
-        let device = t.device.as_ref().and_then(|d| match d.get_ref() {
-            Value::Integer(i) if u32::try_from(*i).is_ok() => {
-                u32::try_from(*i).ok().map(Device::new)
-            }
-            _ => {
-                self.err(
-                    d.span(),
-                    "target.device",
-                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
-                );
-                None
-            }
-        });
+        let device = t.device.as_ref().and_then(|d| self.device(d));
         let key = t.key.as_ref().and_then(|k| self.key_regex(k));
         let require_trace = t
             .require_trace
@@ -128,6 +105,40 @@ impl Validator<'_> {
             iteration_boundary,
             ranks,
         })
+    }
+
+    /// `target.snapshots`: required when globs are checked (no snapshots
+    /// on the command line).
+    fn snapshots(&mut self, t: &RawTarget, check_globs: bool) -> Vec<String> {
+        match &t.snapshots {
+            Some(s) => self.patterns(s, check_globs),
+            None if check_globs => {
+                self.err(
+                    t.span.clone(),
+                    "target.snapshots",
+                    "no `snapshots` pattern (or pass snapshots on the command line)",
+                );
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// `target.device`: a device index.
+    fn device(&mut self, d: &Leaf) -> Option<Device> {
+        match d.get_ref() {
+            Value::Integer(i) if u32::try_from(*i).is_ok() => {
+                u32::try_from(*i).ok().map(Device::new)
+            }
+            _ => {
+                self.err(
+                    d.span(),
+                    "target.device",
+                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
+                );
+                None
+            }
+        }
     }
 
     /// A `true`/`false` leaf, or a problem at `key`.

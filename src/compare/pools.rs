@@ -34,7 +34,14 @@ pub(super) fn pool_checks(
             matches!(&c.id, CheckId::Pool { pool, figure } if pool == name && *figure == Figure::AllocatedPeak)
         });
         if !judged {
-            checks.push(pool_check(name, Figure::AllocatedPeak, None, cur, Some(base), a));
+            checks.push(pool_check(
+                name,
+                Figure::AllocatedPeak,
+                None,
+                cur,
+                Some(base),
+                a,
+            ));
         }
     }
     checks
@@ -77,9 +84,7 @@ fn pool_check(
         return absent(id, name, limit, baseline, cur, a);
     };
     let tol = match limit {
-        Some(l) if !a.target.tolerance.contains_key(&figure) => {
-            a.budget.tolerance.under(Some(l))
-        }
+        Some(l) if !a.target.tolerance.contains_key(&figure) => a.budget.tolerance.under(Some(l)),
         _ => a.target.tolerance_of(figure, a.budget),
     };
     let bounds = Bounds {

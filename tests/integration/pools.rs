@@ -31,7 +31,8 @@ fn device(file: &str) -> Value {
 /// The pool named `name` in a device's report.
 fn pool<'a>(d: &'a Value, name: &str) -> &'a Value {
     let pools = d["pools"].as_array().expect("the device has pools");
-    (pools.iter().find(|p| p["name"] == name)).unwrap_or_else(|| panic!("no pool {name}: {pools:?}"))
+    (pools.iter().find(|p| p["name"] == name))
+        .unwrap_or_else(|| panic!("no pool {name}: {pools:?}"))
 }
 
 #[test]
@@ -44,10 +45,21 @@ fn each_pools_figures_equal_the_generators_with_and_without_pool_ids_on_entries(
     ] {
         let want = &all[file];
         let d = device(file);
-        assert_eq!(d["figures"]["allocated-peak"], want["allocated-peak"], "{file}");
-        assert_eq!(d["figures"]["reserved-peak"], want["reserved-peak"], "{file}");
+        assert_eq!(
+            d["figures"]["allocated-peak"], want["allocated-peak"],
+            "{file}"
+        );
+        assert_eq!(
+            d["figures"]["reserved-peak"], want["reserved-peak"],
+            "{file}"
+        );
         let wanted = want["pools"].as_object().unwrap();
-        assert_eq!(d["pools"].as_array().unwrap().len(), wanted.len(), "{file}: {}", d["pools"]);
+        assert_eq!(
+            d["pools"].as_array().unwrap().len(),
+            wanted.len(),
+            "{file}: {}",
+            d["pools"]
+        );
         for (name, figures) in wanted {
             let got = pool(&d, name);
             for (figure, value) in figures.as_object().unwrap() {
@@ -61,7 +73,12 @@ fn each_pools_figures_equal_the_generators_with_and_without_pool_ids_on_entries(
 fn pools_are_named_by_kind_from_the_id_and_the_allocating_stacks() {
     let d = device("pools.pickle");
     let kinds: Vec<(String, String)> = (d["pools"].as_array().unwrap().iter())
-        .map(|p| (p["name"].as_str().unwrap().into(), p["kind"].as_str().unwrap().into()))
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().into(),
+                p["kind"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     let pair = |n: &str, k: &str| (n.to_string(), k.to_string());
     assert_eq!(
@@ -88,8 +105,16 @@ fn the_pools_at_the_device_peaks_add_up_to_the_device_figures() {
                 .map(|p| p[key].as_u64().unwrap())
                 .sum()
         };
-        assert_eq!(sum("at-allocated-peak"), d["figures"]["allocated-peak"].as_u64().unwrap(), "{file}");
-        assert_eq!(sum("at-reserved-peak"), d["figures"]["reserved-peak"].as_u64().unwrap(), "{file}");
+        assert_eq!(
+            sum("at-allocated-peak"),
+            d["figures"]["allocated-peak"].as_u64().unwrap(),
+            "{file}"
+        );
+        assert_eq!(
+            sum("at-reserved-peak"),
+            d["figures"]["reserved-peak"].as_u64().unwrap(),
+            "{file}"
+        );
     }
 }
 
@@ -104,7 +129,10 @@ fn memory_no_entry_or_segment_places_is_an_unknown_pool_and_the_others_are_at_mo
     for (name, figures) in truth.as_object().unwrap() {
         let got = pool(&d, name);
         for figure in ["allocated-peak", "reserved-peak"] {
-            assert!(got[figure].as_u64() <= figures[figure].as_u64(), "{name} {figure}");
+            assert!(
+                got[figure].as_u64() <= figures[figure].as_u64(),
+                "{name} {figure}"
+            );
         }
     }
 }
@@ -112,7 +140,11 @@ fn memory_no_entry_or_segment_places_is_an_unknown_pool_and_the_others_are_at_mo
 /// One target over `snaps/run.pickle`, with `golden/` as baseline when
 /// `baseline`, and `budget` appended.
 fn config(baseline: bool, budget: &str) -> String {
-    let golden = if baseline { "baseline = \"golden/\"\n" } else { "" };
+    let golden = if baseline {
+        "baseline = \"golden/\"\n"
+    } else {
+        ""
+    };
     format!(
         "[defaults]\ntolerance = \"5%\"\nnoise-floor = \"1 MiB\"\n\n[[target]]\nname = \"graphs\"\n\
          snapshots = \"snaps/run.pickle\"\n{golden}\n{budget}"
@@ -141,15 +173,29 @@ allocated-peak = "18 MiB"
 "#;
 
 #[test]
-fn a_regression_confined_to_the_graph_pool_fails_its_pool_budget_by_name_while_the_device_totals_pass() {
+fn a_regression_confined_to_the_graph_pool_fails_its_pool_budget_by_name_while_the_device_totals_pass(
+) {
     let w = Workdir::new(&config(false, GRAPH_BUDGET));
     std::fs::copy(pools_fixture("pools.pickle"), w.path("snaps/run.pickle")).unwrap();
     w.check().args(["--json", "verdict.json"]).assert().code(0);
-    let graph = expected()["pools_graph_regressed.pickle"]["pools"]["cuda-graph-1"]["allocated-peak"].clone();
-    std::fs::copy(pools_fixture("pools_graph_regressed.pickle"), w.path("snaps/run.pickle")).unwrap();
-    let out = w.check().args(["--json", "verdict.json", "--junit", "junit.xml"]).assert().code(1);
+    let graph = expected()["pools_graph_regressed.pickle"]["pools"]["cuda-graph-1"]
+        ["allocated-peak"]
+        .clone();
+    std::fs::copy(
+        pools_fixture("pools_graph_regressed.pickle"),
+        w.path("snaps/run.pickle"),
+    )
+    .unwrap();
+    let out = w
+        .check()
+        .args(["--json", "verdict.json", "--junit", "junit.xml"])
+        .assert()
+        .code(1);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    assert!(stdout.contains("FAIL graphs run dev0 pool.cuda-graph-1.allocated-peak"), "{stdout}");
+    assert!(
+        stdout.contains("FAIL graphs run dev0 pool.cuda-graph-1.allocated-peak"),
+        "{stdout}"
+    );
     let checks = checks(&w);
     let failed = check_of(&checks, "pool.cuda-graph-1.allocated-peak");
     assert_eq!(failed["status"], "fail");
@@ -157,15 +203,24 @@ fn a_regression_confined_to_the_graph_pool_fails_its_pool_budget_by_name_while_t
     for id in ["allocated-peak", "reserved-peak"] {
         assert_eq!(check_of(&checks, id)["status"], "pass", "{id}");
     }
-    assert!(w.read("junit.xml").contains("pool.cuda-graph-1.allocated-peak"));
+    assert!(w
+        .read("junit.xml")
+        .contains("pool.cuda-graph-1.allocated-peak"));
 }
 
 #[test]
 fn a_pool_budget_never_passes_while_memory_lies_in_no_known_pool() {
     let budget = "[target.budget.pool.\"cuda-graph-1\"]\nallocated-peak = \"1 GiB\"\n";
     let w = Workdir::new(&config(false, budget));
-    std::fs::copy(pools_fixture("pools_unplaced.pickle"), w.path("snaps/run.pickle")).unwrap();
-    w.check().args(["--json", "verdict.json"]).assert().failure();
+    std::fs::copy(
+        pools_fixture("pools_unplaced.pickle"),
+        w.path("snaps/run.pickle"),
+    )
+    .unwrap();
+    w.check()
+        .args(["--json", "verdict.json"])
+        .assert()
+        .failure();
     let checks = checks(&w);
     let c = check_of(&checks, "pool.cuda-graph-1.allocated-peak");
     assert_ne!(c["status"], "pass", "{c}");
@@ -185,14 +240,20 @@ fn a_budget_naming_a_pool_the_device_lacks_is_an_error_listing_its_pools() {
     let c = check_of(&checks, "pool.cuda-graph-7.reserved-peak");
     assert_eq!(c["status"], "error");
     assert_eq!(c["findings"][0]["kind"], "no-such-pool");
-    assert_eq!(c["findings"][0]["pools"], json!(["default", "mempool-1", "cudagraph-tree-2", "cuda-graph-1"]));
+    assert_eq!(
+        c["findings"][0]["pools"],
+        json!(["default", "mempool-1", "cudagraph-tree-2", "cuda-graph-1"])
+    );
 }
 
 #[test]
 fn a_pool_that_appears_or_vanishes_since_the_baseline_is_reported_as_such() {
     let plain = common::fixture("main_proto4.pickle");
     let pools = pools_fixture("pools.pickle");
-    for (run, golden, kind) in [(&pools, &plain, "pool-appeared"), (&plain, &pools, "pool-vanished")] {
+    for (run, golden, kind) in [
+        (&pools, &plain, "pool-appeared"),
+        (&plain, &pools, "pool-vanished"),
+    ] {
         let w = Workdir::new(&config(true, ""));
         std::fs::copy(run, w.path("snaps/run.pickle")).unwrap();
         std::fs::copy(golden, w.path("golden/run.pickle")).unwrap();
@@ -237,7 +298,11 @@ fn the_markdown_report_and_both_pages_show_the_pool_split() {
     assert!(html.contains("<td>mempool-1</td><td>mempool</td>"));
     // A snapshot with only the default pool has no pool table (and the
     // budget's pool is not there to judge: an error).
-    std::fs::copy(common::fixture("main_proto4.pickle"), w.path("snaps/run.pickle")).unwrap();
+    std::fs::copy(
+        common::fixture("main_proto4.pickle"),
+        w.path("snaps/run.pickle"),
+    )
+    .unwrap();
     w.check().args(args).assert().code(2);
     assert!(!w.read("report.md").contains("Memory pools"));
     assert!(!w.read("check.html").contains("By memory pool"));
@@ -256,7 +321,10 @@ fn a_trace_entry_whose_pool_id_is_not_a_pair_is_refused_naming_the_file() {
         .assert()
         .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(err.contains("bad.json") && err.contains("`pool_id` is not a pair"), "{err}");
+    assert!(
+        err.contains("bad.json") && err.contains("`pool_id` is not a pair"),
+        "{err}"
+    );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
@@ -276,7 +344,10 @@ fn a_trace_of_too_many_distinct_pools_is_refused_quickly() {
         .code(2);
     assert!(started.elapsed().as_secs() < 5);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(err.contains("many.json") && err.contains("distinct trace entry `pool_id`s"), "{err}");
+    assert!(
+        err.contains("many.json") && err.contains("distinct trace entry `pool_id`s"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -292,7 +363,9 @@ fn peak_text_lists_each_pool_under_the_device() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("    memory pools:\n"), "{text}");
     assert!(
-        text.contains("      cuda-graph-1 (cuda-graph): allocated peak 15.68 MiB, reserved peak 34 MiB;"),
+        text.contains(
+            "      cuda-graph-1 (cuda-graph): allocated peak 15.68 MiB, reserved peak 34 MiB;"
+        ),
         "{text}"
     );
     let plain = memgate()
