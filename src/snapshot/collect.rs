@@ -443,9 +443,11 @@ impl Collector {
             unsigned(arena, a, "trace entry `pool_id`")?,
             unsigned(arena, b, "trace entry `pool_id`")?,
         );
+        // Below MAX_POOLS (checked on insertion), so every index fits.
+        let index = |i: usize| u32::try_from(i).map_err(|_| "too many pools".to_string());
         // Usually a handful of pools, and runs of one: the last is first.
         if let Some(i) = self.pool_ids.iter().rposition(|p| *p == id) {
-            return Ok(i as u32);
+            return index(i);
         }
         if self.pool_ids.len() >= MAX_POOLS {
             return Err(format!(
@@ -453,7 +455,7 @@ impl Collector {
             ));
         }
         self.pool_ids.push(id);
-        Ok((self.pool_ids.len() - 1) as u32)
+        index(self.pool_ids.len() - 1)
     }
 }
 
