@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use toml::Value;
 
-use super::raw::{Leaf, OpenTable, RawBudget, RawTarget};
+use super::raw::{Key, Leaf, OpenTable, PerFigure, RawBudget, RawTarget};
 use super::validate::Validator;
 use super::{CategoryKey, Limit, PhaseLimit, PhaseTolerance, PoolLimit, Rules, Target, Tolerance};
 
@@ -176,27 +176,36 @@ impl Validator<'_> {
                 out.categories.insert(k.name.clone(), l);
             }
         }
-        for (k, figures) in &b.phase {
+        out.phases = (self.named_limits(&b.phase, "phase").into_iter())
+            .map(|(phase, figure, limit)| PhaseLimit {
+                phase,
+                figure,
+                limit,
+            })
+            .collect();
+        out.pools = (self.named_limits(&b.pool, "pool").into_iter())
+            .map(|(pool, figure, limit)| PoolLimit {
+                pool,
+                figure,
+                limit,
+            })
+            .collect();
+        out
+    }
+
+    /// `[target.budget.KIND."NAME"]` tables (a phase's or a pool's): each
+    /// name's figures' limits, in file order.
+    fn named_limits(
+        &mut self,
+        tables: &[(Key, PerFigure)],
+        kind: &str,
+    ) -> Vec<(String, Figure, Limit)> {
+        let mut out = Vec::new();
+        for (k, figures) in tables {
             for (f, leaf) in figures {
-                let key = format!("target.budget.phase.{:?}.{}", k.name, f.id());
+                let key = format!("target.budget.{kind}.{:?}.{}", k.name, f.id());
                 if let Some(limit) = self.limit(leaf, &key, f.unit()) {
-                    out.phases.push(PhaseLimit {
-                        phase: k.name.clone(),
-                        figure: *f,
-                        limit,
-                    });
-                }
-            }
-        }
-        for (k, figures) in &b.pool {
-            for (f, leaf) in figures {
-                let key = format!("target.budget.pool.{:?}.{}", k.name, f.id());
-                if let Some(limit) = self.limit(leaf, &key, f.unit()) {
-                    out.pools.push(PoolLimit {
-                        pool: k.name.clone(),
-                        figure: *f,
-                        limit,
-                    });
+                    out.push((k.name.clone(), *f, limit));
                 }
             }
         }

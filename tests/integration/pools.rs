@@ -350,17 +350,15 @@ fn a_trace_of_too_many_distinct_pools_is_refused_quickly() {
     );
 }
 
+/// What `memgate peak FILE` prints.
+fn peak_text(file: PathBuf) -> String {
+    let out = memgate().arg("peak").arg(file).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
 #[test]
 fn peak_text_lists_each_pool_under_the_device() {
-    let out = memgate()
-        .args(["peak"])
-        .arg(pools_fixture("pools.pickle"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = peak_text(pools_fixture("pools.pickle"));
     assert!(text.contains("    memory pools:\n"), "{text}");
     assert!(
         text.contains(
@@ -368,13 +366,6 @@ fn peak_text_lists_each_pool_under_the_device() {
         ),
         "{text}"
     );
-    let plain = memgate()
-        .args(["peak"])
-        .arg(common::fixture("main_proto4.pickle"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(!String::from_utf8(plain).unwrap().contains("memory pools"));
+    let plain = peak_text(common::fixture("main_proto4.pickle"));
+    assert!(!plain.contains("memory pools"));
 }
