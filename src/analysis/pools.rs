@@ -398,10 +398,13 @@ fn names(ids: &[(u64, u64)], kinds: &[PoolKind]) -> Vec<String> {
         (a, b) => format!("{}-{a}-{b}", kind.id()),
     };
     let first: Vec<String> = ids.iter().zip(kinds).map(|(i, &k)| short(i, k)).collect();
+    let mut uses: HashMap<&str, usize> = HashMap::new();
+    for n in &first {
+        *uses.entry(n.as_str()).or_default() += 1;
+    }
     (ids.iter().zip(kinds).enumerate())
         .map(|(k, (&(a, b), kind))| {
-            let shared = first.iter().filter(|n| **n == first[k]).count() > 1;
-            if shared {
+            if uses[first[k].as_str()] > 1 {
                 format!("{}-{a}-{b}", kind.id())
             } else {
                 first[k].clone()

@@ -369,3 +369,28 @@ fn peak_text_lists_each_pool_under_the_device() {
     let plain = peak_text(common::fixture("main_proto4.pickle"));
     assert!(!plain.contains("memory pools"));
 }
+
+#[test]
+fn a_dump_of_too_many_distinct_segment_pools_is_refused_quickly() {
+    let w = Workdir::new("");
+    let segments: Vec<Value> = (0..5000u64)
+        .map(|k| {
+            json!({"device": 0, "address": (k + 1) << 21, "total_size": 2 << 20,
+                   "segment_pool_id": [k + 1, 0], "blocks": []})
+        })
+        .collect();
+    let bad = json!({"segments": segments, "device_traces": [[]]});
+    std::fs::write(w.path("pools.json"), bad.to_string()).unwrap();
+    let started = std::time::Instant::now();
+    let out = memgate()
+        .current_dir(w.path("."))
+        .args(["peak", "pools.json"])
+        .assert()
+        .code(2);
+    assert!(started.elapsed().as_secs() < 5);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("pools.json") && err.contains("distinct segment `segment_pool_id`s"),
+        "{err}"
+    );
+}
