@@ -160,6 +160,13 @@ impl Places {
         self.dumped_pool(addr).unwrap_or(self.ids.len())
     }
 
+    /// A dumped segment's own pool (its `segment_pool_id`, else the
+    /// default), whatever other segments overlap it.
+    fn own(&self, s: &Segment) -> usize {
+        let id = s.pool_id.unwrap_or(DEFAULT);
+        self.ids.binary_search(&id).unwrap_or(0)
+    }
+
     /// The pool of the dump's segment holding `addr`, if one does.
     fn dumped_pool(&self, addr: u64) -> Option<usize> {
         let i = self.dumped.partition_point(|s| s.0 <= addr);
@@ -283,10 +290,10 @@ impl Pass {
     /// Adds the constants (memory live before recording, the reserved
     /// bytes at the start) to what the pass followed.
     fn finish(mut self, segments: &[&Segment], kinds: &[PoolKind]) -> Vec<PoolFigures> {
-        let mut end_reserved = vec![0i128; self.pools.len()];
         // Every dumped segment is in its pool's table: none is `unknown`.
+        let mut end_reserved = vec![0i128; self.pools.len()];
         for s in segments {
-            let pool = self.places.dumped_pool(s.address).unwrap_or(0);
+            let pool = self.places.own(s);
             end_reserved[pool] += i128::from(s.total_size);
             for b in &s.blocks {
                 if b.state == BlockState::ActiveAllocated && !self.open.contains_key(&b.address) {
@@ -354,7 +361,7 @@ impl Places {
             told[pool] = told[pool].max(kind);
         };
         for s in segments {
-            let pool = self.dumped_pool(s.address).unwrap_or(0);
+            let pool = self.own(s);
             tell(pool, s.stack);
             s.blocks.iter().for_each(|b| tell(pool, b.stack));
         }
