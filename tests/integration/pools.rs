@@ -308,48 +308,6 @@ fn the_markdown_report_and_both_pages_show_the_pool_split() {
     assert!(!w.read("check.html").contains("By memory pool"));
 }
 
-#[test]
-fn a_trace_entry_whose_pool_id_is_not_a_pair_is_refused_naming_the_file() {
-    let w = Workdir::new("");
-    let bad = json!({"segments": [], "device_traces": [[
-        {"action": "alloc", "addr": 4096, "size": 512, "pool_id": "graph"}
-    ]]});
-    std::fs::write(w.path("bad.json"), bad.to_string()).unwrap();
-    let out = memgate()
-        .current_dir(w.path("."))
-        .args(["peak", "bad.json"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(
-        err.contains("bad.json") && err.contains("`pool_id` is not a pair"),
-        "{err}"
-    );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-}
-
-#[test]
-fn a_trace_of_too_many_distinct_pools_is_refused_quickly() {
-    let w = Workdir::new("");
-    let trace: Vec<Value> = (0..5000u64)
-        .map(|k| json!({"action": "alloc", "addr": 4096 * (k + 1), "size": 512, "pool_id": [0, k + 1]}))
-        .collect();
-    let bad = json!({"segments": [], "device_traces": [trace]});
-    std::fs::write(w.path("many.json"), bad.to_string()).unwrap();
-    let started = std::time::Instant::now();
-    let out = memgate()
-        .current_dir(w.path("."))
-        .args(["peak", "many.json"])
-        .assert()
-        .code(2);
-    assert!(started.elapsed().as_secs() < 5);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(
-        err.contains("many.json") && err.contains("distinct trace entry `pool_id`s"),
-        "{err}"
-    );
-}
-
 /// What `memgate peak FILE` prints.
 fn peak_text(file: PathBuf) -> String {
     let out = memgate().arg("peak").arg(file).assert().success();
@@ -370,9 +328,41 @@ fn peak_text_lists_each_pool_under_the_device() {
     assert!(!plain.contains("memory pools"));
 }
 
+/// `memgate peak NAME` on `snapshot` written as NAME: refused (exit 2)
+/// within 5 s with one error line naming the file and saying `what`.
+fn refused(name: &str, snapshot: &Value, what: &str) {
+    let w = Workdir::new("");
+    std::fs::write(w.path(name), snapshot.to_string()).unwrap();
+    let started = std::time::Instant::now();
+    let out = memgate()
+        .current_dir(w.path("."))
+        .args(["peak", name])
+        .assert()
+        .code(2);
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains(name) && err.contains(what), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_trace_entry_whose_pool_id_is_not_a_pair_is_refused_naming_the_file() {
+    let entry = json!({"action": "alloc", "addr": 4096, "size": 512, "pool_id": "graph"});
+    let bad = json!({"segments": [], "device_traces": [[entry]]});
+    refused("bad.json", &bad, "`pool_id` is not a pair");
+}
+
+#[test]
+fn a_trace_of_too_many_distinct_pools_is_refused_quickly() {
+    let trace: Vec<Value> = (0..5000u64)
+        .map(|k| json!({"action": "alloc", "addr": 4096 * (k + 1), "size": 512, "pool_id": [0, k + 1]}))
+        .collect();
+    let bad = json!({"segments": [], "device_traces": [trace]});
+    refused("many.json", &bad, "distinct trace entry `pool_id`s");
+}
+
 #[test]
 fn a_dump_of_too_many_distinct_segment_pools_is_refused_quickly() {
-    let w = Workdir::new("");
     let segments: Vec<Value> = (0..5000u64)
         .map(|k| {
             json!({"device": 0, "address": (k + 1) << 21, "total_size": 2 << 20,
@@ -380,17 +370,5 @@ fn a_dump_of_too_many_distinct_segment_pools_is_refused_quickly() {
         })
         .collect();
     let bad = json!({"segments": segments, "device_traces": [[]]});
-    std::fs::write(w.path("pools.json"), bad.to_string()).unwrap();
-    let started = std::time::Instant::now();
-    let out = memgate()
-        .current_dir(w.path("."))
-        .args(["peak", "pools.json"])
-        .assert()
-        .code(2);
-    assert!(started.elapsed().as_secs() < 5);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(
-        err.contains("pools.json") && err.contains("distinct segment `segment_pool_id`s"),
-        "{err}"
-    );
+    refused("pools.json", &bad, "distinct segment `segment_pool_id`s");
 }
