@@ -372,3 +372,34 @@ fn a_dump_of_too_many_distinct_segment_pools_is_refused_quickly() {
     let bad = json!({"segments": segments, "device_traces": [[]]});
     refused("pools.json", &bad, "distinct segment `segment_pool_id`s");
 }
+
+#[test]
+fn a_summary_baseline_judges_each_pools_growth_without_a_pool_budget() {
+    let w = Workdir::new(&config(true, ""));
+    // The baseline is the summary of the run before the regression.
+    std::fs::copy(pools_fixture("pools.pickle"), w.path("golden/run.pickle")).unwrap();
+    memgate()
+        .current_dir(w.path("."))
+        .args(["summarize", "-o", "golden", "golden/run.pickle"])
+        .assert()
+        .success();
+    std::fs::remove_file(w.path("golden/run.pickle")).unwrap();
+    let summary = w.read("golden/run.json");
+    assert!(summary.contains("\"cuda-graph-1\""), "{summary}");
+    std::fs::copy(
+        pools_fixture("pools_graph_regressed.pickle"),
+        w.path("snaps/run.pickle"),
+    )
+    .unwrap();
+    let _ = w.check().args(["--json", "verdict.json"]).assert().code(1);
+    let checks = checks(&w);
+    let graph = check_of(&checks, "pool.cuda-graph-1.allocated-peak");
+    assert_eq!(graph["status"], "fail", "{graph}");
+    assert_eq!(graph["findings"][0]["kind"], "grew", "{graph}");
+    let want = &expected()["pools.pickle"]["pools"];
+    assert_eq!(graph["baseline"], want["cuda-graph-1"]["allocated-peak"]);
+    for other in ["default", "mempool-1", "cudagraph-tree-2"] {
+        let c = check_of(&checks, &format!("pool.{other}.allocated-peak"));
+        assert_eq!(c["status"], "pass", "{c}");
+    }
+}
