@@ -11,6 +11,7 @@ mod level_and_trace_tests;
 #[cfg(test)]
 mod lower_bound_tests;
 mod natural;
+mod pools;
 mod ranks;
 mod reading;
 #[cfg(test)]
@@ -151,6 +152,7 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
             categories: Vec::new(),
             sites: Vec::new(),
             window: None,
+            pools: Vec::new(),
         });
     }
     v.devices.sort_by_key(|d| d.device);
@@ -223,6 +225,7 @@ fn account(device: Device, status: Status, finding: Finding) -> DeviceVerdict {
         categories: Vec::new(),
         sites: Vec::new(),
         window: None,
+        pools: Vec::new(),
     }
 }
 
@@ -270,75 +273,136 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     if let Some(c) = environment_check(cur, base, t) {
         checks.push(c);
     }
+    let capacity = capacity::Capacity::of(cur, t, a.budget);
+    for f in Figure::ALL {
+        if t.judges(f, a.budget) {
+            checks.push(figure_check(f, cur, base, a, capacity));
+        }
+    }
+    let (category_checks, category_base) = category_checks(cur, base, a);
+    checks.extend(category_checks);
+    for (phase, figure, limit, tol) in t.phase_checks(a.budget) {
+        checks.push(phase_check(
+            &phase,
+            figure,
+            limit.as_ref(),
+            &tol,
+            cur,
+            base,
+            a,
+        ));
+    }
+    checks.extend(pools::pool_checks(cur, base, a));
+    // A figure only reported for want of a baseline says which one was
+    // missing.
+    if let Some(why) = missing {
+        for c in checks.iter_mut().skip(1) {
+            if c.status == Status::Reported {
+                c.findings.push(why.clone());
+            }
+        }
+    }
+    for c in checks.iter_mut().filter(|c| c.status >= Status::Warn) {
+        explain_when(c, cur, base);
+    }
+    DeviceVerdict {
+        device: cur.device,
+        peak_phase: cur.peak_phase.clone(),
+        oom: cur.oom.clone(),
+        trace_complete: cur.trace_complete,
+        warnings: cur.warnings.clone(),
+        checks,
+        categories: category_rows(cur, category_base),
+        sites: site_rows(cur, base),
+        window: cur.window.clone(),
+        pools: cur.pools.clone(),
+    }
+}
+
+/// The check of figure `f` of `cur`: against its budget (a share of a
+/// device capacity resolved first) and the baseline's value.
+fn figure_check(
+    f: Figure,
+    cur: &DeviceReport,
+    base: Option<&DeviceReport>,
+    a: &Against,
+    capacity: Option<capacity::Capacity>,
+) -> Check {
+    let t = a.target;
     // An empty trace (history recording off, or cleared): the figures are
     // the state at dump time, not peaks over a run.
     let no_trace = cur.figures.trace_entries == 0;
-    let capacity = capacity::Capacity::of(cur, t, a.budget);
-    for f in Figure::ALL {
-        if !t.judges(f, a.budget) {
-            continue;
+    let Some(current) = f.value(cur) else {
+        return not_measured(f, cur, t);
+    };
+    let limit = match t
+        .budget
+        .get(&f)
+        .map(|l| capacity::resolve(l, capacity, cur.figures.reserved_peak))
+    {
+        Some(Err(share)) => {
+            let why = Finding::NoDeviceMemory { share };
+            return no_capacity(f, current, why, t);
         }
-        let Some(current) = f.value(cur) else {
-            checks.push(not_measured(f, cur, t));
-            continue;
-        };
-        let limit = match t
-            .budget
-            .get(&f)
-            .map(|l| capacity::resolve(l, capacity, cur.figures.reserved_peak))
-        {
-            Some(Err(share)) => {
-                let why = Finding::NoDeviceMemory { share };
-                checks.push(no_capacity(f, current, why, t));
-                continue;
-            }
-            Some(Ok(l)) => Some(l),
-            None => None,
-        };
-        let baseline = base.and_then(|b| f.value(b));
-        let bounds = if f.is_trace_based() {
-            Bounds::of(cur, base, t)
+        Some(Ok(l)) => Some(l),
+        None => None,
+    };
+    let baseline = base.and_then(|b| f.value(b));
+    let bounds = if f.is_trace_based() {
+        Bounds::of(cur, base, t)
+    } else {
+        Bounds::default()
+    };
+    let mut check = if f == Figure::OomEvents {
+        oom_check(current, baseline, limit.as_deref(), t, &cur.oom, bounds)
+    } else {
+        let floor = if f.is_bytes() {
+            a.budget.noise_floor.0
         } else {
-            Bounds::default()
+            0
         };
-        let mut check = if f == Figure::OomEvents {
-            oom_check(current, baseline, limit.as_deref(), t, &cur.oom, bounds)
-        } else {
-            let floor = if f.is_bytes() {
-                a.budget.noise_floor.0
-            } else {
-                0
-            };
-            let tol = t.tolerance_of(f, a.budget);
-            judge_value(
-                CheckId::Figure(f),
-                f.unit(),
-                current,
-                baseline,
-                limit.as_deref(),
-                &tol,
-                floor,
-                t,
-                bounds,
-            )
-        };
-        if no_trace && f.is_trace_based() {
-            without_trace(&mut check, t, t.level_of(f));
-        }
-        if f == Figure::LeakPerIteration {
-            leak_fit(&mut check, cur);
-        }
-        if let Some(c) = capacity.filter(|_| capacity::is_peak(f)) {
-            check.findings.push(c.headroom(current));
-        }
-        if f.needs_iterations() {
-            if let Some(differ) = boundary_differs(cur, base) {
-                check.status = Status::Error;
-                check.findings.insert(0, differ);
-            }
-        }
-        checks.push(check);
+        let tol = t.tolerance_of(f, a.budget);
+        judge_value(
+            CheckId::Figure(f),
+            f.unit(),
+            current,
+            baseline,
+            limit.as_deref(),
+            &tol,
+            floor,
+            t,
+            bounds,
+        )
+    };
+    if no_trace && f.is_trace_based() {
+        without_trace(&mut check, t, t.level_of(f));
     }
+    if f == Figure::LeakPerIteration {
+        leak_fit(&mut check, cur);
+    }
+    if let Some(c) = capacity.filter(|_| capacity::is_peak(f)) {
+        check.findings.push(c.headroom(current));
+    }
+    if f.needs_iterations() {
+        if let Some(differ) = boundary_differs(cur, base) {
+            check.status = Status::Error;
+            check.findings.insert(0, differ);
+        }
+    }
+    check
+}
+
+/// `[target.budget.category]`: each category's peak against its limit and
+/// the baseline's, and the baseline compared (none when its categories
+/// come from other rules).
+fn category_checks<'a>(
+    cur: &DeviceReport,
+    base: Option<&'a DeviceReport>,
+    a: &Against,
+) -> (Vec<Check>, Option<&'a DeviceReport>) {
+    let t = a.target;
+    let no_trace = cur.figures.trace_entries == 0;
+    let mut checks = Vec::new();
     // Category bytes from other rules are other categories: no growth
     // can be read from them.
     let other_rules = base
@@ -374,40 +438,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         checks.push(check);
     }
-    for (phase, figure, limit, tol) in t.phase_checks(a.budget) {
-        checks.push(phase_check(
-            &phase,
-            figure,
-            limit.as_ref(),
-            &tol,
-            cur,
-            base,
-            a,
-        ));
-    }
-    // A figure only reported for want of a baseline says which one was
-    // missing.
-    if let Some(why) = missing {
-        for c in checks.iter_mut().skip(1) {
-            if c.status == Status::Reported {
-                c.findings.push(why.clone());
-            }
-        }
-    }
-    for c in checks.iter_mut().filter(|c| c.status >= Status::Warn) {
-        explain_when(c, cur, base);
-    }
-    DeviceVerdict {
-        device: cur.device,
-        peak_phase: cur.peak_phase.clone(),
-        oom: cur.oom.clone(),
-        trace_complete: cur.trace_complete,
-        warnings: cur.warnings.clone(),
-        checks,
-        categories: category_rows(cur, category_base),
-        sites: site_rows(cur, base),
-        window: cur.window.clone(),
-    }
+    (checks, category_base)
 }
 
 /// Put the leak fit's residual beside the leak figure, and refuse a leak

@@ -148,6 +148,10 @@ impl Figure {
     /// name: those measured per phase span.
     pub const PER_PHASE: [Figure; 2] = [Figure::AllocatedPeak, Figure::DynamicPeak];
 
+    /// The figures a pool budget (`[target.budget.pool."NAME"]`) may name:
+    /// those measured per memory pool (docs/figures.md#pools).
+    pub const PER_POOL: [Figure; 2] = [Figure::AllocatedPeak, Figure::ReservedPeak];
+
     /// Whether the figure is read from the allocation trace: with an empty
     /// trace (history recording off, or cleared) it is only the state at
     /// dump time. Static memory and the reserved peak are dump-time facts

@@ -14,6 +14,7 @@ mod inline_rules;
 mod moment;
 mod observe;
 pub(crate) mod phases;
+mod pools;
 mod replay;
 #[cfg(test)]
 mod replay_tests;
@@ -43,6 +44,7 @@ pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
+pub use pools::{PoolFigures, PoolKind};
 pub use rules::{RuleSet, RulesError};
 pub(crate) use sites::site_file;
 pub use sites::{SiteFlags, SiteRule, SiteRuleError};
@@ -300,9 +302,30 @@ fn device_analysis(
             &snap.generation,
             snap.allocator_settings.as_ref(),
         )),
+        pools: whole_trace_pools(snap, trace, &segments, &r, window.is_none()),
     };
     let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)
+}
+
+/// The pools' figures (docs/figures.md#pools), over the whole trace only: a
+/// window's report has none.
+fn whole_trace_pools(
+    snap: &Snapshot,
+    trace: &[crate::snapshot::TraceEntry],
+    segments: &[&Segment],
+    r: &replay::DeviceReplay,
+    whole: bool,
+) -> Vec<PoolFigures> {
+    if !whole {
+        return Vec::new();
+    }
+    let at = |at_start: bool, entry: Option<u64>| entry.filter(|_| !at_start).map(index);
+    let peaks = pools::DevicePeaks {
+        allocated: at(r.allocated_peak_at_start, r.peak_entry.allocated_peak),
+        reserved: at(r.reserved_peak_at_start, r.peak_entry.reserved_peak),
+    };
+    pools::device_pools(snap, trace, segments, peaks)
 }
 
 /// The last entry applied at a peak first reached at `entry` (`None`:

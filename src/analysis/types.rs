@@ -12,6 +12,7 @@ use super::dump::DumpState;
 use super::environment::Fingerprint;
 use super::figures::{Figures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
+use super::pools::PoolFigures;
 use super::window::WindowReport;
 
 impl Figure {
@@ -104,6 +105,11 @@ pub struct DeviceReport {
     /// (docs/figures.md#environment); absent in summaries written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<Fingerprint>,
+    /// Each memory pool's figures (docs/figures.md#pools), `default` first;
+    /// empty when the device has only the default pool (and in summaries
+    /// written before pools were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolFigures>,
 }
 
 /// The figures of a device's time structure that budgets and baselines

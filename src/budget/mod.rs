@@ -191,6 +191,8 @@ pub struct Target {
     pub category_budget: BTreeMap<String, Limit>,
     /// `[target.budget.phase."NAME"]`, in file order.
     pub phase_budget: Vec<PhaseLimit>,
+    /// `[target.budget.pool."NAME"]`, in file order (docs/figures.md#pools).
+    pub pool_budget: Vec<PoolLimit>,
     pub tolerance: BTreeMap<Figure, Tolerance>,
     /// `[target.tolerance.phase."NAME"]`, in file order.
     pub phase_tolerance: Vec<PhaseTolerance>,
@@ -207,6 +209,16 @@ pub struct PhaseLimit {
     /// The annotation name, as `memgate phases` lists it.
     pub phase: String,
     /// One of [`Figure::PER_PHASE`].
+    pub figure: Figure,
+    pub limit: Limit,
+}
+
+/// A limit on one memory pool's figure (docs/figures.md#pools).
+#[derive(Debug, Clone)]
+pub struct PoolLimit {
+    /// The pool's name, as `memgate peak` lists it (`cuda-graph-1`).
+    pub pool: String,
+    /// One of [`Figure::PER_POOL`].
     pub figure: Figure,
     pub limit: Limit,
 }

@@ -54,11 +54,13 @@ pub(crate) const RANKS_KEYS: &[&str] = &[
 const CATEGORY: &str = "category";
 /// ... and its table of phase tables.
 const PHASE: &str = "phase";
+/// ... and its table of pool tables (docs/figures.md#pools).
+const POOL: &str = "pool";
 
-/// `[target.budget]` keys: the category and phase tables, then every
+/// `[target.budget]` keys: the category, phase and pool tables, then every
 /// figure id.
 pub(crate) fn budget_keys() -> Vec<&'static str> {
-    [CATEGORY, PHASE]
+    [CATEGORY, PHASE, POOL]
         .into_iter()
         .chain(tolerance_keys())
         .collect()
@@ -195,6 +197,8 @@ pub struct RawBudget {
     pub category: Option<OpenTable>,
     /// `[target.budget.phase."NAME"]` tables, in file order.
     pub phase: Vec<(Key, PerFigure)>,
+    /// `[target.budget.pool."NAME"]` tables, in file order.
+    pub pool: Vec<(Key, PerFigure)>,
     pub figures: PerFigure,
 }
 
@@ -402,7 +406,9 @@ impl Reader {
             if key == CATEGORY {
                 b.category = self.open_table(item, &at);
             } else if key == PHASE {
-                b.phase = self.phase_tables(item, &at, name);
+                b.phase = self.named_tables(item, &at, name, PHASE);
+            } else if key == POOL {
+                b.pool = self.named_tables(item, &at, name, POOL);
             } else if let Some(f) = Figure::from_id(key) {
                 b.figures.insert(f, self.leaf(item, &at));
             }
@@ -411,17 +417,23 @@ impl Reader {
     }
 
     /// `[target.budget.phase]` (or `[target.tolerance.phase]`, as `within`
-    /// names it): a table of figure ids per annotation name.
-    fn phase_tables(
+    /// names it): a table of figure ids per annotation name; likewise
+    /// `[target.budget.pool]`, per pool name (`kind` says which).
+    fn named_tables(
         &mut self,
         item: &Item,
         at: &Range<usize>,
         within: &str,
+        kind: &str,
     ) -> Vec<(Key, PerFigure)> {
-        let Some(table) = self.table_of(item, at, "a table of phase names") else {
+        let Some(table) = self.table_of(item, at, &format!("a table of {kind} names")) else {
             return Vec::new();
         };
-        let keys = phase_keys();
+        let keys: Vec<&str> = if kind == POOL {
+            Figure::PER_POOL.iter().map(|f| f.id()).collect()
+        } else {
+            phase_keys()
+        };
         let mut out: Vec<(Key, PerFigure)> = Vec::new();
         for (name, item) in table.iter() {
             let span = key_span(table, name).unwrap_or(at.clone());
@@ -429,7 +441,7 @@ impl Reader {
                 continue;
             };
             let section = within.trim_start_matches('[').trim_end_matches(']');
-            let where_ = format!("[{section}.phase.{name:?}]");
+            let where_ = format!("[{section}.{kind}.{name:?}]");
             let figures = self.per_figure(sub, &keys, &where_).figures;
             let name = name.to_string();
             out.push((Key { name, span }, figures));
@@ -572,8 +584,8 @@ mod tests {
     fn per_figure_tables_have_exactly_the_figure_ids_as_keys() {
         let ids: Vec<&str> = Figure::ALL.iter().map(|f| f.id()).collect();
         assert_eq!(tolerance_keys(), ids);
-        assert_eq!(&budget_keys()[..2], &[CATEGORY, PHASE]);
-        assert_eq!(&budget_keys()[2..], ids.as_slice());
+        assert_eq!(&budget_keys()[..3], &[CATEGORY, PHASE, POOL]);
+        assert_eq!(&budget_keys()[3..], ids.as_slice());
     }
 
     #[test]

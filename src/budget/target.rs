@@ -8,9 +8,18 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use toml::Value;
 
-use super::raw::{Leaf, OpenTable, RawTarget};
+use super::raw::{Key, Leaf, OpenTable, PerFigure, RawBudget, RawTarget};
 use super::validate::Validator;
-use super::{CategoryKey, PhaseLimit, PhaseTolerance, Rules, Target};
+use super::{CategoryKey, Limit, PhaseLimit, PhaseTolerance, PoolLimit, Rules, Target, Tolerance};
+
+/// A target's `[target.budget]`, validated.
+#[derive(Default)]
+struct Limits {
+    figures: BTreeMap<Figure, Limit>,
+    categories: BTreeMap<String, Limit>,
+    phases: Vec<PhaseLimit>,
+    pools: Vec<PoolLimit>,
+}
 use crate::patterns::Rule;
 use crate::vocab::Figure;
 use crate::vocab::Unit;
@@ -30,49 +39,18 @@ impl Validator<'_> {
                 None
             }
         };
-        let snapshots = match &t.snapshots {
-            Some(s) => self.patterns(s, check_globs),
-            None if check_globs => {
-                self.err(
-                    span.clone(),
-                    "target.snapshots",
-                    "no `snapshots` pattern (or pass snapshots on the command line)",
-                );
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
+        let snapshots = self.snapshots(t, check_globs);
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
-        let device = t.device.as_ref().and_then(|d| match d.get_ref() {
-            Value::Integer(i) if u32::try_from(*i).is_ok() => {
-                u32::try_from(*i).ok().map(Device::new)
-            }
-            _ => {
-                self.err(
-                    d.span(),
-                    "target.device",
-                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
-                );
-                None
-            }
-        });
+        let device = t.device.as_ref().and_then(|d| self.device(d));
         let key = t.key.as_ref().and_then(|k| self.key_regex(k));
-        let require_trace = t.require_trace.as_ref().and_then(|r| match r.get_ref() {
-            Value::Boolean(b) => Some((*b, self.loc(r.span()))),
-            other => {
-                let msg = format!("must be true or false, not {}", other.type_str());
-                self.err(r.span(), "target.require-trace", msg);
-                None
-            }
-        });
-        let same_environment = t.same_environment.as_ref().and_then(|r| match r.get_ref() {
-            Value::Boolean(b) => Some(*b),
-            other => {
-                let msg = format!("must be true or false, not {}", other.type_str());
-                self.err(r.span(), "target.same-environment", msg);
-                None
-            }
-        });
+        let require_trace = t
+            .require_trace
+            .as_ref()
+            .and_then(|r| Some((self.flag(r, "target.require-trace")?, self.loc(r.span()))));
+        let same_environment = t
+            .same_environment
+            .as_ref()
+            .and_then(|r| self.flag(r, "target.same-environment"));
         let device_memory = t
             .device_memory
             .as_ref()
@@ -84,78 +62,21 @@ impl Validator<'_> {
         let accept_lower_bounds = t
             .accept_lower_bounds
             .as_ref()
-            .and_then(|r| match r.get_ref() {
-                Value::Boolean(b) => Some(*b),
-                other => {
-                    let msg = format!("must be true or false, not {}", other.type_str());
-                    self.err(r.span(), "target.accept-lower-bounds", msg);
-                    None
-                }
-            });
+            .and_then(|r| self.flag(r, "target.accept-lower-bounds"));
         let window = t.window.as_ref().and_then(|w| {
             let s = self.string(w, "target.window")?;
             Some((s, self.loc(w.span())))
         });
-        let mut budget = BTreeMap::new();
-        let mut category_budget = BTreeMap::new();
-        let mut phase_budget = Vec::new();
-        let mut tolerance = BTreeMap::new();
-        if let Some(b) = &t.budget {
-            for f in Figure::ALL {
-                let Some(leaf) = b.figures.get(&f) else {
-                    continue;
-                };
-                let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.figure_limit(leaf, &key, f) {
-                    budget.insert(f, l);
-                }
-            }
-            for (k, leaf) in b.category.iter().flatten() {
-                let key = format!("target.budget.category.{}", k.name);
-                self.category_keys.push(CategoryKey {
-                    name: k.name.clone(),
-                    loc: self.loc(k.span.clone()),
-                });
-                if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
-                    category_budget.insert(k.name.clone(), l);
-                }
-            }
-            for (k, figures) in &b.phase {
-                for (f, leaf) in figures {
-                    let key = format!("target.budget.phase.{:?}.{}", k.name, f.id());
-                    if let Some(limit) = self.limit(leaf, &key, f.unit()) {
-                        phase_budget.push(PhaseLimit {
-                            phase: k.name.clone(),
-                            figure: *f,
-                            limit,
-                        });
-                    }
-                }
-            }
-        }
-        let mut phase_tolerance = Vec::new();
-        if let Some(tol) = &t.tolerance {
-            for f in Figure::ALL {
-                let Some(leaf) = tol.figures.get(&f) else {
-                    continue;
-                };
-                if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
-                    tolerance.insert(f, x);
-                }
-            }
-            for (k, figures) in &tol.phase {
-                for (f, leaf) in figures {
-                    let key = format!("target.tolerance.phase.{:?}.{}", k.name, f.id());
-                    if let Some(x) = self.tolerance(leaf, &key) {
-                        phase_tolerance.push(PhaseTolerance {
-                            phase: k.name.clone(),
-                            figure: *f,
-                            tolerance: x,
-                        });
-                    }
-                }
-            }
-        }
+        let limits = t
+            .budget
+            .as_ref()
+            .map(|b| self.limits(b))
+            .unwrap_or_default();
+        let (tolerance, phase_tolerance) = t
+            .tolerance
+            .as_ref()
+            .map(|tol| self.tolerances(tol))
+            .unwrap_or_default();
         let iteration_boundary = t
             .iteration_boundary
             .as_ref()
@@ -175,14 +96,150 @@ impl Validator<'_> {
             device_memory,
             outside_allocator,
             window,
-            budget,
-            category_budget,
-            phase_budget,
+            budget: limits.figures,
+            category_budget: limits.categories,
+            phase_budget: limits.phases,
+            pool_budget: limits.pools,
             tolerance,
             phase_tolerance,
             iteration_boundary,
             ranks,
         })
+    }
+
+    /// `target.snapshots`: required when globs are checked (no snapshots
+    /// on the command line).
+    fn snapshots(&mut self, t: &RawTarget, check_globs: bool) -> Vec<String> {
+        match &t.snapshots {
+            Some(s) => self.patterns(s, check_globs),
+            None if check_globs => {
+                self.err(
+                    t.span.clone(),
+                    "target.snapshots",
+                    "no `snapshots` pattern (or pass snapshots on the command line)",
+                );
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// `target.device`: a device index.
+    fn device(&mut self, d: &Leaf) -> Option<Device> {
+        match d.get_ref() {
+            Value::Integer(i) if u32::try_from(*i).is_ok() => {
+                u32::try_from(*i).ok().map(Device::new)
+            }
+            _ => {
+                self.err(
+                    d.span(),
+                    "target.device",
+                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
+                );
+                None
+            }
+        }
+    }
+
+    /// A `true`/`false` leaf, or a problem at `key`.
+    fn flag(&mut self, leaf: &Leaf, key: &str) -> Option<bool> {
+        match leaf.get_ref() {
+            Value::Boolean(b) => Some(*b),
+            other => {
+                let msg = format!("must be true or false, not {}", other.type_str());
+                self.err(leaf.span(), key, msg);
+                None
+            }
+        }
+    }
+
+    /// `[target.budget]`: the figures', categories', phases' and pools'
+    /// limits.
+    fn limits(&mut self, b: &RawBudget) -> Limits {
+        let mut out = Limits::default();
+        for f in Figure::ALL {
+            let Some(leaf) = b.figures.get(&f) else {
+                continue;
+            };
+            let key = format!("target.budget.{}", f.id());
+            if let Some(l) = self.figure_limit(leaf, &key, f) {
+                out.figures.insert(f, l);
+            }
+        }
+        for (k, leaf) in b.category.iter().flatten() {
+            let key = format!("target.budget.category.{}", k.name);
+            self.category_keys.push(CategoryKey {
+                name: k.name.clone(),
+                loc: self.loc(k.span.clone()),
+            });
+            if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
+                out.categories.insert(k.name.clone(), l);
+            }
+        }
+        out.phases = (self.named_limits(&b.phase, "phase").into_iter())
+            .map(|(phase, figure, limit)| PhaseLimit {
+                phase,
+                figure,
+                limit,
+            })
+            .collect();
+        out.pools = (self.named_limits(&b.pool, "pool").into_iter())
+            .map(|(pool, figure, limit)| PoolLimit {
+                pool,
+                figure,
+                limit,
+            })
+            .collect();
+        out
+    }
+
+    /// `[target.budget.KIND."NAME"]` tables (a phase's or a pool's): each
+    /// name's figures' limits, in file order.
+    fn named_limits(
+        &mut self,
+        tables: &[(Key, PerFigure)],
+        kind: &str,
+    ) -> Vec<(String, Figure, Limit)> {
+        let mut out = Vec::new();
+        for (k, figures) in tables {
+            for (f, leaf) in figures {
+                let key = format!("target.budget.{kind}.{:?}.{}", k.name, f.id());
+                if let Some(limit) = self.limit(leaf, &key, f.unit()) {
+                    out.push((k.name.clone(), *f, limit));
+                }
+            }
+        }
+        out
+    }
+
+    /// `[target.tolerance]`: per figure, and per phase.
+    fn tolerances(
+        &mut self,
+        tol: &RawBudget,
+    ) -> (BTreeMap<Figure, Tolerance>, Vec<PhaseTolerance>) {
+        let mut tolerance = BTreeMap::new();
+        let mut phase_tolerance = Vec::new();
+        for f in Figure::ALL {
+            let Some(leaf) = tol.figures.get(&f) else {
+                continue;
+            };
+            if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
+                tolerance.insert(f, x);
+            }
+        }
+        for (k, figures) in &tol.phase {
+            for (f, leaf) in figures {
+                let key = format!("target.tolerance.phase.{:?}.{}", k.name, f.id());
+                if let Some(x) = self.tolerance(leaf, &key) {
+                    phase_tolerance.push(PhaseTolerance {
+                        phase: k.name.clone(),
+                        figure: *f,
+                        tolerance: x,
+                    });
+                }
+            }
+        }
+        (tolerance, phase_tolerance)
     }
 
     pub(super) fn string(&mut self, leaf: &Leaf, key: &str) -> Option<String> {

@@ -188,7 +188,7 @@ fn a_near_miss_key_says_the_key_meant_and_a_stranger_lists_them_all() {
         key("overal-peak"),
         "memgate.toml:5:1: unknown key `overal-peak` in [target.budget]; did you mean `overall-peak`?"
     );
-    assert!(key("bogus").contains("expected one of: category, phase, dynamic-peak"));
+    assert!(key("bogus").contains("expected one of: category, phase, pool, dynamic-peak"));
 }
 
 #[test]

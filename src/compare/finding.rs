@@ -115,6 +115,17 @@ pub enum Finding {
     /// A phase budget names an annotation the device has no span of; it
     /// has spans of `phases`.
     NoSuchPhase { phase: String, phases: Vec<String> },
+    /// A pool budget names a pool the device does not have; it has
+    /// `pools` (docs/figures.md#pools).
+    NoSuchPool { pool: String, pools: Vec<String> },
+    /// The pool is in the run, not in the baseline.
+    PoolAppeared { pool: String },
+    /// The pool was in the baseline (`baseline` bytes), not in the run.
+    PoolVanished { pool: String, baseline: u64 },
+    /// Up to `bytes` of the device's memory lie in no pool the snapshot
+    /// names (segments made and freed by entries without `pool_id`): each
+    /// pool's figure is a lower bound.
+    PoolUnplaced { bytes: u64 },
     /// The baseline's iterations start at another boundary than the run's:
     /// per-iteration figures cannot be compared.
     BoundaryDiffers { baseline: String, current: String },

@@ -216,6 +216,7 @@ mod tests {
             categories: Vec::new(),
             sites: Vec::new(),
             window: None,
+            pools: Vec::new(),
         }
     }
 

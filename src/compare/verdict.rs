@@ -10,7 +10,7 @@ use strum::IntoStaticStr;
 use super::group;
 use super::Finding;
 use super::Regression;
-use crate::analysis::{OomDetail, PeakPhase, WindowReport};
+use crate::analysis::{OomDetail, PeakPhase, PoolFigures, WindowReport};
 use crate::budget::{Budget, Loc};
 use crate::vocab::{Figure, Unit};
 
@@ -55,6 +55,8 @@ pub enum CheckId {
     Category(String),
     /// A figure of one phase (`[target.budget.phase."NAME"]`).
     Phase { phase: String, figure: Figure },
+    /// A figure of one memory pool (`[target.budget.pool."NAME"]`).
+    Pool { pool: String, figure: Figure },
     /// Whether the snapshot had a baseline to compare with.
     Baseline,
     /// A device the window places nothing on.
@@ -71,6 +73,7 @@ impl fmt::Display for CheckId {
             CheckId::Figure(x) => f.write_str(x.id()),
             CheckId::Category(name) => write!(f, "category.{name}"),
             CheckId::Phase { phase, figure } => write!(f, "phase.{phase}.{}", figure.id()),
+            CheckId::Pool { pool, figure } => write!(f, "pool.{pool}.{}", figure.id()),
             CheckId::Baseline => f.write_str("baseline"),
             CheckId::Window => f.write_str("window"),
             CheckId::Ranks(r) => r.fmt(f),
@@ -89,6 +92,13 @@ impl From<&str> for CheckId {
             "window" => CheckId::Window,
             "environment" => CheckId::Environment,
             _ if id.starts_with("category.") => CheckId::Category(id["category.".len()..].into()),
+            _ if id.starts_with("pool.") => {
+                let (pool, f) = id["pool.".len()..].rsplit_once('.').unwrap();
+                CheckId::Pool {
+                    pool: pool.into(),
+                    figure: figure(f),
+                }
+            }
             _ if id.starts_with("phase.") => {
                 let (phase, f) = id["phase.".len()..].rsplit_once('.').unwrap();
                 CheckId::Phase {
@@ -254,6 +264,10 @@ pub struct DeviceVerdict {
     /// Where the judged window lies, when the target has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowReport>,
+    /// The run's memory pools (docs/figures.md#pools), when it has more
+    /// than the default one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolFigures>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -254,6 +254,24 @@ fn clause(unit: Unit, f: &Finding) -> String {
             "judged in the window {}..{} (entries {}..{})",
             w.from, w.to, w.from_entry, w.to_entry
         ),
+        Finding::NoSuchPool { pool, pools } => {
+            let held = if pools.is_empty() {
+                "it has only the default pool".to_string()
+            } else {
+                format!("it has {}", pools.join(", "))
+            };
+            format!("no pool {pool:?} on this device ({held})")
+        }
+        Finding::PoolAppeared { pool } => format!("pool {pool:?} is new: the baseline has none"),
+        Finding::PoolVanished { pool, baseline } => format!(
+            "pool {pool:?} is gone: the baseline had it at {}",
+            Bytes(*baseline)
+        ),
+        Finding::PoolUnplaced { bytes } => format!(
+            "up to {} lie in no pool the snapshot names (segments made and freed by entries \
+             without pool_id): each pool's figure is at least this",
+            Bytes(*bytes)
+        ),
         Finding::NoSuchPhase { phase, phases } => {
             let held = if phases.is_empty() {
                 "it has no annotation spans".to_string()

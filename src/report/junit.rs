@@ -312,6 +312,7 @@ mod tests {
             categories: Vec::new(),
             sites: Vec::new(),
             window: None,
+            pools: Vec::new(),
         };
         let judged = SnapshotVerdict {
             name: "rank0 ]]> <b>&\u{1b}[31m\u{7}".into(),

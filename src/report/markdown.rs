@@ -249,6 +249,37 @@ fn reasons(t: &TargetVerdict) -> String {
     format!("<details open><summary>Why</summary>\n\n{lines}\n</details>\n\n")
 }
 
+/// Each device's memory pools (docs/figures.md#pools), for the devices
+/// with more than the default pool.
+fn pools(t: &TargetVerdict) -> String {
+    let mut rows = String::new();
+    for s in &t.snapshots {
+        for d in &s.devices {
+            for p in &d.pools {
+                rows.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} |\n",
+                    cell(&case_label(s, d)),
+                    cell(&p.name),
+                    p.kind.id(),
+                    crate::units::Bytes(p.allocated_peak),
+                    crate::units::Bytes(p.reserved_peak),
+                    crate::units::Bytes(p.at_allocated_peak),
+                    crate::units::Bytes(p.cached_free_at_reserved_peak),
+                ));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<details open><summary>Memory pools: {}</summary>\n\n\
+         | snapshot | pool | kind | allocated peak | reserved peak | at the device's allocated peak | cached free at its reserved peak |\n\
+         |---|---|---|---:|---:|---:|---:|\n{rows}\n</details>\n\n",
+        cell(&t.name)
+    )
+}
+
 fn categories(t: &TargetVerdict) -> String {
     let mut rows = String::new();
     let mut zero = 0;
@@ -396,13 +427,21 @@ pub fn page_link(path: &str) -> String {
 
 pub fn render(v: &Verdict, limit: usize) -> String {
     let head = format!("{}\n\n", verdict_line(v));
-    let sections: [(&str, Section); 3] = [
+    let sections: [(&str, Section); 4] = [
         ("the reasons", reasons),
+        ("the pool tables", pools),
         ("the category tables", categories),
         ("the allocation-site diffs", site_diffs),
     ];
     // (passing rows too, how many sections), most complete first.
-    let attempts = [(true, 3), (true, 2), (true, 1), (false, 1), (false, 0)];
+    let attempts = [
+        (true, 4),
+        (true, 3),
+        (true, 2),
+        (true, 1),
+        (false, 1),
+        (false, 0),
+    ];
     for (all, keep) in attempts {
         let mut text = head.clone();
         for t in &v.targets {
@@ -411,7 +450,12 @@ pub fn render(v: &Verdict, limit: usize) -> String {
                 text.push_str(&section(t));
             }
         }
-        let mut dropped: Vec<&str> = sections[keep..].iter().rev().map(|(n, _)| *n).collect();
+        // The pool tables are named only where there were some to leave out
+        // (a run without private pools reads as it did before pools).
+        let mut dropped: Vec<&str> = (sections[keep..].iter().rev())
+            .filter(|(n, s)| *n != "the pool tables" || v.targets.iter().any(|t| !s(t).is_empty()))
+            .map(|(n, _)| *n)
+            .collect();
         if !all {
             dropped.insert(dropped.len().saturating_sub(1), "the passing checks");
         }

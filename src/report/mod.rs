@@ -236,6 +236,7 @@ mod tests {
             categories: Vec::new(),
             sites: sites.to_vec(),
             window: None,
+            pools: Vec::new(),
         };
         let top = top_growth(&d, 5);
         assert_eq!(top.len(), 2);

@@ -156,8 +156,32 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
     for w in &d.warnings {
         writeln!(out, "    warning: {}", terminal(w))?;
     }
+    pool_lines(out, d)?;
     ooms(out, d)?;
     stack_lines(out, d)
+}
+
+/// One line per memory pool (docs/figures.md#pools), for a device with more
+/// than the default pool.
+fn pool_lines(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
+    if d.pools.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "    memory pools:")?;
+    for p in &d.pools {
+        writeln!(
+            out,
+            "      {} ({}): allocated peak {}, reserved peak {}; {} at the device's allocated peak, \
+             {} cached free at its reserved peak",
+            p.name,
+            p.kind.id(),
+            Bytes(p.allocated_peak),
+            Bytes(p.reserved_peak),
+            Bytes(p.at_allocated_peak),
+            Bytes(p.cached_free_at_reserved_peak),
+        )?;
+    }
+    Ok(())
 }
 
 /// The stacks [`stack_lines`] lists: those at the peak `--at` names, else

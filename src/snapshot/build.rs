@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::pickle::{Arena, Obj, ObjId, Value};
 
-use super::collect::{get, signed_bits, unsigned, Collector, TAG_ENTRY, TAG_STACK};
+use super::collect::{get, signed_bits, unsigned, Collector, MAX_POOLS, TAG_ENTRY, TAG_STACK};
 use super::generation::Hints;
 use super::model::StackId;
 use super::model::{
@@ -635,6 +635,7 @@ pub(crate) fn build(
     for (i, v) in seg_values.into_iter().enumerate() {
         segments.push(b.segment(v, i)?);
     }
+    few_pools(&segments)?;
     let mut lists = Vec::new();
     if let Some(t) = traces_v {
         let per_device = b.list(t, "`device_traces`")?;
@@ -695,6 +696,7 @@ pub(crate) fn build(
         stack_frames: c.stack_frames,
         stack_spans: c.stack_spans,
         unknown_actions: c.unknown_actions,
+        pool_ids: c.pool_ids,
         allocator_settings,
         annotations,
         generation: String::new(),
@@ -705,6 +707,21 @@ pub(crate) fn build(
     snap.generation = super::generation::detect(&snap, hints);
     within_byte_range(&snap)?;
     Ok(Snapshot::new(snap))
+}
+
+/// At most [`MAX_POOLS`] distinct `segment_pool_id`s, as for trace entries:
+/// a process makes a pool per CUDA graph or `MemPool`, and every pool is a
+/// row of every report (docs/figures.md#pools).
+fn few_pools(segments: &[Segment]) -> Result<(), String> {
+    let mut ids: Vec<(u64, u64)> = segments.iter().filter_map(|s| s.pool_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() > MAX_POOLS {
+        return Err(format!(
+            "more than {MAX_POOLS} distinct segment `segment_pool_id`s: not a memory snapshot"
+        ));
+    }
+    Ok(())
 }
 
 /// The most bytes a snapshot's trace entries, segments and blocks may add up
@@ -746,6 +763,7 @@ mod tests {
             time_us: 0,
             stack: StackId::default(),
             context: crate::snapshot::model::NO_CONTEXT,
+            pool: crate::snapshot::model::NO_POOL,
             action: Action::Alloc,
         }
     }

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
 
-use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_TIME};
+use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_POOL, NO_TIME};
 
 pub(crate) const TAG_FRAME: u8 = 1;
 pub(crate) const TAG_STACK: u8 = 2;
@@ -26,8 +26,9 @@ const FIELD_NAMES: [&str; FIELDS] = [
     "name",
     "line",
     "compile_context",
+    "pool_id",
 ];
-const FIELDS: usize = 11;
+const FIELDS: usize = 12;
 const F_ACTION: usize = 0;
 const F_ADDR: usize = 1;
 const F_DEVICE_FREE: usize = 2;
@@ -39,6 +40,7 @@ const F_FILENAME: usize = 7;
 const F_NAME: usize = 8;
 const F_LINE: usize = 9;
 const F_CONTEXT: usize = 10;
+const F_POOL: usize = 11;
 
 /// The PyTorch key names, interned once per decode.
 pub(crate) struct Keys {
@@ -138,6 +140,9 @@ pub(crate) struct Collector {
     /// What the records collected so far contain (for the generation guess).
     pub seen: Seen,
     pub unknown_actions: Vec<String>,
+    /// The distinct `pool_id`s of trace entries, in order of first
+    /// appearance (an entry keeps its index: [`TraceEntry::pool`]).
+    pub pool_ids: Vec<(u64, u64)>,
     /// Action strings seen so far, by interned id (at most a dozen known
     /// plus `MAX_UNKNOWN_ACTIONS`).
     action_ids: Vec<(StrId, Action)>,
@@ -175,6 +180,11 @@ const PREFAULT_ENTRIES: usize = 1 << 16;
 /// More distinct unknown trace actions than this is not a snapshot (torch
 /// has a dozen); it also keeps [`Action::Other`]'s index in range.
 pub(crate) const MAX_UNKNOWN_ACTIONS: usize = 1024;
+
+/// More distinct trace-entry pools than this is not a snapshot (a process
+/// makes a pool per CUDA graph or `MemPool`); it also bounds the linear
+/// look-up of [`Collector::pool`].
+pub(crate) const MAX_POOLS: usize = 4096;
 
 impl Collector {
     /// `input_len` sizes the entry table up front (pages are only touched
@@ -406,14 +416,46 @@ impl Collector {
             Some(v) => self.stack(arena, v)?,
             None => super::model::EMPTY_STACK,
         };
+        let pool = match f.get(F_POOL) {
+            Some(v) => self.pool(arena, v)?,
+            None => NO_POOL,
+        };
         Ok(TraceEntry {
             addr,
             size,
             time_us,
             stack,
             context,
+            pool,
             action,
         })
+    }
+
+    /// A trace entry's `pool_id` (a pair, like a segment's
+    /// `segment_pool_id`) → its index in [`Collector::pool_ids`]. Anything
+    /// but a pair of non-negative integers is refused: the entry could not
+    /// be placed in its pool.
+    fn pool(&mut self, arena: &Arena, v: Value) -> Result<u32, String> {
+        let Some(&[a, b]) = arena.seq(v) else {
+            return Err("trace entry `pool_id` is not a pair".into());
+        };
+        let id = (
+            unsigned(arena, a, "trace entry `pool_id`")?,
+            unsigned(arena, b, "trace entry `pool_id`")?,
+        );
+        // Below MAX_POOLS (checked on insertion), so every index fits.
+        let index = |i: usize| u32::try_from(i).map_err(|_| "too many pools".to_string());
+        // Usually a handful of pools, and runs of one: the last is first.
+        if let Some(i) = self.pool_ids.iter().rposition(|p| *p == id) {
+            return index(i);
+        }
+        if self.pool_ids.len() >= MAX_POOLS {
+            return Err(format!(
+                "more than {MAX_POOLS} distinct trace entry `pool_id`s: not a memory snapshot"
+            ));
+        }
+        self.pool_ids.push(id);
+        index(self.pool_ids.len() - 1)
     }
 }
 

@@ -17,7 +17,7 @@ pub(crate) use model::{
     Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,
 };
 #[cfg(test)]
-pub(crate) use model::{Block, NO_CONTEXT, NO_TIME};
+pub(crate) use model::{Block, NO_CONTEXT, NO_POOL, NO_TIME};
 pub use model::{Snapshot, Tables};
 
 #[cfg(test)]

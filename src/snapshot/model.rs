@@ -168,11 +168,18 @@ pub struct TraceEntry {
     /// (`stream` is checked while loading but not kept: no figure reads
     /// it, and its 8 bytes are what this field fits in.)
     pub(crate) context: u32,
+    /// `pool_id` as an index into [`Tables::pool_ids`], or [`NO_POOL`]
+    /// (docs/figures.md#pools). Fits the padding after `context`: the
+    /// entry stays 40 bytes.
+    pub(crate) pool: u32,
     pub action: Action,
 }
 
 /// Sentinel for "no `compile_context` key".
 pub(crate) const NO_CONTEXT: u32 = u32::MAX;
+
+/// Sentinel for "no `pool_id` key".
+pub(crate) const NO_POOL: u32 = u32::MAX;
 
 /// The stage of an `external_annotations` event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +280,9 @@ pub struct Tables {
     pub(crate) stack_frames: Vec<FrameId>,
     pub(crate) stack_spans: Vec<Range<u32>>,
     pub(crate) unknown_actions: Vec<String>,
+    /// The distinct trace-entry `pool_id`s (what [`TraceEntry::pool`]
+    /// indexes).
+    pub(crate) pool_ids: Vec<(u64, u64)>,
     /// `allocator_settings` (torch ≥ 2.3) as JSON, bounded in size.
     pub(crate) allocator_settings: Option<serde_json::Value>,
     /// `external_annotations` (torch ≥ 2.5) with a name, a stage and a
@@ -389,6 +399,11 @@ impl Tables {
             .filter(move |a| a.device.is_none_or(|d| d == device))
     }
 
+    /// An entry's `pool_id`, if it has the key.
+    pub(crate) fn entry_pool(&self, e: &TraceEntry) -> Option<(u64, u64)> {
+        self.pool_ids.get(e.pool as usize).copied()
+    }
+
     /// An entry's `compile_context`, if it has the key.
     pub(crate) fn context(&self, e: &TraceEntry) -> Option<&str> {
         (e.context != NO_CONTEXT).then(|| self.str(e.context))
@@ -467,6 +482,7 @@ impl Tables {
             slots(&self.stack_spans),
             words,
             slots(&self.annotations),
+            slots(&self.pool_ids),
             self.allocator_settings.as_ref().map_or(0, json_heap),
             text(&self.generation),
             (self.labels).most_bytes(frame_labels, self.stack_frames.len() as u64),

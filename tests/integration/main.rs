@@ -43,6 +43,7 @@ mod owners;
 mod peak_metrics;
 mod peak_moment;
 mod phases_summary;
+mod pools;
 mod portable_sites;
 mod ranks;
 mod ranks_html;

@@ -88,6 +88,7 @@ fn checks_table(out: &mut String, d: &DeviceVerdict) {
 }
 
 fn deltas(out: &mut String, d: &DeviceVerdict) {
+    out.push_str(&super::pools::pools_table(&d.pools));
     let cell = |v: Option<u64>| v.map_or_else(|| "–".to_string(), |v| Bytes(v).to_string());
     out.push_str(
         "<table class=\"deltas\"><caption>Categories at the allocated peak</caption><tr>\

@@ -12,6 +12,7 @@ mod diff;
 mod overlay;
 mod palette;
 mod peaks;
+mod pools;
 mod ranks;
 
 pub use super::exporter::Charted;
@@ -332,6 +333,7 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>], x: XAxis) -> S
         out.push_str(&chart(k, s.path, s.report.device));
         out.push_str(&peaks_table(s));
         out.push_str(&table(s));
+        out.push_str(&pools::pools_table(&s.report.pools));
         out.push_str(&sites(s));
         out.push_str("</section>\n");
     }
