@@ -13,9 +13,11 @@ mod lower_bound_tests;
 mod natural;
 mod ranks;
 mod reading;
+pub mod repeats;
 #[cfg(test)]
 mod tests;
 mod verdict;
+pub mod waivers;
 
 use crate::vocab::Device;
 use std::collections::{BTreeMap, BTreeSet};

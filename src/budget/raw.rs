@@ -12,7 +12,7 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
-pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories", "sites"];
+pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories", "sites", "waiver"];
 /// `[sites]` keys: what names an allocation site (docs/figures.md#stacks-and-sites).
 pub(crate) const SITES_KEYS: &[&str] = &["project-root", "user-code"];
 pub(crate) const DEFAULTS_KEYS: &[&str] = &[
@@ -33,6 +33,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "accept-lower-bounds",
     "window",
     "iteration-boundary",
+    "statistic",
     "same-environment",
     "device-memory",
     "outside-allocator",
@@ -113,6 +114,8 @@ pub struct RawConfig {
     pub target: Vec<RawTarget>,
     pub categories: Option<OpenTable>,
     pub sites: Option<RawSites>,
+    /// `[[waiver]]` tables (docs/gate.md#waivers).
+    pub waiver: Vec<super::waiver::RawWaiver>,
 }
 
 /// `[sites]` as written.
@@ -153,6 +156,8 @@ pub struct RawTarget {
     pub accept_lower_bounds: Option<Leaf>,
     pub window: Option<Leaf>,
     pub iteration_boundary: Option<Leaf>,
+    /// Which value of repeated runs is judged (docs/gate.md#repeated-runs).
+    pub statistic: Option<Leaf>,
     pub same_environment: Option<Leaf>,
     pub device_memory: Option<Leaf>,
     pub outside_allocator: Option<Leaf>,
@@ -229,13 +234,13 @@ pub fn read_table(root: &dyn TableLike) -> Read {
 }
 
 #[derive(Default)]
-struct Reader {
+pub(super) struct Reader {
     unknown_keys: Vec<Misfit>,
     wrong_types: Vec<Misfit>,
 }
 
 /// One entry of a table: its key, the key's position, its item.
-type Entry<'a> = (&'a str, Range<usize>, &'a Item);
+pub(super) type Entry<'a> = (&'a str, Range<usize>, &'a Item);
 
 impl Reader {
     fn config(&mut self, root: &dyn TableLike) -> RawConfig {
@@ -246,6 +251,7 @@ impl Reader {
                 "target" => c.target = self.targets(item, &at),
                 "categories" => c.categories = self.open_table(item, &at),
                 "sites" => c.sites = self.table(item, &at).map(|t| self.sites(t)),
+                "waiver" => c.waiver = self.waivers(item, &at),
                 _ => {}
             }
         }
@@ -283,7 +289,21 @@ impl Reader {
 
     /// `[[target]]`, or the same written as an inline array of tables.
     fn targets(&mut self, item: &Item, at: &Range<usize>) -> Vec<RawTarget> {
-        let tables: Vec<(&dyn TableLike, Range<usize>)> = match item {
+        self.array_of_tables(item, at, "an array of tables ([[target]])")
+            .into_iter()
+            .map(|(t, span)| self.target(t, span))
+            .collect()
+    }
+
+    /// `[[NAME]]`, or the same written as an inline array of tables: each
+    /// table with its span (`expected` says what the item should be).
+    pub(super) fn array_of_tables<'a>(
+        &mut self,
+        item: &'a Item,
+        at: &Range<usize>,
+        expected: &str,
+    ) -> Vec<(&'a dyn TableLike, Range<usize>)> {
+        match item {
             Item::ArrayOfTables(a) => a
                 .iter()
                 .map(|t| (t as &dyn TableLike, t.span().unwrap_or(at.clone())))
@@ -303,15 +323,10 @@ impl Reader {
                 .collect(),
             other => {
                 let span = other.span().unwrap_or(at.clone());
-                let expected = "an array of tables ([[target]])";
                 self.wrong_type(span, &to_toml(other), expected);
-                return Vec::new();
+                Vec::new()
             }
-        };
-        tables
-            .into_iter()
-            .map(|(t, span)| self.target(t, span))
-            .collect()
+        }
     }
 
     fn target(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawTarget {
@@ -331,6 +346,7 @@ impl Reader {
                 "accept-lower-bounds" => t.accept_lower_bounds = leaf(),
                 "window" => t.window = leaf(),
                 "iteration-boundary" => t.iteration_boundary = leaf(),
+                "statistic" => t.statistic = leaf(),
                 "same-environment" => t.same_environment = leaf(),
                 "device-memory" => t.device_memory = leaf(),
                 "outside-allocator" => t.outside_allocator = leaf(),
@@ -447,7 +463,7 @@ impl Reader {
     }
 
     /// The known entries of a table; every other key is reported.
-    fn entries<'a>(
+    pub(super) fn entries<'a>(
         &mut self,
         table: &'a dyn TableLike,
         known: &[&str],
@@ -482,7 +498,7 @@ impl Reader {
     }
 
     /// A value of any type, placed at its own span (a table: its header).
-    fn leaf(&mut self, item: &Item, key: &Range<usize>) -> Leaf {
+    pub(super) fn leaf(&mut self, item: &Item, key: &Range<usize>) -> Leaf {
         Leaf {
             value: to_toml(item),
             span: item.span().unwrap_or(key.clone()),

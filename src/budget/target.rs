@@ -10,9 +10,10 @@ use toml::Value;
 
 use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
-use super::{CategoryKey, PhaseLimit, PhaseTolerance, Rules, Target};
+use super::{CategoryKey, Limit, PhaseLimit, PhaseTolerance, Rules, Target, Tolerance};
 use crate::patterns::Rule;
-use crate::vocab::Figure;
+use crate::vocab::{Figure, Statistic};
+use strum::VariantArray;
 use crate::vocab::Unit;
 use crate::walk;
 
@@ -43,36 +44,16 @@ impl Validator<'_> {
             None => Vec::new(),
         };
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
-        let device = t.device.as_ref().and_then(|d| match d.get_ref() {
-            Value::Integer(i) if u32::try_from(*i).is_ok() => {
-                u32::try_from(*i).ok().map(Device::new)
-            }
-            _ => {
-                self.err(
-                    d.span(),
-                    "target.device",
-                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
-                );
-                None
-            }
-        });
+        let device = t.device.as_ref().and_then(|d| self.device(d, "target.device"));
         let key = t.key.as_ref().and_then(|k| self.key_regex(k));
-        let require_trace = t.require_trace.as_ref().and_then(|r| match r.get_ref() {
-            Value::Boolean(b) => Some((*b, self.loc(r.span()))),
-            other => {
-                let msg = format!("must be true or false, not {}", other.type_str());
-                self.err(r.span(), "target.require-trace", msg);
-                None
-            }
+        let require_trace = t.require_trace.as_ref().and_then(|r| {
+            let b = self.boolean(r, "target.require-trace")?;
+            Some((b, self.loc(r.span())))
         });
-        let same_environment = t.same_environment.as_ref().and_then(|r| match r.get_ref() {
-            Value::Boolean(b) => Some(*b),
-            other => {
-                let msg = format!("must be true or false, not {}", other.type_str());
-                self.err(r.span(), "target.same-environment", msg);
-                None
-            }
-        });
+        let same_environment = t
+            .same_environment
+            .as_ref()
+            .and_then(|r| self.boolean(r, "target.same-environment"));
         let device_memory = t
             .device_memory
             .as_ref()
@@ -84,78 +65,14 @@ impl Validator<'_> {
         let accept_lower_bounds = t
             .accept_lower_bounds
             .as_ref()
-            .and_then(|r| match r.get_ref() {
-                Value::Boolean(b) => Some(*b),
-                other => {
-                    let msg = format!("must be true or false, not {}", other.type_str());
-                    self.err(r.span(), "target.accept-lower-bounds", msg);
-                    None
-                }
-            });
+            .and_then(|r| self.boolean(r, "target.accept-lower-bounds"));
         let window = t.window.as_ref().and_then(|w| {
             let s = self.string(w, "target.window")?;
             Some((s, self.loc(w.span())))
         });
-        let mut budget = BTreeMap::new();
-        let mut category_budget = BTreeMap::new();
-        let mut phase_budget = Vec::new();
-        let mut tolerance = BTreeMap::new();
-        if let Some(b) = &t.budget {
-            for f in Figure::ALL {
-                let Some(leaf) = b.figures.get(&f) else {
-                    continue;
-                };
-                let key = format!("target.budget.{}", f.id());
-                if let Some(l) = self.figure_limit(leaf, &key, f) {
-                    budget.insert(f, l);
-                }
-            }
-            for (k, leaf) in b.category.iter().flatten() {
-                let key = format!("target.budget.category.{}", k.name);
-                self.category_keys.push(CategoryKey {
-                    name: k.name.clone(),
-                    loc: self.loc(k.span.clone()),
-                });
-                if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
-                    category_budget.insert(k.name.clone(), l);
-                }
-            }
-            for (k, figures) in &b.phase {
-                for (f, leaf) in figures {
-                    let key = format!("target.budget.phase.{:?}.{}", k.name, f.id());
-                    if let Some(limit) = self.limit(leaf, &key, f.unit()) {
-                        phase_budget.push(PhaseLimit {
-                            phase: k.name.clone(),
-                            figure: *f,
-                            limit,
-                        });
-                    }
-                }
-            }
-        }
-        let mut phase_tolerance = Vec::new();
-        if let Some(tol) = &t.tolerance {
-            for f in Figure::ALL {
-                let Some(leaf) = tol.figures.get(&f) else {
-                    continue;
-                };
-                if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
-                    tolerance.insert(f, x);
-                }
-            }
-            for (k, figures) in &tol.phase {
-                for (f, leaf) in figures {
-                    let key = format!("target.tolerance.phase.{:?}.{}", k.name, f.id());
-                    if let Some(x) = self.tolerance(leaf, &key) {
-                        phase_tolerance.push(PhaseTolerance {
-                            phase: k.name.clone(),
-                            figure: *f,
-                            tolerance: x,
-                        });
-                    }
-                }
-            }
-        }
+        let statistic = t.statistic.as_ref().and_then(|s| self.statistic(s));
+        let (budget, category_budget, phase_budget) = self.target_budget(t);
+        let (tolerance, phase_tolerance) = self.target_tolerance(t);
         let iteration_boundary = t
             .iteration_boundary
             .as_ref()
@@ -175,6 +92,7 @@ impl Validator<'_> {
             device_memory,
             outside_allocator,
             window,
+            statistic: statistic.unwrap_or_default(),
             budget,
             category_budget,
             phase_budget,
@@ -183,6 +101,128 @@ impl Validator<'_> {
             iteration_boundary,
             ranks,
         })
+    }
+
+    /// A device index (`target.device`, a waiver's `device`).
+    pub(super) fn device(&mut self, d: &Leaf, key: &str) -> Option<Device> {
+        match d.get_ref() {
+            Value::Integer(i) if u32::try_from(*i).is_ok() => {
+                u32::try_from(*i).ok().map(Device::new)
+            }
+            _ => {
+                self.err(
+                    d.span(),
+                    key,
+                    format!("must be a device index, an integer from 0 to {}", u32::MAX),
+                );
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, r: &Leaf, key: &str) -> Option<bool> {
+        match r.get_ref() {
+            Value::Boolean(b) => Some(*b),
+            other => {
+                let msg = format!("must be true or false, not {}", other.type_str());
+                self.err(r.span(), key, msg);
+                None
+            }
+        }
+    }
+
+    /// `statistic`: which value of repeated runs is judged.
+    fn statistic(&mut self, leaf: &Leaf) -> Option<Statistic> {
+        let s = self.string(leaf, "target.statistic")?;
+        let parsed = s.parse::<Statistic>().ok();
+        if parsed.is_none() {
+            let names: Vec<&str> = Statistic::VARIANTS.iter().map(|x| x.id()).collect();
+            let msg = format!("must be one of {}, not {s:?}", names.join(", "));
+            self.err(leaf.span(), "target.statistic", msg);
+        }
+        parsed
+    }
+
+    /// `[target.budget]`: the figure, category and phase ceilings.
+    fn target_budget(
+        &mut self,
+        t: &RawTarget,
+    ) -> (
+        BTreeMap<Figure, Limit>,
+        BTreeMap<String, Limit>,
+        Vec<PhaseLimit>,
+    ) {
+        let mut budget = BTreeMap::new();
+        let mut category_budget = BTreeMap::new();
+        let mut phase_budget = Vec::new();
+        let Some(b) = &t.budget else {
+            return (budget, category_budget, phase_budget);
+        };
+        for f in Figure::ALL {
+            let Some(leaf) = b.figures.get(&f) else {
+                continue;
+            };
+            let key = format!("target.budget.{}", f.id());
+            if let Some(l) = self.figure_limit(leaf, &key, f) {
+                budget.insert(f, l);
+            }
+        }
+        for (k, leaf) in b.category.iter().flatten() {
+            let key = format!("target.budget.category.{}", k.name);
+            self.category_keys.push(CategoryKey {
+                name: k.name.clone(),
+                loc: self.loc(k.span.clone()),
+            });
+            if let Some(l) = self.limit(leaf, &key, Unit::Bytes) {
+                category_budget.insert(k.name.clone(), l);
+            }
+        }
+        for (k, figures) in &b.phase {
+            for (f, leaf) in figures {
+                let key = format!("target.budget.phase.{:?}.{}", k.name, f.id());
+                if let Some(limit) = self.limit(leaf, &key, f.unit()) {
+                    phase_budget.push(PhaseLimit {
+                        phase: k.name.clone(),
+                        figure: *f,
+                        limit,
+                    });
+                }
+            }
+        }
+        (budget, category_budget, phase_budget)
+    }
+
+    /// `[target.tolerance]`: per figure, and per phase.
+    fn target_tolerance(
+        &mut self,
+        t: &RawTarget,
+    ) -> (BTreeMap<Figure, Tolerance>, Vec<PhaseTolerance>) {
+        let mut tolerance = BTreeMap::new();
+        let mut phase_tolerance = Vec::new();
+        let Some(tol) = &t.tolerance else {
+            return (tolerance, phase_tolerance);
+        };
+        for f in Figure::ALL {
+            let Some(leaf) = tol.figures.get(&f) else {
+                continue;
+            };
+            if let Some(x) = self.tolerance(leaf, &format!("target.tolerance.{}", f.id())) {
+                tolerance.insert(f, x);
+            }
+        }
+        for (k, figures) in &tol.phase {
+            for (f, leaf) in figures {
+                let key = format!("target.tolerance.phase.{:?}.{}", k.name, f.id());
+                if let Some(x) = self.tolerance(leaf, &key) {
+                    phase_tolerance.push(PhaseTolerance {
+                        phase: k.name.clone(),
+                        figure: *f,
+                        tolerance: x,
+                    });
+                }
+            }
+        }
+        (tolerance, phase_tolerance)
     }
 
     pub(super) fn string(&mut self, leaf: &Leaf, key: &str) -> Option<String> {

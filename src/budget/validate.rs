@@ -295,6 +295,11 @@ impl Validator<'_> {
         if raw.target.is_empty() {
             self.err(0..0, "target", "no [[target]] table: nothing to check");
         }
+        let waivers = self.waivers(&raw.waiver, &targets);
+        for (loc, message) in super::waiver::repeated(&waivers) {
+            let key = "waiver".into();
+            self.errors.push(ConfigError { loc, key, message });
+        }
         Budget {
             file: self.file.to_string(),
             tolerance,
@@ -307,6 +312,7 @@ impl Validator<'_> {
             categories,
             sites,
             targets,
+            waivers,
             category_keys: std::mem::take(&mut self.category_keys),
         }
     }

@@ -120,8 +120,8 @@ fn first_oom(total: u64, first: &[OomDetail]) -> String {
     s
 }
 
-fn clause(unit: Unit, f: &Finding) -> String {
-    let show = |v: &u64| value(unit, *v);
+/// The clause of a finding about the baseline entry of a snapshot.
+fn baseline_clause(f: &Finding) -> String {
     match f {
         Finding::NoBaseline {
             looked_for: Some(name),
@@ -163,6 +163,23 @@ fn clause(unit: Unit, f: &Finding) -> String {
              {current:?}: category bytes cannot be compared (summarize the baseline with the \
              run's rules)"
         ),
+        _ => String::new(),
+    }
+}
+
+fn clause(unit: Unit, f: &Finding) -> String {
+    let show = |v: &u64| value(unit, *v);
+    match f {
+        Finding::NoBaseline { .. }
+        | Finding::BaselineLacksDevice { .. }
+        | Finding::DeviceNotInRun { .. }
+        | Finding::NoSnapshot { .. }
+        | Finding::DeviceListedTwice { .. }
+        | Finding::RulesDiffer { .. } => baseline_clause(f),
+        Finding::Repeats { .. }
+        | Finding::Waived { .. }
+        | Finding::WaiverExpired { .. }
+        | Finding::WaiverExceeded { .. } => super::noise::clause(unit, f).unwrap_or_default(),
         Finding::NotMeasured { iterations, needed } => format!(
             "not measured: the trace has {} ({needed} needed; iterations start at \
              ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step annotations: \

@@ -70,7 +70,9 @@ fn rank_case(name: String, c: &Check) -> TestCase {
         Status::Fail => non_success(NonSuccessKind::Failure, "memory-imbalance", &line, &line),
         Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
         Status::Skipped => skipped(&line),
-        Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
+        Status::Warn | Status::Waived | Status::Pass | Status::Reported => {
+            TestCaseStatus::success()
+        }
     };
     let mut case = TestCase::new(name, status);
     match c.status {
@@ -128,11 +130,16 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
         }
         Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
         Status::Skipped => skipped(&line),
-        Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
+        Status::Warn | Status::Waived | Status::Pass | Status::Reported => {
+            TestCaseStatus::success()
+        }
     };
     let mut case = TestCase::new(name, status);
     let said = if c.status == Status::Warn {
         Some(format!("warning: {line}"))
+    } else if c.status == Status::Waived {
+        // A failure let through: the case passes, its output says why.
+        Some(format!("waived: {line}"))
     } else if c.status == Status::Reported {
         // Given, not judged: a passing case whose output says so, never a
         // skip beside a green verdict.
@@ -144,7 +151,7 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
         None
     };
     // A lower bound is said on every case of its device that passes.
-    let note = (!d.trace_complete && c.status <= Status::Warn)
+    let note = (!d.trace_complete && c.status <= Status::Waived)
         .then(|| format!("note: {}", super::LOWER_BOUNDS));
     let said: Vec<String> = said.into_iter().chain(note).collect();
     if !said.is_empty() {
@@ -337,6 +344,7 @@ mod tests {
             noise_floor: 0,
             counts: Counts::default(),
             targets: vec![TargetVerdict::new("train".into(), vec![judged, unreadable])],
+            waivers: Vec::new(),
         }
     }
 
