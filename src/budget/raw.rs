@@ -115,7 +115,7 @@ pub struct RawConfig {
     pub categories: Option<OpenTable>,
     pub sites: Option<RawSites>,
     /// `[[waiver]]` tables (docs/gate.md#waivers).
-    pub waiver: Vec<super::waiver::RawWaiver>,
+    pub waiver: Vec<RawWaiver>,
 }
 
 /// `[sites]` as written.
@@ -166,6 +166,20 @@ pub struct RawTarget {
     pub tolerance: Option<RawBudget>,
     /// `[target.ranks]`: figures across the target's ranks.
     pub ranks: Option<RawRanks>,
+}
+
+/// A `[[waiver]]` as written (read by `waiver.rs`).
+#[derive(Debug, Default)]
+pub struct RawWaiver {
+    /// The whole table, header first.
+    pub span: Range<usize>,
+    pub target: Option<Leaf>,
+    pub figure: Option<Leaf>,
+    pub snapshot: Option<Leaf>,
+    pub device: Option<Leaf>,
+    pub until: Option<Leaf>,
+    pub reason: Option<Leaf>,
+    pub maximum: Option<Leaf>,
 }
 
 /// `[target.ranks]` as written (docs/ranks.md).

@@ -296,10 +296,6 @@ impl Validator<'_> {
             self.err(0..0, "target", "no [[target]] table: nothing to check");
         }
         let waivers = self.waivers(&raw.waiver, &targets);
-        for (loc, message) in super::waiver::repeated(&waivers) {
-            let key = "waiver".into();
-            self.errors.push(ConfigError { loc, key, message });
-        }
         Budget {
             file: self.file.to_string(),
             tolerance,

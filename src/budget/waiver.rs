@@ -10,8 +10,8 @@ use chrono::NaiveDate;
 use toml::Value;
 use toml_edit::{Item, TableLike};
 
-use super::raw::{Leaf, Reader};
-use super::validate::Validator;
+use super::raw::{Leaf, RawWaiver, Reader};
+use super::validate::{ConfigError, Validator};
 use super::{Loc, Target};
 use crate::vocab::{Device, Figure, Unit};
 
@@ -22,20 +22,6 @@ pub(crate) const WAIVER_KEYS: &[&str] = &[
 
 /// A reason longer than this is refused: every report prints it.
 pub const MAX_REASON: usize = 500;
-
-/// A `[[waiver]]` as written.
-#[derive(Debug, Default)]
-pub struct RawWaiver {
-    /// The whole table, header first.
-    pub span: Range<usize>,
-    pub target: Option<Leaf>,
-    pub figure: Option<Leaf>,
-    pub snapshot: Option<Leaf>,
-    pub device: Option<Leaf>,
-    pub until: Option<Leaf>,
-    pub reason: Option<Leaf>,
-    pub maximum: Option<Leaf>,
-}
 
 /// A failure let through: the failing checks of `target` on `check` (and
 /// `snapshot`, `device` when given) read `waived` through `until`, unless
@@ -92,7 +78,12 @@ impl Validator<'_> {
     /// Every `[[waiver]]` of the file against the valid `targets`.
     pub(super) fn waivers(&mut self, raw: &[RawWaiver], targets: &[Target]) -> Vec<Waiver> {
         let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
-        raw.iter().filter_map(|w| self.waiver(w, &names)).collect()
+        let waivers: Vec<Waiver> = raw.iter().filter_map(|w| self.waiver(w, &names)).collect();
+        for (loc, message) in repeated(&waivers) {
+            let key = "waiver".into();
+            self.errors.push(ConfigError { loc, key, message });
+        }
+        waivers
     }
 
     fn waiver(&mut self, w: &RawWaiver, targets: &[&str]) -> Option<Waiver> {
@@ -239,7 +230,7 @@ impl Validator<'_> {
 
 /// Two waivers of one check (same target, check, snapshot, device) leave
 /// which one holds to chance: the later ones are reported.
-pub(super) fn repeated(waivers: &[Waiver]) -> Vec<(Loc, String)> {
+fn repeated(waivers: &[Waiver]) -> Vec<(Loc, String)> {
     let mut seen = HashSet::new();
     waivers
         .iter()

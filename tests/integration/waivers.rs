@@ -65,7 +65,7 @@ fn a_waiver_lets_a_failing_check_through_as_waived_in_every_report_until_its_dat
     assert!(line.contains("train rank0"), "{line}");
     assert!(
         line.contains(&format!(
-            "waived until 2026-12-31 by the waiver at memgate.toml:13:1: {REASON}"
+            "waived until 2026-12-31 by the waiver at memgate.toml:11:1: {REASON}"
         )),
         "{line}"
     );
@@ -103,7 +103,7 @@ fn after_its_date_a_waiver_fails_the_check_again_saying_it_expired() {
     let out = run(&w, DAY_AFTER, 1, &["--json", "v.json"]);
     let line = out.lines().find(|l| l.starts_with("FAIL")).unwrap();
     assert!(
-        line.contains("the waiver at memgate.toml:13:1 expired after 2026-12-31"),
+        line.contains("the waiver at memgate.toml:11:1 expired after 2026-12-31"),
         "{line}"
     );
     let v: serde_json::Value = serde_json::from_str(&w.read("v.json")).unwrap();
@@ -116,7 +116,7 @@ fn past_its_maximum_a_waiver_fails_the_check_saying_it_was_exceeded() {
     let w = grown(&waiver("maximum = \"1100 MiB\"\n"));
     let out = run(&w, LAST_DAY_NOON, 1, &[]);
     let line = out.lines().find(|l| l.starts_with("FAIL")).unwrap();
-    assert!(line.contains("exceeded the waiver at memgate.toml:13:1, which allows at most 1.07 GiB"), "{line}");
+    assert!(line.contains("exceeded the waiver at memgate.toml:11:1, which allows at most 1.07 GiB"), "{line}");
     let w = grown(&waiver("maximum = \"1300 MiB\"\n"));
     run(&w, LAST_DAY_NOON, 0, &[]);
 }
@@ -129,7 +129,7 @@ fn a_waiver_that_matches_no_failing_check_is_reported() {
          until = 2026-12-31\nreason = \"{REASON}\"\n"
     ));
     let out = run(&w, LAST_DAY_NOON, 1, &["--json", "v.json", "--markdown", "m.md"]);
-    let note = "the waiver at memgate.toml:13:1 (target train, allocated-peak) matches no \
+    let note = "the waiver at memgate.toml:11:1 (target train, allocated-peak) matches no \
                 failing check: remove it";
     assert!(out.contains(&format!("note: {note}")), "{out}");
     let v: serde_json::Value = serde_json::from_str(&w.read("v.json")).unwrap();
