@@ -24,6 +24,8 @@ use crate::compare::{Check, DeviceVerdict, Finding, SnapshotVerdict, Status, Ver
 
 /// What a warned case's name ends in.
 pub const WARNING_SUFFIX: &str = " [warning]";
+/// What the name of a case a waiver lets through ends in.
+pub const WAIVED_SUFFIX: &str = " [waived]";
 
 /// One line of user data for XML: control characters escaped as on a
 /// terminal (a name cannot start a line in a CI log that shows it), and
@@ -238,10 +240,11 @@ pub fn render(v: &Verdict) -> String {
             }
             for d in &s.devices {
                 for c in &d.checks {
-                    let warned = if c.status == Status::Warn {
-                        WARNING_SUFFIX
-                    } else {
-                        ""
+                    let warned = match c.status {
+                        Status::Warn => WARNING_SUFFIX,
+                        // A passing case must not hide the failure it is.
+                        Status::Waived => WAIVED_SUFFIX,
+                        _ => "",
                     };
                     let name = unique(
                         &class,
