@@ -131,7 +131,7 @@ pub enum UsageError {
     NoSnapshot,
     #[error(
         "{} and {} would both be written to {stem}.json; summarize them into different \
-         directories",
+         directories, or pass --repeats if they are repeated runs of one job",
         first.display(),
         second.display()
     )]

@@ -189,7 +189,17 @@ impl fmt::Display for Figure {
 /// Which value of a set of repeated runs (one key, several snapshots) a
 /// target judges (docs/gate.md#repeated-runs): `statistic` in `[[target]]`.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, EnumString, IntoStaticStr, VariantArray,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    EnumString,
+    IntoStaticStr,
+    VariantArray,
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]

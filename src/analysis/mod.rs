@@ -46,7 +46,9 @@ pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations,
 pub use rules::{RuleSet, RulesError};
 pub use sites::{SiteFlags, SiteRule, SiteRuleError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
-pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
+pub use types::{
+    Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, Spread, TimeFigures,
+};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use allocator::Live;
@@ -299,6 +301,7 @@ fn device_analysis(
             &snap.generation,
             snap.allocator_settings.as_ref(),
         )),
+        spreads: BTreeMap::new(),
     };
     let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)

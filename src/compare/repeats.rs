@@ -3,50 +3,23 @@
 //! figure at the statistic the target chooses, and the spread of every
 //! figure kept beside its check.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
-
 use super::{Check, CheckId, Finding, SnapshotError, SnapshotVerdict, Status};
-use crate::analysis::DeviceReport;
+use crate::analysis::{DeviceReport, Spread};
 use crate::vocab::{Device, Figure, Statistic};
-
-/// One figure over the repeated runs of one device.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct Spread {
-    pub runs: usize,
-    pub min: u64,
-    pub median: u64,
-    pub max: u64,
-    /// The value judged.
-    pub statistic: Statistic,
-}
-
-impl Spread {
-    /// `max - min` as a share of the median, percent; none from a zero median.
-    pub fn percent(&self) -> Option<f64> {
-        (self.median > 0).then(|| (self.max - self.min) as f64 * 100.0 / self.median as f64)
-    }
-}
-
-/// The runs folded: one report per device, and each figure's spread.
-pub struct Folded {
-    pub devices: Vec<DeviceReport>,
-    pub spreads: BTreeMap<(Device, Figure), Spread>,
-}
 
 /// Fold `runs` (each the devices of one run, the first run's file first)
 /// into one report per device of the first run. Each figure is the
 /// statistic of its values; everything else of a device (categories,
 /// sites, phases, peak places) is that of the run whose `allocated-peak`
 /// is the statistic, so a finding's story is a run's own. Every run must
-/// hold the same devices (`files` names them for the error).
+/// hold the same devices (`files` names them for the error). Each folded
+/// device keeps its figures' spreads (`spreads`), which a summary of it
+/// keeps too.
 pub fn fold(
     runs: &[&[DeviceReport]],
     files: &[String],
     statistic: Statistic,
-) -> Result<Folded, SnapshotError> {
+) -> Result<Vec<DeviceReport>, SnapshotError> {
     let devices_of = |r: &[DeviceReport]| {
         let mut d: Vec<Device> = r.iter().map(|x| x.device).collect();
         d.sort();
@@ -66,26 +39,19 @@ pub fn fold(
             });
         }
     }
-    let mut folded = Folded {
-        devices: Vec::new(),
-        spreads: BTreeMap::new(),
-    };
+    let mut folded = Vec::new();
     for d in first {
         let same: Vec<&DeviceReport> = runs
             .iter()
             .filter_map(|r| r.iter().find(|x| x.device == d.device))
             .collect();
-        folded.devices.push(fold_device(&same, statistic, &mut folded.spreads));
+        folded.push(fold_device(&same, statistic));
     }
     Ok(folded)
 }
 
 /// One device over its runs (`same`, not empty).
-fn fold_device(
-    same: &[&DeviceReport],
-    statistic: Statistic,
-    spreads: &mut BTreeMap<(Device, Figure), Spread>,
-) -> DeviceReport {
+fn fold_device(same: &[&DeviceReport], statistic: Statistic) -> DeviceReport {
     let mut order: Vec<&DeviceReport> = same.to_vec();
     order.sort_by_key(|d| d.figures.allocated_peak);
     let at = match statistic {
@@ -96,6 +62,7 @@ fn fold_device(
     };
     let mut out = order[at].clone();
     out.trace_complete = same.iter().all(|d| d.trace_complete);
+    out.spreads.clear();
     for f in Figure::ALL {
         let values: Option<Vec<u64>> = same.iter().map(|d| f.value(d)).collect();
         let Some(mut values) = values else {
@@ -111,7 +78,7 @@ fn fold_device(
             statistic,
         };
         set(&mut out, f, statistic.of_sorted(&values));
-        spreads.insert((out.device, f), spread);
+        out.spreads.insert(f.id().to_string(), spread);
     }
     out
 }
@@ -145,16 +112,23 @@ fn set(d: &mut DeviceReport, f: Figure, v: u64) {
     }
 }
 
-/// Say each figure check's spread beside it. A spread wider than the
-/// tolerance the check compared with is a warning: growth within it may
-/// be the runs' noise, not the change.
-pub fn annotate(v: &mut SnapshotVerdict, spreads: &BTreeMap<(Device, Figure), Spread>) {
+/// Say each figure check's spread beside it, from the judged devices
+/// (`current`: folded here, or a summary of repeated runs). A spread wider
+/// than the tolerance the check compared with is a warning: growth within
+/// it may be the runs' noise, not the change.
+pub fn annotate(v: &mut SnapshotVerdict, current: &[DeviceReport]) {
+    if current.iter().all(|d| d.spreads.is_empty()) {
+        return;
+    }
     for d in &mut v.devices {
+        let Some(cur) = current.iter().find(|c| c.device == d.device) else {
+            continue;
+        };
         for c in &mut d.checks {
             let CheckId::Figure(f) = c.id else {
                 continue;
             };
-            if let Some(s) = spreads.get(&(d.device, f)) {
+            if let Some(s) = cur.spreads.get(f.id()) {
                 say_spread(c, s);
             }
         }

@@ -269,6 +269,7 @@ impl Work {
             categories: None,
             sites: Default::default(),
             iteration_boundary: a.iteration_boundary.clone(),
+            repeats: false,
         };
         let mut out = Vec::new();
         let outcome = crate::commands::summarize::run(&opts, &mut out);

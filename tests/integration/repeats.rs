@@ -158,3 +158,64 @@ fn reserved_peak_growth_only_warns_by_default_and_fails_when_the_target_sets_its
     let w = runs(&set, 1000, &[1100]);
     stdout(&w, 1, &[]);
 }
+
+/// The fixture generator's own figure for a synthetic snapshot's device 0.
+fn expected(file: &str, figure: &str) -> u64 {
+    let text = std::fs::read_to_string(common::fixture("expected.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v[file]["devices"][0]["figures"][figure].as_u64().unwrap()
+}
+
+#[test]
+fn a_summary_of_repeated_runs_keeps_each_figures_spread_and_check_prints_it() {
+    let w = Workdir::new(REPEATS);
+    // Three runs of rank0: one as recorded, two regressed.
+    for (dir, file) in [("a", "rank0"), ("b", "rank0_regressed"), ("c", "rank0_regressed")] {
+        std::fs::create_dir(w.path(dir)).unwrap();
+        let from = common::fixture(&format!("{file}.pickle"));
+        std::fs::copy(from, w.path(&format!("{dir}/rank0.pickle"))).unwrap();
+    }
+    let runs = ["a/rank0.pickle", "b/rank0.pickle", "c/rank0.pickle"];
+    let out = common::memgate()
+        .current_dir(w.tmp.path())
+        .args(["summarize", "-o", "sum"])
+        .args(runs)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("or pass --repeats if they are repeated runs"), "{err}");
+    common::memgate()
+        .current_dir(w.tmp.path())
+        .args(["summarize", "--repeats", "-o", "sum"])
+        .args(runs)
+        .assert()
+        .code(0);
+    let s: serde_json::Value = serde_json::from_str(&w.read("sum/rank0.json")).unwrap();
+    let d = &s["devices"][0];
+    let (low, high) = (
+        expected("rank0.pickle", "allocated-peak"),
+        expected("rank0_regressed.pickle", "allocated-peak"),
+    );
+    assert!(low < high);
+    assert_eq!(d["figures"]["allocated-peak"], high);
+    let spread = &d["spreads"]["allocated-peak"];
+    assert_eq!(spread["runs"], 3);
+    assert_eq!(spread["min"], low);
+    assert_eq!(spread["median"], high);
+    assert_eq!(spread["max"], high);
+    assert_eq!(spread["statistic"], "median");
+    // Judged as the current run, the summary says its runs.
+    let config = "[defaults]\nfigures = [\"allocated-peak\"]\n[[target]]\nname = \"train\"\n\
+                  snapshots = \"sum/*.json\"\n[target.budget]\nallocated-peak = \"1 GiB\"\n";
+    std::fs::write(w.path("memgate.toml"), config).unwrap();
+    let out = stdout(&w, 0, &["--json", "v.json"]);
+    assert!(out.contains("3 runs, widest spread"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&w.read("v.json")).unwrap();
+    let checks = v["targets"][0]["snapshots"][0]["devices"][0]["checks"]
+        .as_array()
+        .unwrap();
+    let c = checks.iter().find(|c| c["id"] == "allocated-peak").unwrap();
+    assert_eq!(repeats_finding(c)["min"], low);
+}

@@ -2,7 +2,6 @@
 //! baseline, then the baseline entries no snapshot is named after.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::analyse::Files;
@@ -10,13 +9,10 @@ use super::inputs::Planned;
 use super::plan::TargetPlan;
 use crate::analysis::{DeviceReport, WindowError};
 use crate::budget::{Budget, Target};
-use crate::compare::repeats::{self, Spread};
+use crate::compare::repeats;
 use crate::compare::{self, Against, SnapshotError, SnapshotVerdict, TargetVerdict};
 use crate::error::Error;
-use crate::vocab::{Device, Figure};
 
-/// Each figure's spread over a name's repeated runs.
-type Spreads = BTreeMap<(Device, Figure), Spread>;
 
 /// The verdict of target `t`, planned as `plan`, from the analysed `files`.
 pub(crate) fn judge_target(
@@ -65,13 +61,13 @@ impl Judge<'_> {
     }
 
     /// The devices of a planned name: its one run's, or its repeated runs
-    /// folded at the target's statistic, with each figure's spread
-    /// (docs/gate.md#repeated-runs).
-    fn current(&self, p: &Planned) -> Result<(Cow<'_, [DeviceReport]>, Spreads), SnapshotError> {
+    /// folded at the target's statistic, each device with its figures'
+    /// spreads (docs/gate.md#repeated-runs).
+    fn current(&self, p: &Planned) -> Result<Cow<'_, [DeviceReport]>, SnapshotError> {
         let unreadable = |e: &Error| SnapshotError::Unreadable(e.to_string());
         if p.repeats.is_empty() {
             let d = self.figures(&p.path).as_ref().map_err(unreadable)?;
-            return Ok((Cow::Borrowed(d.as_slice()), Spreads::new()));
+            return Ok(Cow::Borrowed(d.as_slice()));
         }
         let mut runs: Vec<&[DeviceReport]> = Vec::new();
         let mut files: Vec<String> = Vec::new();
@@ -79,8 +75,7 @@ impl Judge<'_> {
             runs.push(self.figures(path).as_ref().map_err(unreadable)?);
             files.push(path.display().to_string());
         }
-        let folded = repeats::fold(&runs, &files, self.t.statistic)?;
-        Ok((Cow::Owned(folded.devices), folded.spreads))
+        Ok(Cow::Owned(repeats::fold(&runs, &files, self.t.statistic)?))
     }
 
     /// The judged devices (the target's `device`, else all) the window
@@ -99,7 +94,7 @@ impl Judge<'_> {
             .snapshots
             .iter()
             .map(|p| {
-                let devices = self.current(p).ok().map(|(d, _)| {
+                let devices = self.current(p).ok().map(|d| {
                     d.iter()
                         .filter(|x| self.t.device.is_none_or(|want| want == x.device))
                         .cloned()
@@ -137,7 +132,7 @@ impl Judge<'_> {
             compare::unreadable(p.name.clone(), path.clone(), base_name.clone(), why)
         };
         let base = p.baseline.as_deref().map(|b| self.figures(b));
-        let (cur, spreads) = match (self.current(p), base) {
+        let cur = match (self.current(p), base) {
             (Err(e), _) => return unreadable(e),
             (_, Some(Err(e))) => return unreadable(SnapshotError::Baseline(e.to_string())),
             (Ok(cur), _) => cur,
@@ -162,7 +157,7 @@ impl Judge<'_> {
             require_baseline: self.require_baseline,
         };
         let mut v = compare::judge(p.name.clone(), path.clone(), cur, &against);
-        compare::repeats::annotate(&mut v, &spreads);
+        compare::repeats::annotate(&mut v, cur);
         compare::window_not_placed(&mut v, missed);
         if v.devices.iter().all(|d| d.checks.is_empty()) {
             return unreadable(SnapshotError::NoCheck);

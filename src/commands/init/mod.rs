@@ -65,6 +65,7 @@ fn read(paths: &[PathBuf]) -> Result<(Vec<Member>, Vec<Error>), Outcome> {
         categories: None,
         sites: Default::default(),
         iteration_boundary: None,
+        repeats: false,
     };
     let rules = super::analysed::rules(&opts.rules, None, &opts.sites)?;
     let read = crate::input::par_map(paths, |p| summarize::summary_of(p, &opts, &rules));
