@@ -23,6 +23,10 @@ pub(crate) const WAIVER_KEYS: &[&str] = &[
 /// A reason longer than this is refused: every report prints it.
 pub const MAX_REASON: usize = 500;
 
+/// Up to this many targets, a waiver naming none of them is told the
+/// nearest name.
+const MAX_NEAR_TARGETS: usize = 64;
+
 /// A failure let through: the failing checks of `target` on `check` (and
 /// `snapshot`, `device` when given) read `waived` through `until`, unless
 /// their value is over `maximum`.
@@ -146,8 +150,15 @@ impl Validator<'_> {
             return true;
         }
         let span = w.target.as_ref().map_or(w.span.clone(), Leaf::span);
-        let hint = super::suggest::hint(name, targets);
-        let msg = format!("no [[target]] is named {name:?}; {hint}");
+        // Names to compare with are bounded: a file of many targets and
+        // many misspelt waivers must not cost their product in distances.
+        let near = (targets.len() <= MAX_NEAR_TARGETS)
+            .then(|| super::suggest::closest(name, targets))
+            .flatten();
+        let msg = match near {
+            Some(k) => format!("no [[target]] is named {name:?}; did you mean `{k}`?"),
+            None => format!("no [[target]] is named {name:?}"),
+        };
         self.err(span, "waiver.target", msg);
         false
     }
@@ -243,4 +254,51 @@ fn repeated(waivers: &[Waiver]) -> Vec<(Loc, String)> {
             (w.loc.clone(), msg)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn many_misspelt_waivers_against_many_targets_cost_no_product_of_distances() {
+        let mut text = String::new();
+        for i in 0..3000 {
+            text.push_str(&format!("[[target]]\nname = \"target-{i}\"\nsnapshots = \"s\"\n"));
+        }
+        for i in 0..3000 {
+            text.push_str(&format!(
+                "[[waiver]]\ntarget = \"targte-{i}\"\nfigure = \"allocated-peak\"\n\
+                 until = 2026-12-31\nreason = \"r\"\n"
+            ));
+        }
+        let start = std::time::Instant::now();
+        let errors = super::super::parse(&text, "m.toml", Path::new(""), false).unwrap_err();
+        // A debug build on a loaded machine; the distances alone took seconds.
+        assert!(start.elapsed().as_secs() < 3, "{:?}", start.elapsed());
+        assert_eq!(errors.len(), 3000);
+        assert_eq!(
+            errors[0].message,
+            "no [[target]] is named \"targte-0\""
+        );
+    }
+
+    #[test]
+    fn a_waiver_of_one_of_a_few_targets_is_told_the_nearest_name() {
+        let text = "[[target]]\nname = \"train\"\nsnapshots = \"s\"\n[[waiver]]\n\
+                    target = \"trian\"\nfigure = \"allocated-peak\"\nuntil = 2026-12-31\n\
+                    reason = \"r\"\n[[waiver]]\ntarget = \"train\"\nfigure = \"allocated-peak\"\n\
+                    until = \"2026-12-31\"\nreason = \"r\"\n[[waiver]]\ntarget = \"train\"\n\
+                    figure = \"allocated-peak\"\nuntil = 2027-01-01\nreason = \"again\"\n";
+        let errors = super::super::parse(text, "m.toml", Path::new(""), false).unwrap_err();
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines,
+            [
+                "m.toml:5:10: `waiver.target`: no [[target]] is named \"trian\"; did you mean `train`?",
+                "m.toml:14:1: `waiver`: a second waiver of allocated-peak on target \"train\" for \
+                 the same snapshot and device",
+            ]
+        );
+    }
 }

@@ -152,3 +152,20 @@ fn a_waiver_naming_no_target_or_no_figure_or_no_date_is_a_budget_error() {
     assert!(err.contains("\"31/12/2026\" is no date"), "{err}");
     assert!(err.contains("`waiver.reason`: is empty"), "{err}");
 }
+
+#[test]
+fn a_waivers_reason_is_escaped_in_every_report() {
+    let hostile = r#"<img src=x onerror=alert(1)> | **x** \u001b[2J"#;
+    let config = waiver("").replace(REASON, hostile);
+    let w = grown(&config);
+    let args = ["--markdown", "m.md", "--html", "p.html", "--junit", "j.xml"];
+    let out = run(&w, LAST_DAY_NOON, 0, &args);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("<img src=x onerror=alert(1)>"), "{out}");
+    let page = w.read("p.html");
+    assert!(!page.contains("<img src=x"), "the page holds the reason as markup");
+    assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    let md = w.read("m.md");
+    assert!(!md.contains("<img src=x"), "{md}");
+    assert!(!w.read("j.xml").contains('\u{1b}'));
+}
