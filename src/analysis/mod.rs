@@ -46,9 +46,7 @@ pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations,
 pub use rules::{RuleSet, RulesError};
 pub use sites::{SiteFlags, SiteRule, SiteRuleError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
-pub use types::{
-    Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, Spread, TimeFigures,
-};
+pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, Spread, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use allocator::Live;

@@ -77,7 +77,8 @@ pub struct Spread {
 impl Spread {
     /// `max - min` as a share of the median, percent; none from a zero median.
     pub fn percent(&self) -> Option<f64> {
-        (self.median > 0).then(|| self.max.saturating_sub(self.min) as f64 * 100.0 / self.median as f64)
+        (self.median > 0)
+            .then(|| self.max.saturating_sub(self.min) as f64 * 100.0 / self.median as f64)
     }
 }
 

@@ -12,10 +12,10 @@ use super::raw::{Leaf, OpenTable, RawTarget};
 use super::validate::Validator;
 use super::{CategoryKey, Limit, PhaseLimit, PhaseTolerance, Rules, Target, Tolerance};
 use crate::patterns::Rule;
-use crate::vocab::{Figure, Statistic};
-use strum::VariantArray;
 use crate::vocab::Unit;
+use crate::vocab::{Figure, Statistic};
 use crate::walk;
+use strum::VariantArray;
 
 impl Validator<'_> {
     pub(super) fn target(&mut self, t: &RawTarget, check_globs: bool) -> Option<Target> {
@@ -44,7 +44,10 @@ impl Validator<'_> {
             None => Vec::new(),
         };
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
-        let device = t.device.as_ref().and_then(|d| self.device(d, "target.device"));
+        let device = t
+            .device
+            .as_ref()
+            .and_then(|d| self.device(d, "target.device"));
         let key = t.key.as_ref().and_then(|k| self.key_regex(k));
         let require_trace = t.require_trace.as_ref().and_then(|r| {
             let b = self.boolean(r, "target.require-trace")?;

@@ -216,7 +216,11 @@ impl Validator<'_> {
         let r = self.required(w.reason.as_ref(), &w.span, "waiver.reason")?;
         let span = w.reason.as_ref().map_or(w.span.clone(), Leaf::span);
         if r.trim().is_empty() {
-            self.err(span, "waiver.reason", "is empty: say why the failure is accepted");
+            self.err(
+                span,
+                "waiver.reason",
+                "is empty: say why the failure is accepted",
+            );
             return None;
         }
         if r.chars().count() > MAX_REASON {
@@ -235,7 +239,9 @@ impl Validator<'_> {
             Unit::Bytes => super::values::size_value(leaf.get_ref()),
             Unit::Count => super::values::count_value(leaf.get_ref()),
         };
-        value.map_err(|m| self.err(leaf.span(), "waiver.maximum", m)).ok()
+        value
+            .map_err(|m| self.err(leaf.span(), "waiver.maximum", m))
+            .ok()
     }
 }
 
@@ -264,7 +270,9 @@ mod tests {
     fn many_misspelt_waivers_against_many_targets_cost_no_product_of_distances() {
         let mut text = String::new();
         for i in 0..3000 {
-            text.push_str(&format!("[[target]]\nname = \"target-{i}\"\nsnapshots = \"s\"\n"));
+            text.push_str(&format!(
+                "[[target]]\nname = \"target-{i}\"\nsnapshots = \"s\"\n"
+            ));
         }
         for i in 0..3000 {
             text.push_str(&format!(
@@ -277,10 +285,7 @@ mod tests {
         // A debug build on a loaded machine; the distances alone took seconds.
         assert!(start.elapsed().as_secs() < 3, "{:?}", start.elapsed());
         assert_eq!(errors.len(), 3000);
-        assert_eq!(
-            errors[0].message,
-            "no [[target]] is named \"targte-0\""
-        );
+        assert_eq!(errors[0].message, "no [[target]] is named \"targte-0\"");
     }
 
     #[test]

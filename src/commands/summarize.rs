@@ -168,7 +168,10 @@ pub(crate) fn clashes(pairs: &[(&Path, PathBuf)], read: &[&Path]) -> Vec<Error> 
 /// The first input of each summary, and with `repeats` the other inputs of
 /// the same stem (repeated runs) by that first one; without, every input
 /// is a summary of its own.
-fn runs_by_stem(paths: &[PathBuf], repeats: bool) -> (Vec<PathBuf>, HashMap<PathBuf, Vec<PathBuf>>) {
+fn runs_by_stem(
+    paths: &[PathBuf],
+    repeats: bool,
+) -> (Vec<PathBuf>, HashMap<PathBuf, Vec<PathBuf>>) {
     if !repeats {
         return (paths.to_vec(), HashMap::new());
     }

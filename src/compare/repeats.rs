@@ -172,7 +172,10 @@ mod tests {
         assert_eq!(Statistic::Median.of_sorted(&[1, 3, 10]), 3);
         assert_eq!(Statistic::Min.of_sorted(&[1, 3, 10]), 1);
         assert_eq!(Statistic::Max.of_sorted(&[1, 3, 10]), 10);
-        assert_eq!(Statistic::Median.of_sorted(&[u64::MAX - 1, u64::MAX]), u64::MAX - 1);
+        assert_eq!(
+            Statistic::Median.of_sorted(&[u64::MAX - 1, u64::MAX]),
+            u64::MAX - 1
+        );
     }
 
     #[test]

@@ -107,7 +107,8 @@ fn judge(c: &mut Check, w: &Waiver, u: &mut WaiverUse, today: i64) {
     let at = w.loc.to_string();
     if today > w.until_day {
         u.state = WaiverState::Expired;
-        c.findings.push(Finding::WaiverExpired { reason, until, at });
+        c.findings
+            .push(Finding::WaiverExpired { reason, until, at });
     } else if let Some(maximum) = w.maximum.filter(|m| c.current > *m) {
         if u.state != WaiverState::Expired {
             u.state = WaiverState::Exceeded;

@@ -32,13 +32,22 @@ fn runs(config: &str, base: u64, peaks: &[u64]) -> Workdir {
         w.write_summary(&format!("snaps/rank0.run{i}.json"), &s);
     }
     let b = base * MIB;
-    let s = common::summary("rank0.pickle", vec![common::device(0, b, &common::sites(b))]);
+    let s = common::summary(
+        "rank0.pickle",
+        vec![common::device(0, b, &common::sites(b))],
+    );
     w.write_summary("golden/rank0.json", &s);
     w
 }
 
 fn stdout(w: &Workdir, code: i32, args: &[&str]) -> String {
-    let out = w.check().args(args).assert().code(code).get_output().clone();
+    let out = w
+        .check()
+        .args(args)
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -106,7 +115,10 @@ fn one_outlier_run_moves_the_max_not_the_median_and_its_spread_warns() {
     assert!(line.contains("spread 20.0% (tolerance 5%)"), "{line}");
     assert!(line.contains("differ by more than the tolerance"), "{line}");
     // The target that judges the worst run fails on it.
-    let max = REPEATS.replace("key = '(rank\\d+)'", "key = '(rank\\d+)'\nstatistic = \"max\"");
+    let max = REPEATS.replace(
+        "key = '(rank\\d+)'",
+        "key = '(rank\\d+)'\nstatistic = \"max\"",
+    );
     assert!(max.contains("statistic = \"max\""));
     let w = runs(&max, 1000, &peaks);
     let out = stdout(&w, 1, &[]);
@@ -127,14 +139,20 @@ fn repeats_that_hold_other_devices_are_not_judged_and_name_both_files() {
     w.write_summary("snaps/rank0.run1.json", &two);
     let out = w.check().assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("the repeated runs of this name hold different devices"), "{err}");
+    assert!(
+        err.contains("the repeated runs of this name hold different devices"),
+        "{err}"
+    );
     assert!(err.contains("rank0.run0.json holds dev0"), "{err}");
     assert!(err.contains("rank0.run1.json holds dev0, dev1"), "{err}");
 }
 
 #[test]
 fn an_unknown_statistic_is_an_error_naming_the_choices() {
-    let bad = REPEATS.replace("key = '(rank\\d+)'", "key = '(rank\\d+)'\nstatistic = \"mean\"");
+    let bad = REPEATS.replace(
+        "key = '(rank\\d+)'",
+        "key = '(rank\\d+)'\nstatistic = \"mean\"",
+    );
     let w = runs(&bad, 1000, &[1000]);
     let out = w.check().assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
@@ -151,7 +169,8 @@ fn reserved_peak_growth_only_warns_by_default_and_fails_when_the_target_sets_its
     let w = runs(&only_reserved, 1000, &[1100]);
     let out = stdout(&w, 0, &[]);
     assert!(
-        out.lines().any(|l| l.starts_with("WARN") && l.contains("reserved-peak")),
+        out.lines()
+            .any(|l| l.starts_with("WARN") && l.contains("reserved-peak")),
         "{out}"
     );
     let set = format!("{only_reserved}\n[target.tolerance]\nreserved-peak = \"5%\"\n");
@@ -170,7 +189,11 @@ fn expected(file: &str, figure: &str) -> u64 {
 fn a_summary_of_repeated_runs_keeps_each_figures_spread_and_check_prints_it() {
     let w = Workdir::new(REPEATS);
     // Three runs of rank0: one as recorded, two regressed.
-    for (dir, file) in [("a", "rank0"), ("b", "rank0_regressed"), ("c", "rank0_regressed")] {
+    for (dir, file) in [
+        ("a", "rank0"),
+        ("b", "rank0_regressed"),
+        ("c", "rank0_regressed"),
+    ] {
         std::fs::create_dir(w.path(dir)).unwrap();
         let from = common::fixture(&format!("{file}.pickle"));
         std::fs::copy(from, w.path(&format!("{dir}/rank0.pickle"))).unwrap();
@@ -185,7 +208,10 @@ fn a_summary_of_repeated_runs_keeps_each_figures_spread_and_check_prints_it() {
         .get_output()
         .clone();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("or pass --repeats if they are repeated runs"), "{err}");
+    assert!(
+        err.contains("or pass --repeats if they are repeated runs"),
+        "{err}"
+    );
     common::memgate()
         .current_dir(w.tmp.path())
         .args(["summarize", "--repeats", "-o", "sum"])

@@ -57,8 +57,16 @@ fn a_waiver_lets_a_failing_check_through_as_waived_in_every_report_until_its_dat
     let plain = grown(BASE);
     run(&plain, LAST_DAY_NOON, 1, &[]);
     let args = [
-        "--json", "v.json", "--junit", "j.xml", "--markdown", "m.md", "--codequality", "cq.json",
-        "--html", "p.html",
+        "--json",
+        "v.json",
+        "--junit",
+        "j.xml",
+        "--markdown",
+        "m.md",
+        "--codequality",
+        "cq.json",
+        "--html",
+        "p.html",
     ];
     let out = run(&w, LAST_DAY_NOON, 0, &args);
     let line = out.lines().find(|l| l.starts_with("WAIVED")).unwrap();
@@ -88,14 +96,23 @@ fn a_waiver_lets_a_failing_check_through_as_waived_in_every_report_until_its_dat
     assert!(junit.contains(REASON), "{junit}");
     let md = w.read("m.md");
     assert!(md.contains("🔕 waived"), "{md}");
-    assert!(md.contains("2026\\-12\\-31") || md.contains("2026-12-31"), "{md}");
+    assert!(
+        md.contains("2026\\-12\\-31") || md.contains("2026-12-31"),
+        "{md}"
+    );
     let cq: serde_json::Value = serde_json::from_str(&w.read("cq.json")).unwrap();
     let issue = &cq.as_array().unwrap()[0];
     assert_eq!(issue["severity"], "info");
     assert!(issue["description"].as_str().unwrap().contains(REASON));
     let page = w.read("p.html");
-    assert!(page.contains("data-status=\"waived\""), "page has no waived badge");
-    assert!(page.contains("until 2026-12-31"), "page does not say until when");
+    assert!(
+        page.contains("data-status=\"waived\""),
+        "page has no waived badge"
+    );
+    assert!(
+        page.contains("until 2026-12-31"),
+        "page does not say until when"
+    );
 }
 
 #[test]
@@ -117,7 +134,10 @@ fn past_its_maximum_a_waiver_fails_the_check_saying_it_was_exceeded() {
     let w = grown(&waiver("maximum = \"1100 MiB\"\n"));
     let out = run(&w, LAST_DAY_NOON, 1, &[]);
     let line = out.lines().find(|l| l.starts_with("FAIL")).unwrap();
-    assert!(line.contains("exceeded the waiver at memgate.toml:11:1, which allows at most 1.07 GiB"), "{line}");
+    assert!(
+        line.contains("exceeded the waiver at memgate.toml:11:1, which allows at most 1.07 GiB"),
+        "{line}"
+    );
     let w = grown(&waiver("maximum = \"1300 MiB\"\n"));
     run(&w, LAST_DAY_NOON, 0, &[]);
 }
@@ -129,7 +149,12 @@ fn a_waiver_that_matches_no_failing_check_is_reported() {
         "{BASE}\n[[waiver]]\ntarget = \"train\"\nfigure = \"allocated-peak\"\nsnapshot = \"rank1\"\n\
          until = 2026-12-31\nreason = \"{REASON}\"\n"
     ));
-    let out = run(&w, LAST_DAY_NOON, 1, &["--json", "v.json", "--markdown", "m.md"]);
+    let out = run(
+        &w,
+        LAST_DAY_NOON,
+        1,
+        &["--json", "v.json", "--markdown", "m.md"],
+    );
     let note = "the waiver at memgate.toml:11:1 (target train, allocated-peak) matches no \
                 failing check: remove it";
     assert!(out.contains(&format!("note: {note}")), "{out}");
@@ -147,7 +172,10 @@ fn a_waiver_naming_no_target_or_no_figure_or_no_date_is_a_budget_error() {
     ));
     let out = w.check().assert().code(2).get_output().clone();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("no [[target]] is named \"trian\"; did you mean `train`?"), "{err}");
+    assert!(
+        err.contains("no [[target]] is named \"trian\"; did you mean `train`?"),
+        "{err}"
+    );
     assert!(err.contains("did you mean `allocated-peak`?"), "{err}");
     assert!(err.contains("\"31/12/2026\" is no date"), "{err}");
     assert!(err.contains("`waiver.reason`: is empty"), "{err}");
@@ -163,7 +191,10 @@ fn a_waivers_reason_is_escaped_in_every_report() {
     assert!(!out.contains('\u{1b}'), "{out:?}");
     assert!(out.contains("<img src=x onerror=alert(1)>"), "{out}");
     let page = w.read("p.html");
-    assert!(!page.contains("<img src=x"), "the page holds the reason as markup");
+    assert!(
+        !page.contains("<img src=x"),
+        "the page holds the reason as markup"
+    );
     assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
     let md = w.read("m.md");
     assert!(!md.contains("<img src=x"), "{md}");

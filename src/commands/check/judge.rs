@@ -13,7 +13,6 @@ use crate::compare::repeats;
 use crate::compare::{self, Against, SnapshotError, SnapshotVerdict, TargetVerdict};
 use crate::error::Error;
 
-
 /// The verdict of target `t`, planned as `plan`, from the analysed `files`.
 pub(crate) fn judge_target(
     budget: &Budget,
