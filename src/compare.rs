@@ -156,13 +156,7 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
         });
     }
     v.devices.sort_by_key(|d| d.device);
-    v.status = v
-        .devices
-        .iter()
-        .flat_map(|d| &d.checks)
-        .map(|c| c.status)
-        .max()
-        .unwrap_or(Status::Skipped);
+    v.status = v.worst_check();
 }
 
 /// A baseline entry no snapshot of the run is named after: it warns, or

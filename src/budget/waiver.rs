@@ -282,10 +282,12 @@ mod tests {
         }
         let start = std::time::Instant::now();
         let errors = super::super::parse(&text, "m.toml", Path::new(""), false).unwrap_err();
-        // A debug build on a loaded machine; the distances alone took seconds.
-        assert!(start.elapsed().as_secs() < 3, "{:?}", start.elapsed());
+        // No nearest name among so many targets, though `target-0` is
+        // one edit away: no distance was computed. The time is a debug
+        // build's on a loaded machine (parsing 6000 tables is most of it).
         assert_eq!(errors.len(), 3000);
         assert_eq!(errors[0].message, "no [[target]] is named \"targte-0\"");
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
     }
 
     #[test]

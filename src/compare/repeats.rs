@@ -133,13 +133,7 @@ pub fn annotate(v: &mut SnapshotVerdict, current: &[DeviceReport]) {
             }
         }
     }
-    v.status = v
-        .devices
-        .iter()
-        .flat_map(|d| &d.checks)
-        .map(|c| c.status)
-        .max()
-        .unwrap_or(Status::Skipped);
+    v.status = v.worst_check();
 }
 
 fn say_spread(c: &mut Check, s: &Spread) {

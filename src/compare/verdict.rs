@@ -415,6 +415,18 @@ impl Verdict {
     }
 }
 
+impl SnapshotVerdict {
+    /// The worst status of its checks; `skipped` with none.
+    pub fn worst_check(&self) -> Status {
+        self.devices
+            .iter()
+            .flat_map(|d| &d.checks)
+            .map(|c| c.status)
+            .max()
+            .unwrap_or(Status::Skipped)
+    }
+}
+
 impl TargetVerdict {
     pub fn new(name: String, snapshots: Vec<SnapshotVerdict>) -> TargetVerdict {
         let status = snapshots

@@ -65,6 +65,7 @@ pub fn apply(targets: &mut [TargetVerdict], waivers: &[Waiver], today: i64) -> V
     }
     for t in targets.iter_mut() {
         for s in &mut t.snapshots {
+            let mut matched_any = false;
             for d in &mut s.devices {
                 for c in d.checks.iter_mut().filter(|c| c.status == Status::Fail) {
                     let key = (t.name.as_str(), c.id.to_string());
@@ -75,10 +76,14 @@ pub fn apply(targets: &mut [TargetVerdict], waivers: &[Waiver], today: i64) -> V
                     });
                     if let Some(&i) = found {
                         judge(c, &waivers[i], &mut uses[i], today);
+                        matched_any = true;
                     }
                 }
             }
-            s.status = worst(s.devices.iter().flat_map(|d| &d.checks), s.status);
+            // One in error stays so.
+            if s.status != Status::Error && matched_any {
+                s.status = s.worst_check();
+            }
         }
         t.status = t
             .snapshots
@@ -89,15 +94,6 @@ pub fn apply(targets: &mut [TargetVerdict], waivers: &[Waiver], today: i64) -> V
             .unwrap_or(Status::Pass);
     }
     uses
-}
-
-/// A snapshot's status again, once waivers changed its checks; one in
-/// error stays so.
-fn worst<'a>(checks: impl Iterator<Item = &'a Check>, was: Status) -> Status {
-    if was == Status::Error {
-        return was;
-    }
-    checks.map(|c| c.status).max().unwrap_or(was)
 }
 
 fn judge(c: &mut Check, w: &Waiver, u: &mut WaiverUse, today: i64) {
