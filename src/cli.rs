@@ -475,6 +475,11 @@ pub struct SummarizeArgs {
     /// ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step].
     #[arg(long, value_name = "PREFIX")]
     pub iteration_boundary: Option<String>,
+    /// Inputs with one file stem are repeated runs of one job: write one
+    /// summary of them, each figure at their median, keeping each figure's
+    /// min, median, max and spread [default: such inputs are an error].
+    #[arg(long)]
+    pub repeats: bool,
 }
 
 impl SummarizeArgs {
@@ -489,6 +494,7 @@ impl SummarizeArgs {
             window: self.window.clone(),
             iteration_boundary: self.iteration_boundary.clone(),
             decoded: None,
+            repeats: self.repeats,
         }
     }
 }

@@ -14,9 +14,11 @@ mod natural;
 mod pools;
 mod ranks;
 mod reading;
+pub mod repeats;
 #[cfg(test)]
 mod tests;
 mod verdict;
+pub mod waivers;
 
 use crate::vocab::Device;
 use std::collections::{BTreeMap, BTreeSet};
@@ -156,13 +158,7 @@ pub fn window_not_placed(v: &mut SnapshotVerdict, missed: Vec<crate::analysis::W
         });
     }
     v.devices.sort_by_key(|d| d.device);
-    v.status = v
-        .devices
-        .iter()
-        .flat_map(|d| &d.checks)
-        .map(|c| c.status)
-        .max()
-        .unwrap_or(Status::Skipped);
+    v.status = v.worst_check();
 }
 
 /// A baseline entry no snapshot of the run is named after: it warns, or

@@ -46,19 +46,6 @@ pub enum Error {
          cannot pass"
     )]
     NothingToJudge,
-    /// `check`: snapshots with one key (`pattern`: the target's `key`, else
-    /// the file stem), which one baseline entry would judge under one name.
-    #[error(
-        "snapshots {} all have the key {key:?}{}: each needs its own name; narrow `snapshots` \
-         or make `key` tell them apart",
-        paths(.files),
-        pattern.as_ref().map(|p| format!(" (key = '{p}')")).unwrap_or_else(|| " (the file stem)".into())
-    )]
-    SharedKey {
-        key: String,
-        files: Vec<PathBuf>,
-        pattern: Option<String>,
-    },
     /// `check`: a snapshot the verdict records as not judged, and why.
     #[error("{0}")]
     NotJudged(SnapshotError),
@@ -117,7 +104,6 @@ impl Error {
             | Error::Output(_)
             | Error::Baseline(_)
             | Error::NothingToJudge
-            | Error::SharedKey { .. }
             | Error::NotJudged(_) => COULD_NOT_JUDGE,
             Error::Target { error, .. } => error.exit_code(),
         }
@@ -145,7 +131,7 @@ pub enum UsageError {
     NoSnapshot,
     #[error(
         "{} and {} would both be written to {stem}.json; summarize them into different \
-         directories",
+         directories, or pass --repeats if they are repeated runs of one job",
         first.display(),
         second.display()
     )]
@@ -283,11 +269,6 @@ pub enum BaselineError {
 }
 
 /// `a.pickle, b.pickle`.
-fn paths(files: &[PathBuf]) -> String {
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    names.join(", ")
-}
-
 fn join(errors: &[InputError], sep: &str) -> String {
     errors
         .iter()

@@ -50,7 +50,7 @@ __all__ = [
 
 
 #: A check's, a snapshot's, a target's and the run's status.
-Status = Literal["reported", "pass", "skipped", "warn", "fail", "error"]
+Status = Literal["reported", "pass", "skipped", "warn", "waived", "fail", "error"]
 
 
 class Record(Dict[str, Any]):
@@ -190,6 +190,9 @@ class AnalysedDevice(_Document):
     # Where it was recorded: allocator settings, torch generation, and what
     # record() wrote beside the snapshot (docs/figures.md#environment).
     environment: Optional[Dict[str, Any]] = _of()
+    # Repeated runs folded into one (``summarize --repeats``): each figure's
+    # runs, min, median, max and statistic, by figure id (docs/gate.md).
+    spreads: Optional[Dict[str, Any]] = _of()
 
 
 @dataclass(frozen=True)
@@ -440,6 +443,8 @@ class Verdict(_Document):
     noise_floor: Optional[int] = _of()
     counts: Record = _of(_records)
     targets: List[TargetVerdict] = _of(_list_of(TargetVerdict))
+    # Every [[waiver]] and what became of it (docs/gate.md#waivers).
+    waivers: Optional[List[Record]] = _of(_records)
     exit_code: int = field(default=0, metadata={"key": None, "skip": True})
     text: str = field(default="", metadata={"key": None, "skip": True})
 

@@ -49,7 +49,7 @@ pub use rules::{RuleSet, RulesError};
 pub(crate) use sites::site_file;
 pub use sites::{SiteFlags, SiteRule, SiteRuleError};
 pub use timeline::{Band, FinePoint, Moment, MomentKind, Timeline, TimelinePoint};
-pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, TimeFigures};
+pub use types::{Categories, DeviceReport, Figure, PhaseFigures, SiteBytes, Spread, TimeFigures};
 pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use allocator::Live;
@@ -303,6 +303,7 @@ fn device_analysis(
             snap.allocator_settings.as_ref(),
         )),
         pools: whole_trace_pools(snap, trace, &segments, &r, window.is_none()),
+        spreads: BTreeMap::new(),
     };
     let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)

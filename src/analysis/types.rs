@@ -62,6 +62,27 @@ pub struct SiteBytes {
     pub recorded: Option<String>,
 }
 
+/// One figure over the repeated runs of one snapshot name
+/// (docs/gate.md#repeated-runs): their count, min, median and max, and the
+/// statistic the folded value is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Spread {
+    pub runs: usize,
+    pub min: u64,
+    pub median: u64,
+    pub max: u64,
+    pub statistic: crate::vocab::Statistic,
+}
+
+impl Spread {
+    /// `max - min` as a share of the median, percent; none from a zero median.
+    pub fn percent(&self) -> Option<f64> {
+        (self.median > 0)
+            .then(|| self.max.saturating_sub(self.min) as f64 * 100.0 / self.median as f64)
+    }
+}
+
 /// Everything computed for one device of one snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -110,6 +131,10 @@ pub struct DeviceReport {
     /// written before pools were kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<PoolFigures>,
+    /// Each figure's spread (by figure id) when the device is repeated runs
+    /// folded into one (docs/gate.md#repeated-runs); empty for one run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spreads: BTreeMap<String, Spread>,
 }
 
 /// The figures of a device's time structure that budgets and baselines

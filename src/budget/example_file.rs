@@ -6,6 +6,7 @@ use super::raw::{
     budget_keys, tolerance_keys, DEFAULTS_KEYS, OWNERS_KEYS, RANKS_KEYS, SITES_KEYS, TARGET_KEYS,
     TOP_KEYS,
 };
+use super::waiver::WAIVER_KEYS;
 
 const EXAMPLE: &str = include_str!("../../thresholds.example.toml");
 
@@ -17,6 +18,16 @@ fn keys_by_table() -> Vec<(String, String)> {
     let mut table = String::new();
     for line in EXAMPLE.lines() {
         let l = line.trim();
+        // A table the example only shows commented out (`# [[waiver]]`):
+        // a bare array-of-tables header, nothing else on the line.
+        let bare = l.trim_start_matches('#').trim();
+        let commented_header = l.starts_with('#')
+            && bare.starts_with("[[")
+            && bare.ends_with("]]")
+            && bare[2..bare.len() - 2]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-');
+        let l = if commented_header { bare } else { l };
         if l.starts_with('[') {
             table = l.trim_matches(|c| c == '[' || c == ']').trim().to_string();
             // `[a.b.c]` sets c in a.b, and b in a (the example's table
@@ -51,6 +62,7 @@ fn the_example_budget_file_names_every_key_memgate_accepts() {
         ("target.ranks", RANKS_KEYS.to_vec()),
         ("sites", SITES_KEYS.to_vec()),
         ("owners", OWNERS_KEYS.to_vec()),
+        ("waiver", WAIVER_KEYS.to_vec()),
     ];
     let present = keys_by_table();
     let missing: Vec<String> = tables

@@ -32,6 +32,8 @@ mod target;
 mod tests;
 mod validate;
 mod values;
+mod waiver;
+pub use waiver::Waiver;
 
 use crate::vocab::Device;
 use std::collections::BTreeMap;
@@ -43,7 +45,7 @@ use serde::Serialize;
 use crate::patterns::Rule;
 
 use crate::units::{Bytes, Percent};
-use crate::vocab::Figure;
+use crate::vocab::{Figure, Statistic};
 
 pub use crate::vocab::Rules;
 
@@ -187,6 +189,9 @@ pub struct Target {
     /// written. The spec is parsed where budget and analysis meet
     /// (`check`), like category names.
     pub window: Option<(String, Loc)>,
+    /// `statistic`: which value of repeated runs (several snapshots with
+    /// one key) is judged (docs/gate.md#repeated-runs).
+    pub statistic: Statistic,
     pub budget: BTreeMap<Figure, Limit>,
     pub category_budget: BTreeMap<String, Limit>,
     /// `[target.budget.phase."NAME"]`, in file order.
@@ -256,6 +261,8 @@ pub struct Budget {
     /// `[owners]`: who owns a site's file (docs/figures.md#owners).
     pub owners: Option<OwnersTable>,
     pub targets: Vec<Target>,
+    /// `[[waiver]]`s, in file order (docs/gate.md#waivers).
+    pub waivers: Vec<Waiver>,
     /// Every category key of every target (those of a target that failed
     /// validation too), in file order.
     pub category_keys: Vec<CategoryKey>,
@@ -282,13 +289,20 @@ impl Target {
 
     /// The tolerance of one figure: the target's override, else the
     /// default, which only warns when the figure's budget only warns (a
-    /// report-only figure must not fail the gate by growing either).
+    /// report-only figure must not fail the gate by growing either) or the
+    /// figure is too noisy to fail on by default ([`Figure::warns_by_default`]).
     pub fn tolerance_of(&self, figure: Figure, budget: &Budget) -> Tolerance {
         if let Some(t) = self.tolerance.get(&figure) {
             return t.clone();
         }
         let limit = self.budget.get(&figure);
-        budget.tolerance.under(limit)
+        let mut t = budget.tolerance.under(limit);
+        // A noisy figure's growth only warns unless the target asks
+        // (docs/gate.md#noise).
+        if figure.warns_by_default() {
+            t.level = Level::Warn;
+        }
+        t
     }
 
     /// The phase checks of this target: every (phase, figure) with a

@@ -12,7 +12,14 @@ use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
 use crate::vocab::Figure;
 
 /// The keys each fixed table accepts, in the order messages list them.
-pub(crate) const TOP_KEYS: &[&str] = &["defaults", "target", "categories", "sites", "owners"];
+pub(crate) const TOP_KEYS: &[&str] = &[
+    "defaults",
+    "target",
+    "categories",
+    "sites",
+    "owners",
+    "waiver",
+];
 /// `[sites]` keys: what names an allocation site (docs/figures.md#stacks-and-sites).
 pub(crate) const SITES_KEYS: &[&str] = &["project-root", "user-code"];
 /// `[owners]` keys: who owns a site's file (docs/figures.md#owners).
@@ -35,6 +42,7 @@ pub(crate) const TARGET_KEYS: &[&str] = &[
     "accept-lower-bounds",
     "window",
     "iteration-boundary",
+    "statistic",
     "same-environment",
     "device-memory",
     "outside-allocator",
@@ -118,6 +126,8 @@ pub struct RawConfig {
     pub categories: Option<OpenTable>,
     pub sites: Option<RawSites>,
     pub owners: Option<RawOwners>,
+    /// `[[waiver]]` tables (docs/gate.md#waivers).
+    pub waiver: Vec<RawWaiver>,
 }
 
 /// `[owners]` as written; `paths` in file order (the last match counts).
@@ -166,6 +176,8 @@ pub struct RawTarget {
     pub accept_lower_bounds: Option<Leaf>,
     pub window: Option<Leaf>,
     pub iteration_boundary: Option<Leaf>,
+    /// Which value of repeated runs is judged (docs/gate.md#repeated-runs).
+    pub statistic: Option<Leaf>,
     pub same_environment: Option<Leaf>,
     pub device_memory: Option<Leaf>,
     pub outside_allocator: Option<Leaf>,
@@ -174,6 +186,20 @@ pub struct RawTarget {
     pub tolerance: Option<RawBudget>,
     /// `[target.ranks]`: figures across the target's ranks.
     pub ranks: Option<RawRanks>,
+}
+
+/// A `[[waiver]]` as written (read by `waiver.rs`).
+#[derive(Debug, Default)]
+pub struct RawWaiver {
+    /// The whole table, header first.
+    pub span: Range<usize>,
+    pub target: Option<Leaf>,
+    pub figure: Option<Leaf>,
+    pub snapshot: Option<Leaf>,
+    pub device: Option<Leaf>,
+    pub until: Option<Leaf>,
+    pub reason: Option<Leaf>,
+    pub maximum: Option<Leaf>,
 }
 
 /// `[target.ranks]` as written (docs/ranks.md).
@@ -244,13 +270,13 @@ pub fn read_table(root: &dyn TableLike) -> Read {
 }
 
 #[derive(Default)]
-struct Reader {
+pub(super) struct Reader {
     unknown_keys: Vec<Misfit>,
     wrong_types: Vec<Misfit>,
 }
 
 /// One entry of a table: its key, the key's position, its item.
-type Entry<'a> = (&'a str, Range<usize>, &'a Item);
+pub(super) type Entry<'a> = (&'a str, Range<usize>, &'a Item);
 
 impl Reader {
     fn config(&mut self, root: &dyn TableLike) -> RawConfig {
@@ -262,6 +288,7 @@ impl Reader {
                 "categories" => c.categories = self.open_table(item, &at),
                 "sites" => c.sites = self.table(item, &at).map(|t| self.sites(t)),
                 "owners" => c.owners = self.table(item, &at).map(|t| self.owners(t)),
+                "waiver" => c.waiver = self.waivers(item, &at),
                 _ => {}
             }
         }
@@ -312,7 +339,21 @@ impl Reader {
 
     /// `[[target]]`, or the same written as an inline array of tables.
     fn targets(&mut self, item: &Item, at: &Range<usize>) -> Vec<RawTarget> {
-        let tables: Vec<(&dyn TableLike, Range<usize>)> = match item {
+        self.array_of_tables(item, at, "an array of tables ([[target]])")
+            .into_iter()
+            .map(|(t, span)| self.target(t, span))
+            .collect()
+    }
+
+    /// `[[NAME]]`, or the same written as an inline array of tables: each
+    /// table with its span (`expected` says what the item should be).
+    pub(super) fn array_of_tables<'a>(
+        &mut self,
+        item: &'a Item,
+        at: &Range<usize>,
+        expected: &str,
+    ) -> Vec<(&'a dyn TableLike, Range<usize>)> {
+        match item {
             Item::ArrayOfTables(a) => a
                 .iter()
                 .map(|t| (t as &dyn TableLike, t.span().unwrap_or(at.clone())))
@@ -332,15 +373,10 @@ impl Reader {
                 .collect(),
             other => {
                 let span = other.span().unwrap_or(at.clone());
-                let expected = "an array of tables ([[target]])";
                 self.wrong_type(span, &to_toml(other), expected);
-                return Vec::new();
+                Vec::new()
             }
-        };
-        tables
-            .into_iter()
-            .map(|(t, span)| self.target(t, span))
-            .collect()
+        }
     }
 
     fn target(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawTarget {
@@ -360,6 +396,7 @@ impl Reader {
                 "accept-lower-bounds" => t.accept_lower_bounds = leaf(),
                 "window" => t.window = leaf(),
                 "iteration-boundary" => t.iteration_boundary = leaf(),
+                "statistic" => t.statistic = leaf(),
                 "same-environment" => t.same_environment = leaf(),
                 "device-memory" => t.device_memory = leaf(),
                 "outside-allocator" => t.outside_allocator = leaf(),
@@ -484,7 +521,7 @@ impl Reader {
     }
 
     /// The known entries of a table; every other key is reported.
-    fn entries<'a>(
+    pub(super) fn entries<'a>(
         &mut self,
         table: &'a dyn TableLike,
         known: &[&str],
@@ -519,7 +556,7 @@ impl Reader {
     }
 
     /// A value of any type, placed at its own span (a table: its header).
-    fn leaf(&mut self, item: &Item, key: &Range<usize>) -> Leaf {
+    pub(super) fn leaf(&mut self, item: &Item, key: &Range<usize>) -> Leaf {
         Leaf {
             value: to_toml(item),
             span: item.span().unwrap_or(key.clone()),

@@ -11,6 +11,11 @@ use toml::Value;
 use super::raw::{Key, Leaf, OpenTable, PerFigure, RawBudget, RawTarget};
 use super::validate::Validator;
 use super::{CategoryKey, Limit, PhaseLimit, PhaseTolerance, PoolLimit, Rules, Target, Tolerance};
+use crate::patterns::Rule;
+use crate::vocab::Unit;
+use crate::vocab::{Figure, Statistic};
+use crate::walk;
+use strum::VariantArray;
 
 /// A target's `[target.budget]`, validated.
 #[derive(Default)]
@@ -20,10 +25,6 @@ struct Limits {
     phases: Vec<PhaseLimit>,
     pools: Vec<PoolLimit>,
 }
-use crate::patterns::Rule;
-use crate::vocab::Figure;
-use crate::vocab::Unit;
-use crate::walk;
 
 impl Validator<'_> {
     pub(super) fn target(&mut self, t: &RawTarget, check_globs: bool) -> Option<Target> {
@@ -41,7 +42,10 @@ impl Validator<'_> {
         };
         let snapshots = self.snapshots(t, check_globs);
         let baseline = t.baseline.as_ref().and_then(|b| self.baseline(b));
-        let device = t.device.as_ref().and_then(|d| self.device(d));
+        let device = t
+            .device
+            .as_ref()
+            .and_then(|d| self.device(d, "target.device"));
         let key = t.key.as_ref().and_then(|k| self.key_regex(k));
         let require_trace = t
             .require_trace
@@ -67,6 +71,7 @@ impl Validator<'_> {
             let s = self.string(w, "target.window")?;
             Some((s, self.loc(w.span())))
         });
+        let statistic = t.statistic.as_ref().and_then(|s| self.statistic(s));
         let limits = t
             .budget
             .as_ref()
@@ -96,6 +101,7 @@ impl Validator<'_> {
             device_memory,
             outside_allocator,
             window,
+            statistic: statistic.unwrap_or_default(),
             budget: limits.figures,
             category_budget: limits.categories,
             phase_budget: limits.phases,
@@ -124,8 +130,8 @@ impl Validator<'_> {
         }
     }
 
-    /// `target.device`: a device index.
-    fn device(&mut self, d: &Leaf) -> Option<Device> {
+    /// A device index (`target.device`, a waiver's `device`).
+    pub(super) fn device(&mut self, d: &Leaf, key: &str) -> Option<Device> {
         match d.get_ref() {
             Value::Integer(i) if u32::try_from(*i).is_ok() => {
                 u32::try_from(*i).ok().map(Device::new)
@@ -133,7 +139,7 @@ impl Validator<'_> {
             _ => {
                 self.err(
                     d.span(),
-                    "target.device",
+                    key,
                     format!("must be a device index, an integer from 0 to {}", u32::MAX),
                 );
                 None
@@ -151,6 +157,18 @@ impl Validator<'_> {
                 None
             }
         }
+    }
+
+    /// `statistic`: which value of repeated runs is judged.
+    fn statistic(&mut self, leaf: &Leaf) -> Option<Statistic> {
+        let s = self.string(leaf, "target.statistic")?;
+        let parsed = s.parse::<Statistic>().ok();
+        if parsed.is_none() {
+            let names: Vec<&str> = Statistic::VARIANTS.iter().map(|x| x.id()).collect();
+            let msg = format!("must be one of {}, not {s:?}", names.join(", "));
+            self.err(leaf.span(), "target.statistic", msg);
+        }
+        parsed
     }
 
     /// `[target.budget]`: the figures', categories', phases' and pools'

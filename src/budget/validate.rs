@@ -302,6 +302,7 @@ impl Validator<'_> {
         if raw.target.is_empty() {
             self.err(0..0, "target", "no [[target]] table: nothing to check");
         }
+        let waivers = self.waivers(&raw.waiver, &targets);
         Budget {
             file: self.file.to_string(),
             tolerance,
@@ -315,6 +316,7 @@ impl Validator<'_> {
             sites,
             owners,
             targets,
+            waivers,
             category_keys: std::mem::take(&mut self.category_keys),
         }
     }

@@ -13,7 +13,7 @@ use crate::report::escape::terminal;
 use crate::error::{Error, OutputError, UsageError};
 use crate::files::{same_file, FileError};
 use crate::snapshot::{self, LoadError, Snapshot};
-use crate::vocab::Rules;
+use crate::vocab::{Rules, Statistic};
 
 use super::analysed::{analyse_placing, rules};
 use super::{Decoded, Outcome};
@@ -36,6 +36,10 @@ pub struct SummarizeOptions {
     /// Snapshots the caller already holds decoded (`memgate mcp`'s cache):
     /// those are hashed for the provenance, not decoded again.
     pub decoded: Option<Decoded>,
+    /// `--repeats`: inputs with one stem are repeated runs, folded into one
+    /// summary at their median that keeps each figure's spread
+    /// (docs/gate.md#repeated-runs); otherwise they are an error.
+    pub repeats: bool,
 }
 
 /// The name of a snapshot's summary: `DIR/<stem>.json`.
@@ -116,13 +120,26 @@ pub(crate) fn summary_of(
     Ok((summary, unplaced))
 }
 
-/// The summary written, and the devices the window places nothing on.
+/// The summary of `path` (and of its repeated runs `more`, folded in)
+/// written, and the devices the window places nothing on in `path`.
 fn one(
     path: &Path,
+    more: &[PathBuf],
     opts: &SummarizeOptions,
     rules: &RuleSet,
 ) -> Result<(PathBuf, Vec<WindowError>), Error> {
-    let (summary, unplaced) = summary_of(path, opts, rules)?;
+    let (mut summary, unplaced) = summary_of(path, opts, rules)?;
+    if !more.is_empty() {
+        let mut runs = vec![std::mem::take(&mut summary.devices)];
+        let mut files = vec![path.display().to_string()];
+        for p in more {
+            runs.push(summary_of(p, opts, rules)?.0.devices);
+            files.push(p.display().to_string());
+        }
+        let runs: Vec<&[DeviceReport]> = runs.iter().map(Vec::as_slice).collect();
+        summary.devices = crate::compare::repeats::fold(&runs, &files, Statistic::Median)
+            .map_err(Error::NotJudged)?;
+    }
     let target = opts.output.join(format!("{}.json", stem(path)));
     write_summary(&target, &summary)?;
     Ok((target, unplaced))
@@ -160,6 +177,31 @@ pub(crate) fn clashes(pairs: &[(&Path, PathBuf)], read: &[&Path]) -> Vec<Error> 
     errors
 }
 
+/// The first input of each summary, and with `repeats` the other inputs of
+/// the same stem (repeated runs) by that first one; without, every input
+/// is a summary of its own.
+fn runs_by_stem(
+    paths: &[PathBuf],
+    repeats: bool,
+) -> (Vec<PathBuf>, HashMap<PathBuf, Vec<PathBuf>>) {
+    if !repeats {
+        return (paths.to_vec(), HashMap::new());
+    }
+    let mut firsts: Vec<PathBuf> = Vec::new();
+    let mut by_stem: HashMap<String, PathBuf> = HashMap::new();
+    let mut more: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+    for p in paths {
+        match by_stem.get(&stem(p)) {
+            Some(first) => more.entry(first.clone()).or_default().push(p.clone()),
+            None => {
+                by_stem.insert(stem(p), p.clone());
+                firsts.push(p.clone());
+            }
+        }
+    }
+    (firsts, more)
+}
+
 pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
     let rules = match rules(&opts.rules, opts.categories.as_deref(), &opts.sites) {
         Ok(r) => r,
@@ -180,7 +222,8 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
         .map(PathBuf::as_path)
         .chain(rules_file.as_deref())
         .collect();
-    let pairs: Vec<(&Path, PathBuf)> = paths
+    let (firsts, more) = runs_by_stem(&paths, opts.repeats);
+    let pairs: Vec<(&Path, PathBuf)> = firsts
         .iter()
         .map(|p| (p.as_path(), opts.output.join(format!("{}.json", stem(p)))))
         .collect();
@@ -194,7 +237,9 @@ pub fn run(opts: &SummarizeOptions, out: &mut dyn Write) -> Outcome {
             error,
         });
     }
-    for r in input::par_map(&paths, |p| one(p, opts, &rules)) {
+    let none: Vec<PathBuf> = Vec::new();
+    let more_of = |p: &Path| more.get(p).unwrap_or(&none);
+    for r in input::par_map(&firsts, |p| one(p, more_of(p), opts, &rules)) {
         match r {
             Ok((target, unplaced)) => {
                 let _ = writeln!(out, "wrote {}", terminal(&target.display().to_string()));

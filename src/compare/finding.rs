@@ -197,6 +197,44 @@ pub enum Finding {
     },
     /// A `stages` entry claims no rank of the run.
     StageEmpty { stage: String },
+    /// The figure over `runs` repeated runs of one name
+    /// (docs/gate.md#repeated-runs): the value judged is their `statistic`;
+    /// `spread` is `max - min` as a percentage of the median (none from a
+    /// zero median). `wider`: the spread is wider than the `tolerance` the
+    /// check compared with, so growth within it may be the runs' noise.
+    Repeats {
+        runs: usize,
+        min: u64,
+        median: u64,
+        max: u64,
+        statistic: crate::vocab::Statistic,
+        spread: Option<f64>,
+        tolerance: Option<f64>,
+        wider: bool,
+    },
+    /// A `[[waiver]]` (written `at`) lets this failure through until its
+    /// last day `until` (docs/gate.md#waivers), for `reason`; `maximum`:
+    /// the most it allows.
+    Waived {
+        reason: String,
+        until: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        maximum: Option<u64>,
+        at: String,
+    },
+    /// The waiver written `at` ended on `until`: the failure fails again.
+    WaiverExpired {
+        reason: String,
+        until: String,
+        at: String,
+    },
+    /// The value is past the `maximum` of the waiver written `at`.
+    WaiverExceeded {
+        reason: String,
+        until: String,
+        maximum: u64,
+        at: String,
+    },
 }
 
 /// Where a snapshot's baseline was looked for in vain.

@@ -43,6 +43,7 @@ pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
         window: None,
         environment: None,
         pools: Vec::new(),
+        spreads: Default::default(),
     }
 }
 

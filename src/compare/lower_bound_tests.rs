@@ -108,9 +108,10 @@ fn a_lower_bound_baseline_can_pass_a_growth_check_but_never_fail_one() {
         assert_eq!(c.status, Status::Error, "{now} MiB");
         assert_eq!(c.findings[0], lower(true, true, false));
     }
-    // The reserved peak is exact on both sides.
+    // The reserved peak is exact on both sides, so it is judged: by
+    // default its growth warns (docs/gate.md#noise).
     let grown = checks(&b, dev(150 * MIB, false), Some(dev(100 * MIB, false)));
-    assert_eq!(find(&grown, "reserved-peak").status, Status::Fail);
+    assert_eq!(find(&grown, "reserved-peak").status, Status::Warn);
 }
 
 #[test]

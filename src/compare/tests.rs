@@ -39,6 +39,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         window: None,
         environment: None,
         pools: Vec::new(),
+        spreads: Default::default(),
     }
 }
 

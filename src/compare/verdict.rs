@@ -33,6 +33,9 @@ pub enum Status {
     /// Not judged at all (a device its window places nothing on).
     Skipped,
     Warn,
+    /// A failure a `[[waiver]]` lets through (docs/gate.md#waivers): it
+    /// does not fail the gate.
+    Waived,
     Fail,
     Error,
 }
@@ -301,6 +304,8 @@ pub struct Counts {
     pub pass: usize,
     pub warn: usize,
     pub fail: usize,
+    /// Failures a waiver lets through.
+    pub waived: usize,
     /// Figures given without a budget or baseline to judge them by.
     pub reported: usize,
     pub skipped: usize,
@@ -315,6 +320,7 @@ impl Counts {
             Status::Pass => self.pass += 1,
             Status::Warn => self.warn += 1,
             Status::Fail => self.fail += 1,
+            Status::Waived => self.waived += 1,
             Status::Reported => self.reported += 1,
             Status::Skipped => self.skipped += 1,
             Status::Error => self.error += 1,
@@ -339,10 +345,16 @@ pub struct Verdict {
     pub noise_floor: u64,
     pub counts: Counts,
     pub targets: Vec<TargetVerdict>,
+    /// Every `[[waiver]]` and what became of it (docs/gate.md#waivers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waivers: Vec<super::waivers::WaiverUse>,
 }
 
 impl Verdict {
     pub fn new(config: &Budget, generated_at: i64, mut targets: Vec<TargetVerdict>) -> Verdict {
+        // "Today" is the report's own time, so `SOURCE_DATE_EPOCH` fixes it.
+        let today = generated_at.div_euclid(86_400);
+        let waivers = super::waivers::apply(&mut targets, &config.waivers, today);
         for d in targets
             .iter_mut()
             .flat_map(|t| &mut t.snapshots)
@@ -371,12 +383,18 @@ impl Verdict {
         }
         // Reported figures and skipped devices judge nothing: the gate's
         // verdict is that of the checks judged.
-        let verdict = targets
+        let verdict = match targets
             .iter()
             .map(|t| t.status)
             .filter(|s| *s > Status::Skipped)
             .max()
-            .unwrap_or(Status::Pass);
+            .unwrap_or(Status::Pass)
+        {
+            // A waived failure does not fail the gate; the gate says
+            // `warn`, as for any check that passed with a remark.
+            Status::Waived => Status::Warn,
+            s => s,
+        };
         Verdict {
             schema_version: SCHEMA_VERSION,
             kind: "memgate-verdict",
@@ -387,6 +405,7 @@ impl Verdict {
             noise_floor: config.noise_floor.0,
             counts,
             targets,
+            waivers,
         }
     }
 
@@ -407,6 +426,18 @@ impl Verdict {
                     .flat_map(move |d| d.checks.iter().map(move |c| (t, s, d, c)))
             })
         })
+    }
+}
+
+impl SnapshotVerdict {
+    /// The worst status of its checks; `skipped` with none.
+    pub fn worst_check(&self) -> Status {
+        self.devices
+            .iter()
+            .flat_map(|d| &d.checks)
+            .map(|c| c.status)
+            .max()
+            .unwrap_or(Status::Skipped)
     }
 }
 
@@ -453,6 +484,19 @@ pub enum SnapshotError {
         devices(.holds)
     )]
     NoSuchDevice { want: Device, holds: Vec<Device> },
+    /// Repeated runs of one name (docs/gate.md#repeated-runs) that hold
+    /// other devices than the first run: they are not runs of one job.
+    #[error(
+        "the repeated runs of this name hold different devices: {first} holds {}, {file} holds {}",
+        devices(.want),
+        devices(.holds)
+    )]
+    RepeatsDiffer {
+        first: String,
+        file: String,
+        want: Vec<Device>,
+        holds: Vec<Device>,
+    },
     /// `figures = []` and no budget: a pass would be a pass on nothing.
     #[error("no check to judge: the target budgets nothing and `[defaults] figures` is empty")]
     NoCheck,

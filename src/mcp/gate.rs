@@ -313,6 +313,7 @@ impl Work {
             sites: Default::default(),
             iteration_boundary: a.iteration_boundary.clone(),
             decoded: Some(self.decoded(&sources)),
+            repeats: false,
         };
         let mut out = Vec::new();
         let outcome = crate::commands::summarize::run(&opts, &mut out);

@@ -92,6 +92,8 @@ pub(crate) fn render(v: &Verdict) -> String {
     for (t, s, d, c) in v.checks().filter(|x| x.3.status >= Status::Warn) {
         let severity = match c.status {
             Status::Warn => "minor",
+            // A failure a waiver lets through stays on the merge request.
+            Status::Waived => "info",
             Status::Fail => "critical",
             _ => "blocker",
         };

@@ -120,8 +120,8 @@ fn first_oom(total: u64, first: &[OomDetail]) -> String {
     s
 }
 
-fn clause(unit: Unit, f: &Finding) -> String {
-    let show = |v: &u64| value(unit, *v);
+/// The clause of a finding about the baseline entry of a snapshot.
+fn baseline_clause(f: &Finding) -> String {
     match f {
         Finding::NoBaseline {
             looked_for: Some(name),
@@ -163,32 +163,14 @@ fn clause(unit: Unit, f: &Finding) -> String {
              {current:?}: category bytes cannot be compared (summarize the baseline with the \
              run's rules)"
         ),
-        Finding::NotMeasured { iterations, needed } => format!(
-            "not measured: the trace has {} ({needed} needed; iterations start at \
-             ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step annotations: \
-             see `memgate phases`)",
-            crate::units::counted(*iterations, "iteration", "iterations")
-        ),
-        Finding::PeakAt {
-            peak,
-            place: here,
-            baseline,
-        } => {
-            let mut s = format!(
-                "the {} peak was reached at {}",
-                peak_name(*peak),
-                place(here)
-            );
-            if let Some(b) = baseline {
-                s.push_str(&format!(" (the baseline's at {})", place(b)));
-            }
-            s
-        }
-        Finding::BoundaryDiffers { baseline, current } => format!(
-            "the baseline's iterations start at {baseline}, the run's at {current}: \
-             per-iteration figures are not compared (summarize the baseline with \
-             the target's `iteration-boundary`)"
-        ),
+        _ => String::new(),
+    }
+}
+
+/// The clause of a finding about the device, its environment or the leak fit.
+fn device_clause(unit: Unit, f: &Finding) -> String {
+    let show = |v: &u64| value(unit, *v);
+    match f {
         Finding::EnvironmentDiffers {
             differences,
             required,
@@ -237,10 +219,6 @@ fn clause(unit: Unit, f: &Finding) -> String {
              (set `device-memory` on the target or in [defaults], or record with memgate's \
              record(), which writes it beside the snapshot)"
         ),
-        Finding::WindowNotPlaced { window, problem } => format!(
-            "not judged: the window {window} places nothing on this device ({problem}); \
-             the other devices are judged in it"
-        ),
         Finding::LeakFit { residual } => format!("fit residual {}", show(residual)),
         Finding::LeakInconclusive { slope, residual } => format!(
             "not judged: the leak fit's residual {} is larger than its slope {} per \
@@ -249,6 +227,48 @@ fn clause(unit: Unit, f: &Finding) -> String {
              for the live bytes at each iteration's start)",
             show(residual),
             show(slope)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The clause of a finding about where or how a figure was measured.
+fn context_clause(unit: Unit, f: &Finding) -> String {
+    match f {
+        Finding::NotMeasured { iterations, needed } => format!(
+            "not measured: the trace has {} ({needed} needed; iterations start at \
+             ProfilerStep#, else Optimizer.zero_grad, else Optimizer.step annotations: \
+             see `memgate phases`)",
+            crate::units::counted(*iterations, "iteration", "iterations")
+        ),
+        Finding::PeakAt {
+            peak,
+            place: here,
+            baseline,
+        } => {
+            let mut s = format!(
+                "the {} peak was reached at {}",
+                peak_name(*peak),
+                place(here)
+            );
+            if let Some(b) = baseline {
+                s.push_str(&format!(" (the baseline's at {})", place(b)));
+            }
+            s
+        }
+        Finding::BoundaryDiffers { baseline, current } => format!(
+            "the baseline's iterations start at {baseline}, the run's at {current}: \
+             per-iteration figures are not compared (summarize the baseline with \
+             the target's `iteration-boundary`)"
+        ),
+        Finding::EnvironmentDiffers { .. }
+        | Finding::DeviceHeadroom { .. }
+        | Finding::NoDeviceMemory { .. }
+        | Finding::LeakFit { .. }
+        | Finding::LeakInconclusive { .. } => device_clause(unit, f),
+        Finding::WindowNotPlaced { window, problem } => format!(
+            "not judged: the window {window} places nothing on this device ({problem}); \
+             the other devices are judged in it"
         ),
         Finding::InWindow { window: w } => format!(
             "judged in the window {}..{} (entries {}..{})",
@@ -280,6 +300,14 @@ fn clause(unit: Unit, f: &Finding) -> String {
             };
             format!("no phase {phase:?} on this device ({held})")
         }
+        _ => String::new(),
+    }
+}
+
+/// The clause of a finding that judges the value against its budget or baseline.
+fn judged_clause(unit: Unit, f: &Finding) -> String {
+    let show = |v: &u64| value(unit, *v);
+    match f {
         Finding::OverBudget {
             limit,
             current,
@@ -334,6 +362,38 @@ fn clause(unit: Unit, f: &Finding) -> String {
             "{} (no budget and no baseline to compare with)",
             show(current)
         ),
+        _ => String::new(),
+    }
+}
+
+fn clause(unit: Unit, f: &Finding) -> String {
+    match f {
+        Finding::NoBaseline { .. }
+        | Finding::BaselineLacksDevice { .. }
+        | Finding::DeviceNotInRun { .. }
+        | Finding::NoSnapshot { .. }
+        | Finding::DeviceListedTwice { .. }
+        | Finding::RulesDiffer { .. } => baseline_clause(f),
+        Finding::Repeats { .. }
+        | Finding::Waived { .. }
+        | Finding::WaiverExpired { .. }
+        | Finding::WaiverExceeded { .. } => super::noise::clause(unit, f).unwrap_or_default(),
+        Finding::NotMeasured { .. }
+        | Finding::PeakAt { .. }
+        | Finding::BoundaryDiffers { .. }
+        | Finding::EnvironmentDiffers { .. }
+        | Finding::DeviceHeadroom { .. }
+        | Finding::NoDeviceMemory { .. }
+        | Finding::WindowNotPlaced { .. }
+        | Finding::LeakFit { .. }
+        | Finding::LeakInconclusive { .. }
+        | Finding::InWindow { .. }
+        | Finding::NoSuchPhase { .. } => context_clause(unit, f),
+        Finding::OverBudget { .. }
+        | Finding::Grew { .. }
+        | Finding::Shrank { .. }
+        | Finding::Within { .. }
+        | Finding::NothingToCompare { .. } => judged_clause(unit, f),
         Finding::OomOverAllowed {
             current,
             allowed,

@@ -112,7 +112,7 @@ pub fn annotations(v: &Verdict) -> Vec<String> {
 /// The workflow command of a check that did not pass: a warning or an
 /// error at its budget-file line, titled by the check's id.
 fn annotation(c: &Check, msg: &str) -> String {
-    let kind = if c.status == Status::Warn {
+    let kind = if matches!(c.status, Status::Warn | Status::Waived) {
         "warning"
     } else {
         "error"

@@ -24,6 +24,8 @@ use crate::compare::{Check, DeviceVerdict, Finding, SnapshotVerdict, Status, Ver
 
 /// What a warned case's name ends in.
 pub const WARNING_SUFFIX: &str = " [warning]";
+/// What the name of a case a waiver lets through ends in.
+pub const WAIVED_SUFFIX: &str = " [waived]";
 
 /// One line of user data for XML: control characters escaped as on a
 /// terminal (a name cannot start a line in a CI log that shows it), and
@@ -70,7 +72,9 @@ fn rank_case(name: String, c: &Check) -> TestCase {
         Status::Fail => non_success(NonSuccessKind::Failure, "memory-imbalance", &line, &line),
         Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
         Status::Skipped => skipped(&line),
-        Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
+        Status::Warn | Status::Waived | Status::Pass | Status::Reported => {
+            TestCaseStatus::success()
+        }
     };
     let mut case = TestCase::new(name, status);
     match c.status {
@@ -128,11 +132,16 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
         }
         Status::Error => non_success(NonSuccessKind::Error, "error", &line, &line),
         Status::Skipped => skipped(&line),
-        Status::Warn | Status::Pass | Status::Reported => TestCaseStatus::success(),
+        Status::Warn | Status::Waived | Status::Pass | Status::Reported => {
+            TestCaseStatus::success()
+        }
     };
     let mut case = TestCase::new(name, status);
     let said = if c.status == Status::Warn {
         Some(format!("warning: {line}"))
+    } else if c.status == Status::Waived {
+        // A failure let through: the case passes, its output says why.
+        Some(format!("waived: {line}"))
     } else if c.status == Status::Reported {
         // Given, not judged: a passing case whose output says so, never a
         // skip beside a green verdict.
@@ -144,7 +153,7 @@ fn case(name: String, s: &SnapshotVerdict, d: &DeviceVerdict, c: &Check) -> Test
         None
     };
     // A lower bound is said on every case of its device that passes.
-    let note = (!d.trace_complete && c.status <= Status::Warn)
+    let note = (!d.trace_complete && c.status <= Status::Waived)
         .then(|| format!("note: {}", super::LOWER_BOUNDS));
     let said: Vec<String> = said.into_iter().chain(note).collect();
     if !said.is_empty() {
@@ -231,10 +240,11 @@ pub fn render(v: &Verdict) -> String {
             }
             for d in &s.devices {
                 for c in &d.checks {
-                    let warned = if c.status == Status::Warn {
-                        WARNING_SUFFIX
-                    } else {
-                        ""
+                    let warned = match c.status {
+                        Status::Warn => WARNING_SUFFIX,
+                        // A passing case must not hide the failure it is.
+                        Status::Waived => WAIVED_SUFFIX,
+                        _ => "",
                     };
                     let name = unique(
                         &class,
@@ -338,6 +348,7 @@ mod tests {
             noise_floor: 0,
             counts: Counts::default(),
             targets: vec![TargetVerdict::new("train".into(), vec![judged, unreadable])],
+            waivers: Vec::new(),
         }
     }
 

@@ -25,6 +25,7 @@ fn badge(s: Status) -> &'static str {
         Status::Pass => "✅ pass",
         Status::Skipped => "⏭️ skipped",
         Status::Warn => "⚠️ warn",
+        Status::Waived => "🔕 waived",
         Status::Fail => "❌ fail",
         Status::Error => "💥 error",
     }
@@ -426,7 +427,10 @@ pub fn page_link(path: &str) -> String {
 }
 
 pub fn render(v: &Verdict, limit: usize) -> String {
-    let head = format!("{}\n\n", verdict_line(v));
+    let mut head = format!("{}\n\n", verdict_line(v));
+    for w in super::noise::unused_waivers(v) {
+        head.push_str(&format!("> ⚠️ {}\n\n", cell(&w)));
+    }
     let sections: [(&str, Section); 4] = [
         ("the reasons", reasons),
         ("the pool tables", pools),

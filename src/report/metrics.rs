@@ -343,6 +343,7 @@ mod tests {
             noise_floor: 0,
             counts: Counts::default(),
             targets,
+            waivers: Vec::new(),
         }
     }
 

@@ -19,6 +19,7 @@ pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;
 pub(crate) mod metrics;
+mod noise;
 pub mod peak;
 pub mod phases;
 pub mod profile;
@@ -67,6 +68,11 @@ pub(crate) fn diff_lower_bounds(complete: crate::analysis::diff::Sides) -> Vec<S
 /// How many checks had each outcome, as the terminal and the Markdown
 /// verdict lines say it; `skipped` only when a device was not judged.
 pub(crate) fn counts_phrase(c: &crate::compare::Counts) -> String {
+    let waived = if c.waived > 0 {
+        format!(", {} waived", c.waived)
+    } else {
+        String::new()
+    };
     let skipped = if c.skipped > 0 {
         format!(", {} skipped", c.skipped)
     } else {
@@ -82,7 +88,7 @@ pub(crate) fn counts_phrase(c: &crate::compare::Counts) -> String {
         )
     };
     format!(
-        "{} failed{regressions}, {} warned, {} passed, {} reported{skipped}, {} could not be judged",
+        "{} failed{regressions}{waived}, {} warned, {} passed, {} reported{skipped}, {} could not be judged",
         c.fail, c.warn, c.pass, c.reported, c.error
     )
 }

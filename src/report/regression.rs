@@ -216,6 +216,7 @@ pub fn pass_summary(d: &DeviceVerdict) -> Option<String> {
     if budgeted.len() > SHOWN {
         parts.push(format!("{} more within budget", budgeted.len() - SHOWN));
     }
+    parts.extend(super::noise::widest_spread(d));
     Some(parts.join("; "))
 }
 

@@ -18,7 +18,7 @@ fn paint(text: &str, status: Status, color: bool) -> String {
     let style = match status {
         Status::Pass => AnsiColor::Green.on_default(),
         Status::Reported | Status::Skipped => Style::new().dimmed(),
-        Status::Warn => AnsiColor::Yellow.on_default(),
+        Status::Warn | Status::Waived => AnsiColor::Yellow.on_default(),
         Status::Fail | Status::Error => AnsiColor::Red.on_default(),
     };
     format!("{style}{text}{style:#}")
@@ -47,6 +47,7 @@ fn label(s: Status) -> &'static str {
         Status::Pass => "PASS",
         Status::Skipped => "SKIP",
         Status::Warn => "WARN",
+        Status::Waived => "WAIVED",
         Status::Fail => "FAIL",
         Status::Error => "ERROR",
     }
@@ -96,6 +97,9 @@ pub fn render(v: &Verdict, color: bool) -> String {
         }
     }
     lines.extend(rank_lines(v, color));
+    for w in super::noise::unused_waivers(v) {
+        lines.push(format!("note: {}\n", one_line(&w)));
+    }
     lines.extend(no_story_notes(v));
     // A lower bound is said whatever the checks' status: a pass on one
     // is no pass on the real figure.

@@ -122,6 +122,7 @@ fn device_report() -> DeviceReport {
         window: None,
         environment: None,
         pools: Vec::new(),
+        spreads: Default::default(),
     }
 }
 

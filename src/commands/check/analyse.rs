@@ -45,7 +45,7 @@ impl Files {
         files.dedup_by_key(|(p, l)| file_key(p, *l));
         let snapshots: HashSet<&Path> = plans
             .iter()
-            .flat_map(|t| t.snapshots.iter().map(|p| p.path.as_path()))
+            .flat_map(|t| t.snapshots.iter().flat_map(|p| p.runs()))
             .collect();
         let points = charts.then(|| html::points_for(files.len()));
         let analysed = files.par_iter().map(|&(p, l)| {

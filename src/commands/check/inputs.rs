@@ -19,15 +19,27 @@ pub use super::baselines::{key_of, Baselines};
 /// How many allocation sites each device keeps for the site diff.
 pub(crate) const TOP_SITES: usize = 50;
 
-/// One snapshot to judge, with its unique name within the target.
+/// One snapshot to judge, with its unique name within the target: one run,
+/// or the repeated runs of one key (docs/gate.md#repeated-runs).
 pub(crate) struct Planned {
     /// The `key` capture or file stem: the JUnit class, and the name its
     /// baseline is matched by.
     pub(crate) name: String,
+    /// The first run with this name (the one the page charts).
     pub(crate) path: PathBuf,
+    /// The other runs with this name, in the order the patterns matched
+    /// them: folded with `path` into one value per figure.
+    pub(crate) repeats: Vec<PathBuf>,
     pub(crate) baseline: Option<PathBuf>,
     /// Where the baseline was looked for in vain.
     pub(crate) lookup: Option<Lookup>,
+}
+
+impl Planned {
+    /// Every run of this name: `path`, then the repeats.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.path.as_path()).chain(self.repeats.iter().map(PathBuf::as_path))
+    }
 }
 
 /// The snapshot patterns of a target: `cli`'s when given, else its own.
@@ -39,7 +51,8 @@ fn patterns<'a>(target: &'a Target, cli: &'a [String]) -> &'a [String] {
     }
 }
 
-/// The snapshots of a target (`cli` overrides the target's patterns).
+/// The snapshots of a target (`cli` overrides the target's patterns);
+/// snapshots with one key are the repeated runs of one name.
 pub(crate) fn plan(
     target: &Target,
     cli: &[String],
@@ -48,50 +61,28 @@ pub(crate) fn plan(
     let patterns = patterns(target, cli);
     let paths = crate::walk::expand(patterns, None)
         .map_err(|e| e.into_iter().map(Error::from).collect::<Vec<_>>())?;
-    let keyed: Vec<(String, PathBuf)> = paths
-        .into_iter()
-        .map(|path| (key_of(&path, target.key.as_ref()), path))
-        .collect();
-    shared_keys(&keyed, target)?;
-    Ok(keyed
-        .into_iter()
-        .map(|(name, path)| {
-            let (baseline, lookup) = match baselines.for_key(&name) {
-                Ok(b) => (b.map(Path::to_path_buf), None),
-                Err(lookup) => (None, Some(lookup)),
-            };
-            Planned {
-                name,
-                path,
-                baseline,
-                lookup,
-            }
-        })
-        .collect())
-}
-
-/// Two snapshots with one key would be judged against one baseline and
-/// reported under one name: an error naming the files, as for baselines.
-fn shared_keys(keyed: &[(String, PathBuf)], target: &Target) -> Result<(), Vec<Error>> {
-    let mut by_key: HashMap<&str, Vec<&Path>> = HashMap::new();
-    for (key, path) in keyed {
-        by_key.entry(key).or_default().push(path);
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for path in paths {
+        let name = key_of(&path, target.key.as_ref());
+        if let Some(&i) = index.get(&name) {
+            planned[i].repeats.push(path);
+            continue;
+        }
+        let (baseline, lookup) = match baselines.for_key(&name) {
+            Ok(b) => (b.map(Path::to_path_buf), None),
+            Err(lookup) => (None, Some(lookup)),
+        };
+        index.insert(name.clone(), planned.len());
+        planned.push(Planned {
+            name,
+            path,
+            repeats: Vec::new(),
+            baseline,
+            lookup,
+        });
     }
-    let mut errors: Vec<Error> = keyed
-        .iter()
-        .filter_map(|(key, _)| by_key.remove(key.as_str()).map(|files| (key, files)))
-        .filter(|(_, files)| files.len() > 1)
-        .map(|(key, files)| Error::SharedKey {
-            key: key.clone(),
-            files: files.into_iter().map(Path::to_path_buf).collect(),
-            pattern: target.key.as_ref().map(|k| k.as_str().to_string()),
-        })
-        .collect();
-    if errors.is_empty() {
-        return Ok(());
-    }
-    errors.truncate(8);
-    Err(errors)
+    Ok(planned)
 }
 
 /// Every file a target names, as far as it can be found, for a target

@@ -1,6 +1,7 @@
 //! One target judged: each planned snapshot against the budget and its
 //! baseline, then the baseline entries no snapshot is named after.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use super::analyse::Files;
@@ -8,6 +9,7 @@ use super::inputs::Planned;
 use super::plan::TargetPlan;
 use crate::analysis::{DeviceReport, WindowError};
 use crate::budget::{Budget, Target};
+use crate::compare::repeats;
 use crate::compare::{self, Against, SnapshotError, SnapshotVerdict, TargetVerdict};
 use crate::error::Error;
 
@@ -57,6 +59,24 @@ impl Judge<'_> {
         &self.files.get(path, self.plan.lens()).figures
     }
 
+    /// The devices of a planned name: its one run's, or its repeated runs
+    /// folded at the target's statistic, each device with its figures'
+    /// spreads (docs/gate.md#repeated-runs).
+    fn current(&self, p: &Planned) -> Result<Cow<'_, [DeviceReport]>, SnapshotError> {
+        let unreadable = |e: &Error| SnapshotError::Unreadable(e.to_string());
+        if p.repeats.is_empty() {
+            let d = self.figures(&p.path).as_ref().map_err(unreadable)?;
+            return Ok(Cow::Borrowed(d.as_slice()));
+        }
+        let mut runs: Vec<&[DeviceReport]> = Vec::new();
+        let mut files: Vec<String> = Vec::new();
+        for path in p.runs() {
+            runs.push(self.figures(path).as_ref().map_err(unreadable)?);
+            files.push(path.display().to_string());
+        }
+        Ok(Cow::Owned(repeats::fold(&runs, &files, self.t.statistic)?))
+    }
+
     /// The judged devices (the target's `device`, else all) the window
     /// places nothing on.
     fn missed(&self, path: &Path) -> Vec<WindowError> {
@@ -73,7 +93,7 @@ impl Judge<'_> {
             .snapshots
             .iter()
             .map(|p| {
-                let devices = self.figures(&p.path).as_ref().ok().map(|d| {
+                let devices = self.current(p).ok().map(|d| {
                     d.iter()
                         .filter(|x| self.t.device.is_none_or(|want| want == x.device))
                         .cloned()
@@ -111,11 +131,12 @@ impl Judge<'_> {
             compare::unreadable(p.name.clone(), path.clone(), base_name.clone(), why)
         };
         let base = p.baseline.as_deref().map(|b| self.figures(b));
-        let cur = match (self.figures(&p.path), base) {
-            (Err(e), _) => return unreadable(SnapshotError::Unreadable(e.to_string())),
+        let cur = match (self.current(p), base) {
+            (Err(e), _) => return unreadable(e),
             (_, Some(Err(e))) => return unreadable(SnapshotError::Baseline(e.to_string())),
             (Ok(cur), _) => cur,
         };
+        let cur: &[DeviceReport] = &cur;
         let missed = self.missed(&p.path);
         if let Some(error) = places_none(self.t, cur, &missed) {
             let path = p.path.clone();
@@ -135,6 +156,7 @@ impl Judge<'_> {
             require_baseline: self.require_baseline,
         };
         let mut v = compare::judge(p.name.clone(), path.clone(), cur, &against);
+        compare::repeats::annotate(&mut v, cur);
         compare::window_not_placed(&mut v, missed);
         if v.devices.iter().all(|d| d.checks.is_empty()) {
             return unreadable(SnapshotError::NoCheck);

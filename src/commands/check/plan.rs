@@ -45,7 +45,7 @@ impl TargetPlan {
     fn planned_files(&self) -> impl Iterator<Item = &Path> {
         self.snapshots
             .iter()
-            .flat_map(|p| std::iter::once(p.path.as_path()).chain(p.baseline.as_deref()))
+            .flat_map(|p| p.runs().chain(p.baseline.as_deref()))
     }
 
     /// Every file the target reads: snapshots, baselines, unclaimed entries.

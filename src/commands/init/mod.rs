@@ -66,6 +66,7 @@ fn read(paths: &[PathBuf]) -> Result<(Vec<Member>, Vec<Error>), Outcome> {
         sites: Default::default(),
         iteration_boundary: None,
         decoded: None,
+        repeats: false,
     };
     let rules = super::analysed::rules(&opts.rules, None, &opts.sites)?;
     let read = crate::input::par_map(paths, |p| summarize::summary_of(p, &opts, &rules));

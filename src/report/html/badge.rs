@@ -11,6 +11,7 @@ pub(super) fn badge(st: Status) -> String {
         Status::Reported => ("·", "reported"),
         Status::Skipped => ("–", "skipped"),
         Status::Warn => ("▲", "warn"),
+        Status::Waived => ("◇", "waived"),
         Status::Fail => ("✖", "fail"),
         Status::Error => ("?", "could not judge"),
     };

@@ -64,6 +64,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         window: None,
         environment: None,
         pools: Vec::new(),
+        spreads: Default::default(),
     }
 }
 
