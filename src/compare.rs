@@ -274,8 +274,12 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     // the state at dump time, not peaks over a run.
     let no_trace = cur.figures.trace_entries == 0;
     let capacity = capacity::Capacity::of(cur, t, a.budget);
+    // A host-only snapshot is judged on its host figures alone
+    // (docs/figures.md#pinned-host-memory).
+    let host_only = cur.host.is_some_and(|h| h.only);
     for f in Figure::ALL {
-        if !t.judges(f, a.budget) {
+        let judged = t.judges(f, a.budget) || (host_only && f.gated_on_host_only());
+        if !judged || (host_only && !f.is_host()) {
             continue;
         }
         let Some(current) = f.value(cur) else {
@@ -520,9 +524,16 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         Figure::LeakPerIteration => crate::analysis::phases::MIN_LEAK_POINTS as u64 + 1,
         _ => 2,
     };
+    let why = if f.is_host() {
+        Finding::NoHostMemory {
+            recorded: cur.host.is_some(),
+        }
+    } else {
+        Finding::NotMeasured { iterations, needed }
+    };
     Check {
         budget: t.budget.get(&f).map(|l| l.value.raw()),
-        findings: vec![Finding::NotMeasured { iterations, needed }],
+        findings: vec![why],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
         ..Check::new(CheckId::Figure(f), Status::Error, f.unit(), 0)
     }

@@ -8,8 +8,8 @@ use crate::snapshot::StackLabels;
 use crate::vocab::Figure;
 
 impl Figure {
-    /// The figure's value in `f` (0 for the time-structure figures, which
-    /// `Figures` does not hold: see [`Figure::value`]).
+    /// The figure's value in `f` (0 for the time-structure and host
+    /// figures, which `Figures` does not hold: see [`Figure::value`]).
     pub fn of(self, f: &Figures) -> u64 {
         match self {
             Figure::DynamicPeak => f.dynamic_peak,
@@ -24,7 +24,11 @@ impl Figure {
             Figure::SegmentAllocs => f.segment_allocs,
             Figure::SegmentFrees => f.segment_frees,
             Figure::SegmentAllocsWithFreeCache => f.segment_allocs_with_free_cache,
-            Figure::SteadyStatePeak | Figure::LeakPerIteration => 0,
+            Figure::SteadyStatePeak
+            | Figure::LeakPerIteration
+            | Figure::HostAllocatedPeak
+            | Figure::HostReservedPeak
+            | Figure::HostLiveAtDevicePeak => 0,
         }
     }
 }

@@ -12,6 +12,8 @@
 //! equals them key for key. The rule categories are always all listed.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
 
 use crate::snapshot::{Action, Device, Snapshot};
 
@@ -35,6 +37,74 @@ pub enum GroupBy {
     /// The allocation's `compile_context` ([`NO_COMPILE_CONTEXT`] when it
     /// is missing or empty, and for memory live before recording).
     CompileContext,
+    /// The allocation's `user_metadata` (or the first `annotate` note on
+    /// it), whole or, with a key, that key's value in its JSON object
+    /// (docs/figures.md#user-metadata-groups); [`NO_COMPILE_CONTEXT`] when
+    /// it has none.
+    UserMetadata(Option<MetaKey>),
+}
+
+/// The longest key `--group-by user-metadata.KEY` takes, in bytes.
+pub const MAX_META_KEY: usize = 64;
+
+/// A `user_metadata` JSON key, kept inline so [`GroupBy`] stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct MetaKey {
+    bytes: [u8; MAX_META_KEY],
+    len: u8,
+}
+
+impl MetaKey {
+    /// The key, when it is 1 to [`MAX_META_KEY`] bytes long.
+    pub fn new(key: &str) -> Option<MetaKey> {
+        let len = u8::try_from(key.len()).ok().filter(|&n| n > 0)?;
+        if key.len() > MAX_META_KEY {
+            return None;
+        }
+        let mut bytes = [0; MAX_META_KEY];
+        bytes[..key.len()].copy_from_slice(key.as_bytes());
+        Some(MetaKey { bytes, len })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Copied whole from a `&str` in `new`.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for MetaKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl FromStr for GroupBy {
+    type Err = String;
+
+    /// `category`, `annotation`, `compile-context`, `user-metadata` or
+    /// `user-metadata.KEY`.
+    fn from_str(s: &str) -> Result<GroupBy, String> {
+        Ok(match s {
+            "category" => GroupBy::Category,
+            "annotation" => GroupBy::Annotation,
+            "compile-context" | "compile_context" => GroupBy::CompileContext,
+            "user-metadata" | "user_metadata" => GroupBy::UserMetadata(None),
+            _ => match s
+                .strip_prefix("user-metadata.")
+                .or_else(|| s.strip_prefix("user_metadata."))
+            {
+                Some(key) => GroupBy::UserMetadata(Some(MetaKey::new(key).ok_or_else(|| {
+                    format!("`{s}`: a user-metadata key is 1 to {MAX_META_KEY} bytes long")
+                })?)),
+                None => {
+                    return Err(format!(
+                        "`{s}`: give category, annotation, compile-context, user-metadata or \
+                         user-metadata.KEY"
+                    ))
+                }
+            },
+        })
+    }
 }
 
 impl GroupBy {
@@ -45,6 +115,16 @@ impl GroupBy {
             GroupBy::Category => "category",
             GroupBy::Annotation => "annotation",
             GroupBy::CompileContext => "compile-context",
+            GroupBy::UserMetadata(_) => "user-metadata",
+        }
+    }
+
+    /// What the `categories` object's `rules` says: the id, and for a
+    /// user-metadata key `user-metadata.KEY`.
+    pub fn label(self) -> String {
+        match self {
+            GroupBy::UserMetadata(Some(k)) => format!("user-metadata.{}", k.as_str()),
+            other => other.id().to_string(),
         }
     }
 }
@@ -63,6 +143,8 @@ enum How {
     /// `compile_context` string id → group; a missing or empty one is
     /// group 0.
     Context(HashMap<u32, u32>),
+    /// `owner[i]`: the user-metadata group of entry `i`, and the label.
+    Metadata(Vec<u32>, String),
 }
 
 /// The groups of one device, and which of them exist when.
@@ -117,6 +199,10 @@ impl Groups {
                 }
                 (How::Context(ids), names)
             }
+            GroupBy::UserMetadata(key) => {
+                let (owner, names) = super::metadata::groups(snap, device, key);
+                (How::Metadata(owner, by.label()), names)
+            }
         };
         let n = names.len();
         Groups {
@@ -146,7 +232,7 @@ impl Groups {
             }
             (How::Rules(_), o) => info.category(o.stack()),
             (_, Origin::BeforeTrace(_)) => 0,
-            (How::Annotation(owner), Origin::Alloc(i, _)) => {
+            (How::Annotation(owner) | How::Metadata(owner, _), Origin::Alloc(i, _)) => {
                 owner.get(i).map_or(0, |&g| g as usize)
             }
             (How::Context(ids), Origin::Alloc(_, e)) => {
@@ -171,6 +257,7 @@ impl Groups {
             How::Rules(_) => rules_source.to_string(),
             How::Annotation(_) => GroupBy::Annotation.id().to_string(),
             How::Context(_) => GroupBy::CompileContext.id().to_string(),
+            How::Metadata(_, ref label) => label.clone(),
         };
         let all = matches!(self.how, How::Rules(_));
         // Groups existing once entry `upto` is applied (none applied: `None`).

@@ -10,7 +10,9 @@ mod figures;
 mod fragmentation;
 mod frameless;
 mod groups;
+mod host;
 mod inline_rules;
+mod metadata;
 mod moment;
 mod observe;
 pub(crate) mod phases;
@@ -39,7 +41,8 @@ pub use crate::patterns::{PatternBudget, Rule};
 pub use dump::{DumpState, LiveBlock};
 pub use figures::{Figures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;
-pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
+pub use groups::{GroupBy, MetaKey, NO_COMPILE_CONTEXT};
+pub use host::HostFigures;
 pub use inline_rules::{parse_inline, InlineRules};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
@@ -131,7 +134,8 @@ pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Pl
         })
         .collect();
     let mut info = StackInfo::new(snap, rules);
-    let devices = devices
+    let host = host::Host::of(snap);
+    let mut devices: Vec<(DeviceReport, Option<Timeline>)> = devices
         .into_iter()
         .map(|(d, range)| {
             let groups = Groups::new(snap, d, req.group_by, &mut info);
@@ -142,10 +146,23 @@ pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Pl
                 window: req.window.zip(range),
                 boundary: req.iteration_boundary.unwrap_or(&Boundary::Default),
             };
-            device_analysis(snap, d, &mut info, groups, ask)
+            let (mut report, timeline) = device_analysis(snap, d, &mut info, groups, ask);
+            report.host = host.as_ref().map(|h| h.at(device_peak_time(snap, &report)));
+            (report, timeline)
         })
         .collect();
+    if let Some(h) = host.filter(|_| snap.devices().is_empty()) {
+        devices.push((host::only_report(snap, h.at(None)), None));
+    }
     Placed { devices, unplaced }
+}
+
+/// `time_us` at the device's allocated peak: of its entry, or of the
+/// trace's first entry when the peak is the state before it.
+fn device_peak_time(snap: &Snapshot, report: &DeviceReport) -> Option<i64> {
+    let trace = snap.trace(report.device);
+    let at = report.peak_entry.allocated_peak.map_or(0, index);
+    trace.get(at).and_then(crate::snapshot::TraceEntry::time)
 }
 
 /// The reports and timelines of a request that has no window (which
@@ -299,6 +316,7 @@ fn device_analysis(
             &snap.generation,
             snap.allocator_settings.as_ref(),
         )),
+        host: None,
     };
     let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)

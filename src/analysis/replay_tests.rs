@@ -173,6 +173,7 @@ fn entry(action: u8, slot: u64, size: u64, stack: u32, time: Option<i64>) -> Tra
         addr: slot * 512,
         size,
         context: crate::snapshot::NO_CONTEXT,
+        meta: crate::snapshot::NO_META,
         time_us: time.unwrap_or(NO_TIME),
         stack: StackId::from_raw(stack),
         action,

@@ -133,6 +133,7 @@ mod tests {
             time_us: NO_TIME,
             stack: crate::snapshot::StackId::default(),
             context: NO_CONTEXT,
+            meta: crate::snapshot::NO_META,
             action,
         }
     }

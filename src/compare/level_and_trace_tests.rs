@@ -42,6 +42,7 @@ pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
         dump: None,
         window: None,
         environment: None,
+        host: None,
     }
 }
 

@@ -38,6 +38,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         dump: None,
         window: None,
         environment: None,
+        host: None,
     }
 }
 

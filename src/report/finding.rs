@@ -169,6 +169,14 @@ fn clause(unit: Unit, f: &Finding) -> String {
              see `memgate phases`)",
             crate::units::counted(*iterations, "iteration", "iterations")
         ),
+        Finding::NoHostMemory { recorded: false } => "not measured: the snapshot records no \
+             pinned host memory (record it with record_pinned_host_memory=True, torch 2.14+; \
+             docs/figures.md#pinned-host-memory)"
+            .to_string(),
+        Finding::NoHostMemory { recorded: true } => "not measured: the host trace or the \
+             device trace has no `time_us`, so the host bytes at the device's peak cannot be \
+             placed (docs/figures.md#pinned-host-memory)"
+            .to_string(),
         Finding::PeakAt {
             peak,
             place: here,

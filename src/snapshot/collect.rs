@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
 
-use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_TIME};
+use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_TIME};
 
 pub(crate) const TAG_FRAME: u8 = 1;
 pub(crate) const TAG_STACK: u8 = 2;
@@ -26,8 +26,9 @@ const FIELD_NAMES: [&str; FIELDS] = [
     "name",
     "line",
     "compile_context",
+    "user_metadata",
 ];
-const FIELDS: usize = 11;
+const FIELDS: usize = 12;
 const F_ACTION: usize = 0;
 const F_ADDR: usize = 1;
 const F_DEVICE_FREE: usize = 2;
@@ -39,6 +40,7 @@ const F_FILENAME: usize = 7;
 const F_NAME: usize = 8;
 const F_LINE: usize = 9;
 const F_CONTEXT: usize = 10;
+const F_META: usize = 11;
 
 /// The PyTorch key names, interned once per decode.
 pub(crate) struct Keys {
@@ -390,6 +392,11 @@ impl Collector {
             // torch writes a str; anything else is treated as no context.
             _ => NO_CONTEXT,
         };
+        // `user_metadata` (torch ≥ 2.10): a str, or JSON text; empty is none.
+        let meta = match f.get(F_META).map(|v| arena.resolve(v)) {
+            Some(Value::Str(s)) if !arena.str(s).is_empty() => s,
+            _ => NO_META,
+        };
         let time_us = match f.get(F_TIME) {
             Some(Value::Int(t)) if t != NO_TIME => t,
             Some(v) => match arena.int(v).and_then(|i| i64::try_from(i).ok()) {
@@ -412,6 +419,7 @@ impl Collector {
             time_us,
             stack,
             context,
+            meta,
             action,
         })
     }

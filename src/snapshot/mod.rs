@@ -14,10 +14,11 @@ pub use labels::StackLabels;
 pub use load::{load, load_bytes, Hint, LoadError};
 pub(crate) use load::{load_opened, read_input, read_input_hashed, Content, FileDigest};
 pub(crate) use model::{
-    Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,
+    Action, Annotation, Block, BlockState, Device, Format, FrameId, HostSegment, Segment, StackId,
+    Stage, TraceEntry, EMPTY_STACK, NO_META,
 };
 #[cfg(test)]
-pub(crate) use model::{Block, NO_CONTEXT, NO_TIME};
+pub(crate) use model::{NO_CONTEXT, NO_TIME};
 pub use model::{Snapshot, Tables};
 
 #[cfg(test)]
