@@ -279,7 +279,15 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     let host_only = cur.host.is_some_and(|h| h.only);
     for f in Figure::ALL {
         let judged = t.judges(f, a.budget) || (host_only && f.gated_on_host_only());
-        if !judged || (host_only && !f.is_host()) {
+        if !judged {
+            continue;
+        }
+        // A device figure the target names is not judged on a host-only
+        // snapshot, and says so; one judged by default is left out.
+        if host_only && !f.is_host() {
+            if t.budget.contains_key(&f) || t.tolerance.contains_key(&f) {
+                checks.push(not_measured(f, cur, t));
+            }
             continue;
         }
         let Some(current) = f.value(cur) else {
@@ -524,7 +532,9 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         Figure::LeakPerIteration => crate::analysis::phases::MIN_LEAK_POINTS as u64 + 1,
         _ => 2,
     };
-    let why = if f.is_host() {
+    let why = if cur.host.is_some_and(|h| h.only) && !f.gated_on_host_only() {
+        Finding::HostOnly
+    } else if f.is_host() {
         Finding::NoHostMemory {
             recorded: cur.host.is_some(),
         }

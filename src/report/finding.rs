@@ -177,6 +177,10 @@ fn clause(unit: Unit, f: &Finding) -> String {
              device trace has no `time_us`, so the host bytes at the device's peak cannot be \
              placed (docs/figures.md#pinned-host-memory)"
             .to_string(),
+        Finding::HostOnly => "not measured: the snapshot records no device, only pinned host \
+             memory (record_cuda=False); budget its host figures \
+             (docs/figures.md#pinned-host-memory)"
+            .to_string(),
         Finding::PeakAt {
             peak,
             place: here,

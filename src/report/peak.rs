@@ -81,6 +81,10 @@ pub(crate) fn peak_name(at: PeakAt) -> &'static str {
 }
 
 fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
+    if let Some(h) = d.host.filter(|h| h.only) {
+        writeln!(out, "  {}", super::host::HOST_ONLY)?;
+        return super::host::lines(out, "    ", &h);
+    }
     let f = &d.figures;
     let pe = &d.peak_entry;
     let pt = d.peak_time_us.unwrap_or_default();
@@ -137,6 +141,9 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             share(f.allocated_peak),
             share(f.reserved_peak)
         )?;
+    }
+    if let Some(h) = &d.host {
+        super::host::lines(out, "    ", h)?;
     }
     match &d.dump {
         Some(dump) => dump_lines(out, dump)?,
