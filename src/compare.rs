@@ -273,6 +273,55 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     // An empty trace (history recording off, or cleared): the figures are
     // the state at dump time, not peaks over a run.
     let no_trace = cur.figures.trace_entries == 0;
+    checks.extend(figure_checks(cur, base, a, no_trace));
+    let (category, category_base) = category_checks(cur, base, a, no_trace);
+    checks.extend(category);
+    for (phase, figure, limit, tol) in t.phase_checks(a.budget) {
+        checks.push(phase_check(
+            &phase,
+            figure,
+            limit.as_ref(),
+            &tol,
+            cur,
+            base,
+            a,
+        ));
+    }
+    // A figure only reported for want of a baseline says which one was
+    // missing.
+    if let Some(why) = missing {
+        for c in checks.iter_mut().skip(1) {
+            if c.status == Status::Reported {
+                c.findings.push(why.clone());
+            }
+        }
+    }
+    for c in checks.iter_mut().filter(|c| c.status >= Status::Warn) {
+        explain_when(c, cur, base);
+    }
+    DeviceVerdict {
+        device: cur.device,
+        peak_phase: cur.peak_phase.clone(),
+        oom: cur.oom.clone(),
+        trace_complete: cur.trace_complete,
+        warnings: cur.warnings.clone(),
+        checks,
+        categories: category_rows(cur, category_base),
+        sites: site_rows(cur, base),
+        window: cur.window.clone(),
+    }
+}
+
+/// The checks of the figures the target judges (docs/gate.md): each
+/// against its budget and the baseline's value.
+fn figure_checks(
+    cur: &DeviceReport,
+    base: Option<&DeviceReport>,
+    a: &Against,
+    no_trace: bool,
+) -> Vec<Check> {
+    let t = a.target;
+    let mut checks = Vec::new();
     let capacity = capacity::Capacity::of(cur, t, a.budget);
     // A host-only snapshot is judged on its host figures alone
     // (docs/figures.md#pinned-host-memory).
@@ -351,6 +400,18 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         checks.push(check);
     }
+    checks
+}
+
+/// The checks of the category budgets, and the baseline their bytes are
+/// compared with (none when its categories come from other rules).
+fn category_checks<'b>(
+    cur: &DeviceReport,
+    base: Option<&'b DeviceReport>,
+    a: &Against,
+    no_trace: bool,
+) -> (Vec<Check>, Option<&'b DeviceReport>) {
+    let t = a.target;
     // Category bytes from other rules are other categories: no growth
     // can be read from them.
     let other_rules = base
@@ -360,6 +421,7 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
             current: cur.categories.rules.clone(),
         });
     let category_base = if other_rules.is_some() { None } else { base };
+    let mut checks = Vec::new();
     for (name, limit) in &t.category_budget {
         let current = cur.categories.peaks.get(name).copied().unwrap_or(0);
         let baseline = category_base.map(|b| b.categories.peaks.get(name).copied().unwrap_or(0));
@@ -386,41 +448,9 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         }
         checks.push(check);
     }
-    for (phase, figure, limit, tol) in t.phase_checks(a.budget) {
-        checks.push(phase_check(
-            &phase,
-            figure,
-            limit.as_ref(),
-            &tol,
-            cur,
-            base,
-            a,
-        ));
-    }
-    // A figure only reported for want of a baseline says which one was
-    // missing.
-    if let Some(why) = missing {
-        for c in checks.iter_mut().skip(1) {
-            if c.status == Status::Reported {
-                c.findings.push(why.clone());
-            }
-        }
-    }
-    for c in checks.iter_mut().filter(|c| c.status >= Status::Warn) {
-        explain_when(c, cur, base);
-    }
-    DeviceVerdict {
-        device: cur.device,
-        peak_phase: cur.peak_phase.clone(),
-        oom: cur.oom.clone(),
-        trace_complete: cur.trace_complete,
-        warnings: cur.warnings.clone(),
-        checks,
-        categories: category_rows(cur, category_base),
-        sites: site_rows(cur, base),
-        window: cur.window.clone(),
-    }
+    (checks, category_base)
 }
+
 
 /// Put the leak fit's residual beside the leak figure, and refuse a leak
 /// verdict the fit cannot support: a slope that would fail, from a fit

@@ -254,25 +254,13 @@ fn device_analysis(
     } = ask;
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
-    let ncat = groups.names().len();
-    let timed = snap.annotations_of(device).next().is_some() || info.rules().has_time_rules();
-    let mut r = replay::replay(
-        trace,
-        &segments,
-        ncat,
-        &mut |o| groups.classify(o, info),
-        replay::Extras {
-            timeline_points,
-            curves: timed,
-            window: window.map(|(_, range)| range),
-        },
-    );
-    let rules = info.rules();
-    let attribution = phases::attribute(snap, device);
-    let structure = r
-        .curves
-        .take()
-        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
+    let extras = replay::Extras {
+        timeline_points,
+        curves: false,
+        window: window.map(|(_, range)| range),
+    };
+    let (mut r, attribution, structure) =
+        replay_device(snap, device, &segments, info, &mut groups, extras, boundary);
     let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules());
     let peak_time_us = snap.has_time().then(|| peak_times(trace, &r.peak_entry));
@@ -320,6 +308,35 @@ fn device_analysis(
     };
     let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)
+}
+
+/// One replay of the device's trace into its groups, its annotation
+/// attribution, and its time structure when it has annotations or time
+/// rules (the replay then keeps the per-entry curves it is read from).
+fn replay_device(
+    snap: &Snapshot,
+    device: Device,
+    segments: &[&Segment],
+    info: &mut StackInfo<'_>,
+    groups: &mut Groups,
+    extras: replay::Extras,
+    boundary: &Boundary,
+) -> (DeviceReplay, phases::Attribution, Option<DevicePhases>) {
+    let ncat = groups.names().len();
+    let timed = snap.annotations_of(device).next().is_some() || info.rules().has_time_rules();
+    let extras = replay::Extras {
+        curves: timed,
+        ..extras
+    };
+    let trace = snap.trace(device);
+    let mut r = replay::replay(trace, segments, ncat, &mut |o| groups.classify(o, info), extras);
+    let rules = info.rules();
+    let attribution = phases::attribute(snap, device);
+    let structure = r
+        .curves
+        .take()
+        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
+    (r, attribution, structure)
 }
 
 /// The last entry applied at a peak first reached at `entry` (`None`:

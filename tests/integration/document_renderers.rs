@@ -121,6 +121,7 @@ fn device_report() -> DeviceReport {
         dump: None,
         window: None,
         environment: None,
+        host: None,
     }
 }
 

@@ -63,6 +63,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         dump: None,
         window: None,
         environment: None,
+        host: None,
     }
 }
 
