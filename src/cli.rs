@@ -223,8 +223,9 @@ pub struct InlineCategories {
     /// Custom categories, tried first in the order written: a JSON object
     /// ('{"hccl": "hccl", "moe": "expert"}', Mosaic's --custom-profile) or
     /// a TOML inline table ('{hccl = "hccl"}') of name -> regex, matched
-    /// case-sensitively on every frame's function and file name; the same
-    /// as a rules file's [categories]. Custom categories are always listed.
+    /// case-sensitively on every frame's function and file name and on the
+    /// allocation's user metadata; the same as a rules file's [categories].
+    /// Custom categories are always listed.
     #[arg(long, value_name = "JSON")]
     pub categories: Option<String>,
 }

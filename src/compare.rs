@@ -451,7 +451,6 @@ fn category_checks<'b>(
     (checks, category_base)
 }
 
-
 /// Put the leak fit's residual beside the leak figure, and refuse a leak
 /// verdict the fit cannot support: a slope that would fail, from a fit
 /// whose residual is larger than the slope, is no line of growth (a one-off

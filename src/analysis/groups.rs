@@ -12,13 +12,13 @@
 //! equals them key for key. The rule categories are always all listed.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::str::FromStr;
 
 use crate::snapshot::{Action, Device, Snapshot};
 
 use super::allocator::Origin;
 use super::frameless::FramelessCategories;
+use super::metadata::{AllocMeta, MetaKey, MAX_META_KEY};
 use super::phases::attribute;
 use super::replay::DeviceReplay;
 use super::rules::RuleSet;
@@ -39,43 +39,9 @@ pub enum GroupBy {
     CompileContext,
     /// The allocation's `user_metadata` (or the first `annotate` note on
     /// it), whole or, with a key, that key's value in its JSON object
-    /// (docs/figures.md#user-metadata-groups); [`NO_COMPILE_CONTEXT`] when
+    /// (docs/figures.md#user-metadata-groups); `"N/A"` when
     /// it has none.
     UserMetadata(Option<MetaKey>),
-}
-
-/// The longest key `--group-by user-metadata.KEY` takes, in bytes.
-pub const MAX_META_KEY: usize = 64;
-
-/// A `user_metadata` JSON key, kept inline so [`GroupBy`] stays `Copy`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct MetaKey {
-    bytes: [u8; MAX_META_KEY],
-    len: u8,
-}
-
-impl MetaKey {
-    /// The key, when it is 1 to [`MAX_META_KEY`] bytes long.
-    pub fn new(key: &str) -> Option<MetaKey> {
-        let len = u8::try_from(key.len()).ok().filter(|&n| n > 0)?;
-        if key.len() > MAX_META_KEY {
-            return None;
-        }
-        let mut bytes = [0; MAX_META_KEY];
-        bytes[..key.len()].copy_from_slice(key.as_bytes());
-        Some(MetaKey { bytes, len })
-    }
-
-    pub fn as_str(&self) -> &str {
-        // Copied whole from a `&str` in `new`.
-        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
-    }
-}
-
-impl fmt::Debug for MetaKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
 }
 
 impl FromStr for GroupBy {
@@ -135,8 +101,9 @@ pub const NO_COMPILE_CONTEXT: &str = "N/A";
 
 /// How an allocation finds its group.
 enum How {
-    /// With the categories rules place frameless allocations in.
-    Rules(FramelessCategories),
+    /// With the categories rules place frameless allocations in, and each
+    /// allocation's user metadata (custom rules match it too).
+    Rules(FramelessCategories, AllocMeta),
     /// `owner[i]`: the group of entry `i` (empty when the device has no
     /// annotation: every entry is in group 0).
     Annotation(Vec<u32>),
@@ -168,7 +135,10 @@ impl Groups {
     ) -> Groups {
         let (how, names) = match by {
             GroupBy::Category => (
-                How::Rules(FramelessCategories::new(snap, device, info)),
+                How::Rules(
+                    FramelessCategories::new(snap, device, info),
+                    AllocMeta::new(snap.trace(device)),
+                ),
                 info.rules_categories().to_vec(),
             ),
             GroupBy::Annotation => {
@@ -221,16 +191,25 @@ impl Groups {
     /// The group (index into [`Groups::names`]) of `origin`, noting that
     /// the group exists from there on.
     pub(crate) fn classify(&mut self, origin: Origin<'_>, info: &mut StackInfo<'_>) -> usize {
+        // A custom rule matching the allocation's metadata before any of
+        // its frames decides first.
+        let by_meta = match (&self.how, origin) {
+            (How::Rules(_, metas), Origin::Alloc(i, e)) => {
+                info.metadata_category(e.stack, metas.at(i))
+            }
+            _ => None,
+        };
         let g = match (&self.how, origin) {
+            _ if by_meta.is_some() => by_meta.unwrap_or_default(),
             // Memory from before recording whose stack says nothing.
-            (How::Rules(_), Origin::BeforeTrace(s)) if info.frameless(s) => {
+            (How::Rules(..), Origin::BeforeTrace(s)) if info.frameless(s) => {
                 info.pre_trace().unwrap_or_else(|| info.category(s))
             }
             // Made with no frames: by phase and lifetime where a rule fits.
-            (How::Rules(placed), Origin::Alloc(i, e)) if info.frameless(e.stack) => {
+            (How::Rules(placed, _), Origin::Alloc(i, e)) if info.frameless(e.stack) => {
                 placed.get(i).unwrap_or_else(|| info.category(e.stack))
             }
-            (How::Rules(_), o) => info.category(o.stack()),
+            (How::Rules(..), o) => info.category(o.stack()),
             (_, Origin::BeforeTrace(_)) => 0,
             (How::Annotation(owner) | How::Metadata(owner, _), Origin::Alloc(i, _)) => {
                 owner.get(i).map_or(0, |&g| g as usize)
@@ -254,12 +233,12 @@ impl Groups {
     pub(crate) fn categories(&self, r: &DeviceReplay, set: &RuleSet) -> Categories {
         let rules_source = set.source();
         let rules = match self.how {
-            How::Rules(_) => rules_source.to_string(),
+            How::Rules(..) => rules_source.to_string(),
             How::Annotation(_) => GroupBy::Annotation.id().to_string(),
             How::Context(_) => GroupBy::CompileContext.id().to_string(),
             How::Metadata(_, ref label) => label.clone(),
         };
-        let all = matches!(self.how, How::Rules(_));
+        let all = matches!(self.how, How::Rules(..));
         // Groups existing once entry `upto` is applied (none applied: `None`).
         let exists = |g: usize, upto: Option<usize>, before: bool| {
             all || (before && self.before_trace[g])

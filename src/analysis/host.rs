@@ -3,33 +3,11 @@
 //! `host_segments` as its segments (one block each: the host allocator
 //! never splits a block), and the host bytes live at each device's peak.
 
-use serde::{Deserialize, Serialize};
-
 use crate::snapshot::{BlockState, Device, Segment, Snapshot, EMPTY_STACK};
 
+use super::figures::HostFigures;
 use super::observe::Curves;
 use super::replay::{self, Extras};
-
-/// The pinned host figures of a snapshot, as one device's report holds
-/// them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct HostFigures {
-    /// `host-allocated-peak`: the most pinned bytes handed to callers.
-    pub allocated_peak: u64,
-    /// `host-reserved-peak`: the most pinned bytes the host allocator held.
-    pub reserved_peak: u64,
-    /// `host-live-at-device-peak`: the pinned bytes handed out at this
-    /// device's allocated peak (by `time_us`); absent without timestamps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live_at_device_peak: Option<u64>,
-    /// Entries of `host_traces`.
-    pub trace_entries: u64,
-    /// The snapshot records no device (`record_cuda=False`): the report
-    /// holds only these figures, and only they are judged.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub only: bool,
-}
 
 /// The host replay of one snapshot, made once and read by every device.
 pub(crate) struct Host {
@@ -72,14 +50,20 @@ impl Host {
     /// entry at or before that time (before the first, those live from
     /// the start).
     pub(crate) fn at(&self, peak_time_us: Option<i64>) -> HostFigures {
-        let live = peak_time_us.filter(|_| self.times.iter().all(Option::is_some)).map(|t| {
-            let upto = self.times.iter().take_while(|x| x.is_some_and(|x| x <= t)).count();
-            let bytes = match upto.checked_sub(1) {
-                Some(k) => self.curves.allocated[k],
-                None => self.curves.allocated_start,
-            };
-            bytes.max(0).unsigned_abs()
-        });
+        let live = peak_time_us
+            .filter(|_| self.times.iter().all(Option::is_some))
+            .map(|t| {
+                let upto = self
+                    .times
+                    .iter()
+                    .take_while(|x| x.is_some_and(|x| x <= t))
+                    .count();
+                let bytes = match upto.checked_sub(1) {
+                    Some(k) => self.curves.allocated[k],
+                    None => self.curves.allocated_start,
+                };
+                bytes.max(0).unsigned_abs()
+            });
         HostFigures {
             live_at_device_peak: live,
             ..self.figures
@@ -114,36 +98,5 @@ fn as_segment(h: &crate::snapshot::HostSegment) -> Segment {
             state,
             stack: if h.allocated { h.stack } else { EMPTY_STACK },
         }],
-    }
-}
-
-/// The one report of a snapshot that records no device, only pinned host
-/// memory (`record_cuda=False`): device 0 with no device figures (all 0,
-/// none judged: `HostFigures::only`) and the host figures.
-pub(crate) fn only_report(snap: &Snapshot, host: HostFigures) -> super::DeviceReport {
-    super::DeviceReport {
-        device: Device::new(0),
-        figures: super::Figures::default(),
-        categories: super::Categories::default(),
-        peak_entry: super::PeakEntry::default(),
-        peak_time_us: None,
-        trace_complete: true,
-        stacks_at_peak: Vec::new(),
-        sites_at_peak: Vec::new(),
-        time: None,
-        peak_phase: None,
-        stacks_at_moment: None,
-        oom: Vec::new(),
-        warnings: Vec::new(),
-        window: None,
-        dump: None,
-        environment: Some(super::environment::Fingerprint::of_snapshot(
-            &snap.generation,
-            snap.allocator_settings.as_ref(),
-        )),
-        host: Some(HostFigures {
-            only: true,
-            ..host
-        }),
     }
 }

@@ -2,11 +2,14 @@
 //! `user_metadata`, or the first `annotate` note naming it while it is
 //! live, and the group `--group-by user-metadata[.KEY]` puts it in.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 
 use crate::snapshot::{Action, Device, Snapshot, TraceEntry, NO_META};
 
-use super::groups::{MetaKey, NO_COMPILE_CONTEXT};
+/// The group of an allocation without user metadata (the name
+/// compile-context groups give one without a context).
+const NO_METADATA: &str = "N/A";
 
 /// Per trace entry of `device`, the metadata string id of the allocation
 /// an `alloc` entry makes ([`NO_META`] for the other entries and for an
@@ -15,7 +18,13 @@ use super::groups::{MetaKey, NO_COMPILE_CONTEXT};
 pub(crate) fn of_allocations(trace: &[TraceEntry]) -> Vec<u32> {
     let mut meta: Vec<u32> = trace
         .iter()
-        .map(|e| if e.action == Action::Alloc { e.meta } else { NO_META })
+        .map(|e| {
+            if e.action == Action::Alloc {
+                e.meta
+            } else {
+                NO_META
+            }
+        })
         .collect();
     // Address → the live allocation's entry; the map is keyed per process
     // (std's random state), so a crafted trace cannot aim at its buckets.
@@ -41,6 +50,92 @@ pub(crate) fn of_allocations(trace: &[TraceEntry]) -> Vec<u32> {
     meta
 }
 
+/// The longest key `--group-by user-metadata.KEY` takes, in bytes.
+pub const MAX_META_KEY: usize = 64;
+
+/// A `user_metadata` JSON key, kept inline so [`GroupBy`] stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct MetaKey {
+    bytes: [u8; MAX_META_KEY],
+    len: u8,
+}
+
+impl MetaKey {
+    /// The key, when it is 1 to [`MAX_META_KEY`] bytes long.
+    pub fn new(key: &str) -> Option<MetaKey> {
+        let len = u8::try_from(key.len()).ok().filter(|&n| n > 0)?;
+        if key.len() > MAX_META_KEY {
+            return None;
+        }
+        let mut bytes = [0; MAX_META_KEY];
+        bytes[..key.len()].copy_from_slice(key.as_bytes());
+        Some(MetaKey { bytes, len })
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Copied whole from a `&str` in `new`.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for MetaKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+/// The metadata of each allocation of a trace, by its `alloc` entry's
+/// index ([`of_allocations`]); empty, and nothing computed, when no entry
+/// has any (every older snapshot), so the live stacks keep their groups.
+pub(crate) struct AllocMeta(Vec<u32>);
+
+impl AllocMeta {
+    pub(crate) fn new(trace: &[TraceEntry]) -> AllocMeta {
+        if trace.iter().all(|e| e.meta == NO_META) {
+            return AllocMeta(Vec::new());
+        }
+        AllocMeta(of_allocations(trace))
+    }
+
+    /// Whether the trace has no metadata at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The metadata string id of the allocation made at entry `index`.
+    pub(crate) fn at(&self, index: usize) -> u32 {
+        self.0.get(index).copied().unwrap_or(NO_META)
+    }
+}
+
+/// The most metadata values a stack group lists; the rest are summed
+/// under [`MORE_METADATA`].
+pub const MAX_METADATA: usize = 8;
+
+/// The key the metadata past [`MAX_METADATA`] is summed under.
+pub const MORE_METADATA: &str = "…";
+
+/// A stack group's bytes by metadata string id as it lists them: by name
+/// ([`NO_METADATA`] for none), the largest [`MAX_METADATA`], the
+/// rest summed under [`MORE_METADATA`]; empty when none has metadata.
+pub(crate) fn by_bytes(snap: &Snapshot, bytes: &HashMap<u32, u64>) -> BTreeMap<String, u64> {
+    if bytes.keys().all(|&m| m == NO_META) {
+        return BTreeMap::new();
+    }
+    let mut v: Vec<(u32, u64)> = bytes.iter().map(|(&m, &b)| (m, b)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = BTreeMap::new();
+    for (k, (m, b)) in v.into_iter().enumerate() {
+        let name = match (k < MAX_METADATA, m) {
+            (false, _) => MORE_METADATA.to_string(),
+            (true, NO_META) => NO_METADATA.to_string(),
+            (true, m) => snap.str(m).to_string(),
+        };
+        *out.entry(name).or_insert(0) += b;
+    }
+    out
+}
+
 /// The group name of one metadata string: the whole string, or with `key`
 /// the key's value in it read as a JSON object (a string as it is, any
 /// other value as compact JSON); `None` when it has no such key.
@@ -56,7 +151,7 @@ pub(crate) fn value(text: &str, key: Option<MetaKey>) -> Option<String> {
 }
 
 /// The user-metadata group of each entry of `device` (0, named
-/// [`NO_COMPILE_CONTEXT`], for the entries that make no allocation and the
+/// [`NO_METADATA`], for the entries that make no allocation and the
 /// allocations without metadata), and the group names.
 pub(crate) fn groups(
     snap: &Snapshot,
@@ -64,8 +159,8 @@ pub(crate) fn groups(
     key: Option<MetaKey>,
 ) -> (Vec<u32>, Vec<String>) {
     let meta = of_allocations(snap.trace(device));
-    let mut names = vec![NO_COMPILE_CONTEXT.to_string()];
-    let mut by_name: HashMap<String, u32> = HashMap::from([(NO_COMPILE_CONTEXT.to_string(), 0)]);
+    let mut names = vec![NO_METADATA.to_string()];
+    let mut by_name: HashMap<String, u32> = HashMap::from([(NO_METADATA.to_string(), 0)]);
     let mut by_id: HashMap<u32, u32> = HashMap::new();
     let owner = meta
         .into_iter()

@@ -10,8 +10,7 @@ pub use crate::vocab::Figure;
 
 use super::dump::DumpState;
 use super::environment::Fingerprint;
-use super::figures::{Figures, PeakEntry, StackGroup};
-use super::host::HostFigures;
+use super::figures::{Figures, HostFigures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
 use super::window::WindowReport;
 

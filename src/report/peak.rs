@@ -205,6 +205,15 @@ fn stack_lines(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             g.count,
             bytes(g.bytes)
         )?;
+        if !g.user_metadata.is_empty() {
+            let mut by: Vec<(&String, &u64)> = g.user_metadata.iter().collect();
+            by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let list: Vec<String> = by
+                .iter()
+                .map(|(m, b)| format!("{} ({})", terminal(m), Bytes(**b)))
+                .collect();
+            writeln!(out, "        user metadata: {}", list.join(", "))?;
+        }
         if g.frames.is_empty() {
             let name = g.no_frames.unwrap_or(NoStory::Frameless);
             writeln!(out, "        {name} (no frames)")?;

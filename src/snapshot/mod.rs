@@ -17,9 +17,9 @@ pub(crate) use model::{
     Action, Annotation, Block, BlockState, Device, Format, FrameId, HostSegment, Segment, StackId,
     Stage, TraceEntry, EMPTY_STACK, NO_META,
 };
+pub use model::{Snapshot, Tables};
 #[cfg(test)]
 pub(crate) use model::{NO_CONTEXT, NO_TIME};
-pub use model::{Snapshot, Tables};
 
 #[cfg(test)]
 mod tests;

@@ -43,18 +43,41 @@ fn check(dir: &Path, name: &str, toml: &str) -> (i32, String) {
 fn group_by_user_metadata_sums_at_the_allocated_peak_equal_the_generators() {
     let want = expected("metadata");
     for by in ["user-metadata", "user-metadata.owner"] {
-        let d = first_device(&["profile", "--format", "json", "--group-by", by, &path("metadata")]);
+        let d = first_device(&[
+            "profile",
+            "--format",
+            "json",
+            "--group-by",
+            by,
+            &path("metadata"),
+        ]);
         assert_eq!(d["figures"]["allocated-peak"], want["allocated-peak"]);
         assert_eq!(d["categories"]["rules"], by);
         assert_eq!(d["categories"]["at-allocated-peak"], want[by], "{by}");
-        let sum: u64 = want[by].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
-        assert_eq!(Some(sum), want["allocated-peak"].as_u64(), "{by}: the groups cover the peak");
+        let sum: u64 = want[by]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            Some(sum),
+            want["allocated-peak"].as_u64(),
+            "{by}: the groups cover the peak"
+        );
     }
 }
 
 #[test]
 fn an_annotate_note_names_the_untagged_allocation_it_points_at() {
-    let d = first_device(&["profile", "--format", "json", "--group-by", "user-metadata", &path("metadata")]);
+    let d = first_device(&[
+        "profile",
+        "--format",
+        "json",
+        "--group-by",
+        "user-metadata",
+        &path("metadata"),
+    ]);
     let groups = &d["categories"]["at-allocated-peak"];
     assert_eq!(groups[r#"{"owner":"vision","note":"kv-cache"}"#], 7 << 20);
     // The second note on it, and a note on a tagged allocation, name nothing.
@@ -76,11 +99,20 @@ fn a_user_metadata_key_longer_than_64_bytes_is_refused_naming_the_limit() {
 
 #[test]
 fn a_real_snapshot_without_metadata_puts_its_whole_peak_in_one_group() {
-    let Some(p) = real_fixture("wedsonlin_medium_1024_training.pickle", "user-metadata groups")
-    else {
+    let Some(p) = real_fixture(
+        "wedsonlin_medium_1024_training.pickle",
+        "user-metadata groups",
+    ) else {
         return;
     };
-    let d = first_device(&["profile", "--format", "json", "--group-by", "user-metadata", p.to_str().unwrap()]);
+    let d = first_device(&[
+        "profile",
+        "--format",
+        "json",
+        "--group-by",
+        "user-metadata",
+        p.to_str().unwrap(),
+    ]);
     // The fixtures README: allocated-peak 24207167496; every entry's
     // `user_metadata` is empty.
     assert_eq!(
@@ -95,25 +127,42 @@ fn the_host_figures_equal_the_generators() {
         let want = expected(name);
         let d = first_device(&["peak", "--format", "json", &path(name)]);
         let host = &d["host"];
-        assert_eq!(host["allocated-peak"], want["host-allocated-peak"], "{name}");
+        assert_eq!(
+            host["allocated-peak"], want["host-allocated-peak"],
+            "{name}"
+        );
         assert_eq!(host["reserved-peak"], want["host-reserved-peak"], "{name}");
         assert_eq!(host["trace-entries"], want["host-trace-entries"], "{name}");
-        assert_eq!(host["live-at-device-peak"], want["host-live-at-device-peak"], "{name}");
+        assert_eq!(
+            host["live-at-device-peak"], want["host-live-at-device-peak"],
+            "{name}"
+        );
         assert_eq!(host["only"].as_bool().unwrap_or(false), name == "host_only");
     }
     let d = first_device(&["peak", "--format", "json", &path("host")]);
-    assert_eq!(d["figures"]["allocated-peak"], expected("host")["allocated-peak"]);
+    assert_eq!(
+        d["figures"]["allocated-peak"],
+        expected("host")["allocated-peak"]
+    );
 }
 
 #[test]
 fn a_host_peak_budget_fails_when_the_host_peak_is_over_and_passes_at_it() {
     let peak = expected("host")["host-allocated-peak"].as_u64().unwrap();
-    let live = expected("host")["host-live-at-device-peak"].as_u64().unwrap();
+    let live = expected("host")["host-live-at-device-peak"]
+        .as_u64()
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let over = format!("host-allocated-peak = {}\nallocated-peak = \"1 GiB\"\n", peak - 1);
+    let over = format!(
+        "host-allocated-peak = {}\nallocated-peak = \"1 GiB\"\n",
+        peak - 1
+    );
     let (code, out) = check(dir.path(), "host", &over);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("FAIL t rank0 dev0 host-allocated-peak"), "{out}");
+    assert!(
+        out.contains("FAIL t rank0 dev0 host-allocated-peak"),
+        "{out}"
+    );
     let at = format!("host-allocated-peak = {peak}\nhost-live-at-device-peak = {live}\n");
     let (code, out) = check(dir.path(), "host", &at);
     assert_eq!(code, 0, "{out}");
@@ -128,7 +177,12 @@ fn a_host_only_snapshot_is_judged_on_its_host_figures_and_init_agrees_with_check
         .args(["init", "rank0.pickle"])
         .output()
         .unwrap();
-    assert_eq!(init.status.code(), Some(0), "{}", String::from_utf8_lossy(&init.stderr));
+    assert_eq!(
+        init.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
     let toml = std::fs::read_to_string(dir.path().join("memgate.toml")).unwrap();
     assert!(toml.contains("host-allocated-peak = "), "{toml}");
     let out = memgate()
@@ -140,10 +194,19 @@ fn a_host_only_snapshot_is_judged_on_its_host_figures_and_init_agrees_with_check
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("host-allocated-peak 8 MiB"), "{stdout}");
     // Over its host budget, it fails by name.
-    let peak = expected("host_only")["host-allocated-peak"].as_u64().unwrap();
-    let (code, out) = check(dir.path(), "host_only", &format!("host-allocated-peak = {}\n", peak - 1));
+    let peak = expected("host_only")["host-allocated-peak"]
+        .as_u64()
+        .unwrap();
+    let (code, out) = check(
+        dir.path(),
+        "host_only",
+        &format!("host-allocated-peak = {}\n", peak - 1),
+    );
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("FAIL t rank0 dev0 host-allocated-peak"), "{out}");
+    assert!(
+        out.contains("FAIL t rank0 dev0 host-allocated-peak"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -151,7 +214,10 @@ fn a_device_figure_budgeted_on_a_host_only_snapshot_cannot_be_judged() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out) = check(dir.path(), "host_only", "allocated-peak = \"1 GiB\"\n");
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("records no device, only pinned host memory"), "{out}");
+    assert!(
+        out.contains("records no device, only pinned host memory"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -160,4 +226,58 @@ fn a_host_figure_budgeted_on_a_snapshot_without_host_memory_cannot_be_judged() {
     let (code, out) = check(dir.path(), "metadata", "host-allocated-peak = \"1 GiB\"\n");
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("records no pinned host memory"), "{out}");
+}
+
+#[test]
+fn a_category_rule_matches_user_metadata_as_well_as_frames() {
+    // No frame says "vision" (every stack is `step` in train.py): the
+    // allocations whose metadata does are the rule's.
+    let want = expected("metadata")["user-metadata.owner"]["vision"].clone();
+    let d = first_device(&[
+        "profile",
+        "--format",
+        "json",
+        "--categories",
+        r#"{"vision": "vision", "train": "train\\.py"}"#,
+        &path("metadata"),
+    ]);
+    let cats = &d["categories"]["at-allocated-peak"];
+    assert_eq!(cats["vision"], want);
+    // The frame rule takes the rest.
+    let rest = expected("metadata")["allocated-peak"].as_u64().unwrap() - want.as_u64().unwrap();
+    assert_eq!(cats["train"], rest);
+}
+
+#[test]
+fn the_live_stacks_carry_their_allocations_metadata() {
+    // Grouped by stack alone, as Mosaic groups them: each group says how
+    // its bytes split by metadata.
+    let d = first_device(&[
+        "peak",
+        "--format",
+        "json",
+        "--top",
+        "100",
+        &path("metadata"),
+    ]);
+    let mut by_meta = serde_json::Map::new();
+    for g in d["stacks-at-peak"].as_array().unwrap() {
+        for (name, bytes) in g["user-metadata"].as_object().unwrap() {
+            let sum = by_meta.get(name).and_then(Value::as_u64).unwrap_or(0);
+            by_meta.insert(name.clone(), (sum + bytes.as_u64().unwrap()).into());
+        }
+    }
+    assert_eq!(
+        Value::Object(by_meta),
+        expected("metadata")["user-metadata"]
+    );
+    let text = memgate()
+        .args(["peak", &path("metadata")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("user metadata: {\"owner\":\"vision\",\"note\":\"kv-cache\"} (7 MiB)"),
+        "{text}"
+    );
 }
