@@ -281,3 +281,61 @@ fn the_live_stacks_carry_their_allocations_metadata() {
         "{text}"
     );
 }
+
+#[test]
+fn host_segments_without_an_address_and_a_size_are_left_out_with_a_warning_never_guessed() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, segments: Value| {
+        let snap = serde_json::json!({
+            "segments": [],
+            "device_traces": [],
+            "host_segments": segments,
+            "host_traces": [
+                {"action": "alloc", "addr": 16384, "size": 3000, "stream": 0},
+                {"action": "free_completed", "addr": 16384, "size": 3000, "stream": 0},
+            ],
+        });
+        let path = dir.path().join(name);
+        std::fs::write(&path, snap.to_string()).unwrap();
+        path
+    };
+    let path = write(
+        "missing.json",
+        serde_json::json!([
+            {"address": 4096, "size": 8192, "allocated": true, "frames": []},
+            {"size": 1u64 << 40},
+            {"address": 8192},
+            7,
+        ]),
+    );
+    let text = memgate()
+        .args(["peak", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("warning: 3 `host_segments` items have no integer"),
+        "{text}"
+    );
+    // The kept segment is live from the start (8192 B); the trace adds 3000.
+    let v = json_of(&["peak", "--format", "json", path.to_str().unwrap()]);
+    let host = &v["snapshots"][0]["devices"][0]["host"];
+    assert_eq!(host["allocated-peak"], 8192 + 3000);
+    assert_eq!(host["reserved-peak"], 8192);
+    assert_eq!(host["only"], true);
+    // A size of the wrong type is refused, naming the file and the item.
+    let path = write(
+        "typed.json",
+        serde_json::json!([{"address": "4096", "size": 1}]),
+    );
+    let out = memgate()
+        .args(["peak", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("typed.json") && stderr.contains("host_segments[0] `address`"),
+        "{stderr}"
+    );
+}
