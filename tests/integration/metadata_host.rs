@@ -19,6 +19,11 @@ fn first_device(args: &[&str]) -> Value {
     json_of(args)["snapshots"][0]["devices"][0].clone()
 }
 
+/// The first device of `memgate profile --format json --group-by BY PATH`.
+fn grouped(by: &str, path: &str) -> Value {
+    first_device(&["profile", "--format", "json", "--group-by", by, path])
+}
+
 fn path(name: &str) -> String {
     fixture(&format!("{name}.pickle")).display().to_string()
 }
@@ -43,14 +48,7 @@ fn check(dir: &Path, name: &str, toml: &str) -> (i32, String) {
 fn group_by_user_metadata_sums_at_the_allocated_peak_equal_the_generators() {
     let want = expected("metadata");
     for by in ["user-metadata", "user-metadata.owner"] {
-        let d = first_device(&[
-            "profile",
-            "--format",
-            "json",
-            "--group-by",
-            by,
-            &path("metadata"),
-        ]);
+        let d = grouped(by, &path("metadata"));
         assert_eq!(d["figures"]["allocated-peak"], want["allocated-peak"]);
         assert_eq!(d["categories"]["rules"], by);
         assert_eq!(d["categories"]["at-allocated-peak"], want[by], "{by}");
@@ -70,14 +68,7 @@ fn group_by_user_metadata_sums_at_the_allocated_peak_equal_the_generators() {
 
 #[test]
 fn an_annotate_note_names_the_untagged_allocation_it_points_at() {
-    let d = first_device(&[
-        "profile",
-        "--format",
-        "json",
-        "--group-by",
-        "user-metadata",
-        &path("metadata"),
-    ]);
+    let d = grouped("user-metadata", &path("metadata"));
     let groups = &d["categories"]["at-allocated-peak"];
     assert_eq!(groups[r#"{"owner":"vision","note":"kv-cache"}"#], 7 << 20);
     // The second note on it, and a note on a tagged allocation, name nothing.
@@ -105,14 +96,7 @@ fn a_real_snapshot_without_metadata_puts_its_whole_peak_in_one_group() {
     ) else {
         return;
     };
-    let d = first_device(&[
-        "profile",
-        "--format",
-        "json",
-        "--group-by",
-        "user-metadata",
-        p.to_str().unwrap(),
-    ]);
+    let d = grouped("user-metadata", p.to_str().unwrap());
     // The fixtures README: allocated-peak 24207167496; every entry's
     // `user_metadata` is empty.
     assert_eq!(
@@ -210,22 +194,26 @@ fn a_host_only_snapshot_is_judged_on_its_host_figures_and_init_agrees_with_check
 }
 
 #[test]
-fn a_device_figure_budgeted_on_a_host_only_snapshot_cannot_be_judged() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, out) = check(dir.path(), "host_only", "allocated-peak = \"1 GiB\"\n");
-    assert_eq!(code, 2, "{out}");
-    assert!(
-        out.contains("records no device, only pinned host memory"),
-        "{out}"
-    );
-}
-
-#[test]
-fn a_host_figure_budgeted_on_a_snapshot_without_host_memory_cannot_be_judged() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, out) = check(dir.path(), "metadata", "host-allocated-peak = \"1 GiB\"\n");
-    assert_eq!(code, 2, "{out}");
-    assert!(out.contains("records no pinned host memory"), "{out}");
+fn a_figure_budgeted_on_a_snapshot_that_lacks_it_cannot_be_judged() {
+    // A device figure on a host-only snapshot; a host figure on one
+    // without host memory.
+    for (name, toml, why) in [
+        (
+            "host_only",
+            "allocated-peak = \"1 GiB\"\n",
+            "records no device, only pinned host memory",
+        ),
+        (
+            "metadata",
+            "host-allocated-peak = \"1 GiB\"\n",
+            "records no pinned host memory",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (code, out) = check(dir.path(), name, toml);
+        assert_eq!(code, 2, "{name}: {out}");
+        assert!(out.contains(why), "{name}: {out}");
+    }
 }
 
 #[test]
