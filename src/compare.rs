@@ -323,21 +323,14 @@ fn figure_checks(
     let t = a.target;
     let mut checks = Vec::new();
     let capacity = capacity::Capacity::of(cur, t, a.budget);
-    // A host-only snapshot is judged on its host figures alone
-    // (docs/figures.md#pinned-host-memory).
-    let host_only = cur.host.is_some_and(|h| h.only);
     for f in Figure::ALL {
-        let judged = t.judges(f, a.budget) || (host_only && f.gated_on_host_only());
-        if !judged {
-            continue;
-        }
-        // A device figure the target names is not judged on a host-only
-        // snapshot, and says so; one judged by default is left out.
-        if host_only && !f.is_host() {
-            if t.budget.contains_key(&f) || t.tolerance.contains_key(&f) {
+        match judged_here(f, cur, a) {
+            Judged::No => continue,
+            Judged::NotMeasured => {
                 checks.push(not_measured(f, cur, t));
+                continue;
             }
-            continue;
+            Judged::Yes => {}
         }
         let Some(current) = f.value(cur) else {
             checks.push(not_measured(f, cur, t));
@@ -401,6 +394,35 @@ fn figure_checks(
         checks.push(check);
     }
     checks
+}
+
+/// Whether figure `f` is judged on `cur`.
+enum Judged {
+    Yes,
+    No,
+    /// Named by the target, but not what this snapshot has.
+    NotMeasured,
+}
+
+/// Whether the target judges figure `f` on `cur`: a host-only snapshot
+/// (docs/figures.md#pinned-host-memory) is judged on its host figures
+/// alone; a device figure the target names is not judged there, and says
+/// so; one judged by default is left out.
+fn judged_here(f: Figure, cur: &DeviceReport, a: &Against) -> Judged {
+    let t = a.target;
+    let host_only = cur.host.is_some_and(|h| h.only);
+    if !(t.judges(f, a.budget) || (host_only && f.gated_on_host_only())) {
+        return Judged::No;
+    }
+    if host_only && !f.is_host() {
+        let named = t.budget.contains_key(&f) || t.tolerance.contains_key(&f);
+        return if named {
+            Judged::NotMeasured
+        } else {
+            Judged::No
+        };
+    }
+    Judged::Yes
 }
 
 /// The checks of the category budgets, and the baseline their bytes are
