@@ -108,26 +108,10 @@ impl From<FormatArg> for OutputFormat {
     }
 }
 
-/// What `profile` groups the bytes by (plain comments: a doc comment per
-/// value would switch clap to its long help layout).
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GroupByArg {
-    // The category rules (--rules) on each allocation's call stack.
-    Category,
-    // The innermost annotation open at the allocation ("" outside any).
-    Annotation,
-    // The allocation's torch.compile context ("N/A" when it has none).
-    CompileContext,
-}
-
-impl From<GroupByArg> for GroupBy {
-    fn from(g: GroupByArg) -> Self {
-        match g {
-            GroupByArg::Category => GroupBy::Category,
-            GroupByArg::Annotation => GroupBy::Annotation,
-            GroupByArg::CompileContext => GroupBy::CompileContext,
-        }
-    }
+/// `--group-by`: category, annotation, compile-context, user-metadata or
+/// user-metadata.KEY (parsed by the library's `GroupBy`).
+fn group_by_arg(s: &str) -> Result<GroupBy, String> {
+    s.parse()
 }
 
 #[derive(Debug, Subcommand)]
@@ -239,8 +223,9 @@ pub struct InlineCategories {
     /// Custom categories, tried first in the order written: a JSON object
     /// ('{"hccl": "hccl", "moe": "expert"}', Mosaic's --custom-profile) or
     /// a TOML inline table ('{hccl = "hccl"}') of name -> regex, matched
-    /// case-sensitively on every frame's function and file name; the same
-    /// as a rules file's [categories]. Custom categories are always listed.
+    /// case-sensitively on every frame's function and file name and on the
+    /// allocation's user metadata; the same as a rules file's [categories].
+    /// Custom categories are always listed.
     #[arg(long, value_name = "JSON")]
     pub categories: Option<String>,
 }
@@ -348,11 +333,13 @@ pub struct ProfileArgs {
     pub output: Format,
     #[command(flatten)]
     pub categories: CategoryRules,
-    /// Group the bytes by the category rules, by the innermost annotation
-    /// open at each allocation ("" outside any), or by its compile context
-    /// ("N/A" when none).
-    #[arg(long, value_enum, default_value = "category")]
-    pub group_by: GroupByArg,
+    /// Group the bytes by the category rules (category), by the innermost
+    /// annotation open at each allocation (annotation; "" outside any), by
+    /// its compile context (compile-context; "N/A" when none), or by its
+    /// user metadata (user-metadata, or user-metadata.KEY for one key of
+    /// JSON metadata; "N/A" when none).
+    #[arg(long, value_name = "BY", value_parser = group_by_arg, default_value = "category")]
+    pub group_by: GroupBy,
     /// Write a self-contained HTML page with the timeline by the same
     /// groups.
     #[arg(long, value_name = "OUT")]
@@ -396,7 +383,7 @@ impl ProfileArgs {
             rules: self.categories.rules.clone(),
             categories: self.categories.inline.categories.clone(),
             sites: self.categories.sites(),
-            group_by: self.group_by.into(),
+            group_by: self.group_by,
             html: self.html.clone(),
             x_axis: self.x_axis,
             print_rules: self.print_rules,

@@ -271,8 +271,10 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
     }
     let capacity = capacity::Capacity::of(cur, t, a.budget);
     for f in Figure::ALL {
-        if t.judges(f, a.budget) {
-            checks.push(figure_check(f, cur, base, a, capacity));
+        match judged_here(f, cur, a) {
+            Judged::No => {}
+            Judged::NotMeasured => checks.push(not_measured(f, cur, t)),
+            Judged::Yes => checks.push(figure_check(f, cur, base, a, capacity)),
         }
     }
     let (category_checks, category_base) = category_checks(cur, base, a);
@@ -313,6 +315,35 @@ fn judge_device(cur: &DeviceReport, base: Option<&DeviceReport>, a: &Against) ->
         window: cur.window.clone(),
         pools: cur.pools.clone(),
     }
+}
+
+/// Whether figure `f` is judged on `cur`.
+enum Judged {
+    Yes,
+    No,
+    /// Named by the target, but not what this snapshot has.
+    NotMeasured,
+}
+
+/// Whether the target judges figure `f` on `cur`: a host-only snapshot
+/// (docs/figures.md#pinned-host-memory) is judged on its host figures
+/// alone; a device figure the target names is not judged there, and says
+/// so; one judged by default is left out.
+fn judged_here(f: Figure, cur: &DeviceReport, a: &Against) -> Judged {
+    let t = a.target;
+    let host_only = cur.host.is_some_and(|h| h.only);
+    if !(t.judges(f, a.budget) || (host_only && f.gated_on_host_only())) {
+        return Judged::No;
+    }
+    if host_only && !f.is_host() {
+        let named = t.budget.contains_key(&f) || t.tolerance.contains_key(&f);
+        return if named {
+            Judged::NotMeasured
+        } else {
+            Judged::No
+        };
+    }
+    Judged::Yes
 }
 
 /// The check of figure `f` of `cur`: against its budget (a share of a
@@ -547,9 +578,18 @@ fn not_measured(f: Figure, cur: &DeviceReport, t: &Target) -> Check {
         Figure::LeakPerIteration => crate::analysis::phases::MIN_LEAK_POINTS as u64 + 1,
         _ => 2,
     };
+    let why = if cur.host.is_some_and(|h| h.only) && !f.gated_on_host_only() {
+        Finding::HostOnly
+    } else if f.is_host() {
+        Finding::NoHostMemory {
+            recorded: cur.host.is_some(),
+        }
+    } else {
+        Finding::NotMeasured { iterations, needed }
+    };
     Check {
         budget: t.budget.get(&f).map(|l| l.value.raw()),
-        findings: vec![Finding::NotMeasured { iterations, needed }],
+        findings: vec![why],
         config_line: Some(t.budget.get(&f).map_or(t.loc.clone(), |l| l.loc.clone())),
         ..Check::new(CheckId::Figure(f), Status::Error, f.unit(), 0)
     }

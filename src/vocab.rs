@@ -54,6 +54,13 @@ pub enum Figure {
     /// Segment allocations made while the free cached bytes would have
     /// covered the request (docs/figures.md#segment-allocs-with-free-cache).
     SegmentAllocsWithFreeCache,
+    /// The most pinned host bytes handed to callers
+    /// (docs/figures.md#pinned-host-memory).
+    HostAllocatedPeak,
+    /// The most pinned host bytes the host allocator held.
+    HostReservedPeak,
+    /// The pinned host bytes handed out at the device's allocated peak.
+    HostLiveAtDevicePeak,
 }
 
 impl Figure {
@@ -88,7 +95,10 @@ impl Figure {
             | Figure::ReservedPeak
             | Figure::SteadyStatePeak
             | Figure::LeakPerIteration
-            | Figure::CachedFreeAtReservedPeak => Unit::Bytes,
+            | Figure::CachedFreeAtReservedPeak
+            | Figure::HostAllocatedPeak
+            | Figure::HostReservedPeak
+            | Figure::HostLiveAtDevicePeak => Unit::Bytes,
             Figure::OomEvents
             | Figure::AllocEvents
             | Figure::TraceEntries
@@ -122,7 +132,10 @@ impl Figure {
             | Figure::CachedFreeAtReservedPeak
             | Figure::SegmentAllocs
             | Figure::SegmentFrees
-            | Figure::SegmentAllocsWithFreeCache => false,
+            | Figure::SegmentAllocsWithFreeCache
+            | Figure::HostAllocatedPeak
+            | Figure::HostReservedPeak
+            | Figure::HostLiveAtDevicePeak => false,
         }
     }
 
@@ -133,6 +146,23 @@ impl Figure {
     /// warned, and the allocated figures are what fails the gate.
     pub fn warns_by_default(self) -> bool {
         matches!(self, Figure::ReservedPeak)
+    }
+
+    /// Whether the figure is one of pinned host memory
+    /// (docs/figures.md#pinned-host-memory): only snapshots recorded with
+    /// `record_pinned_host_memory=True` have it.
+    pub fn is_host(self) -> bool {
+        matches!(
+            self,
+            Figure::HostAllocatedPeak | Figure::HostReservedPeak | Figure::HostLiveAtDevicePeak
+        )
+    }
+
+    /// The host figures judged on a host-only snapshot when neither
+    /// `[defaults] figures` nor the target names one (its device figures
+    /// are not judged: it has no device).
+    pub fn gated_on_host_only(self) -> bool {
+        matches!(self, Figure::HostAllocatedPeak | Figure::HostReservedPeak)
     }
 
     /// Whether the figure is measured over iterations (docs/figures.md#iterations): only
@@ -179,7 +209,12 @@ impl Figure {
             | Figure::SegmentAllocs
             | Figure::SegmentFrees
             | Figure::SegmentAllocsWithFreeCache => true,
-            Figure::StaticMemory | Figure::ReservedPeak => false,
+            // Host figures have bounds of their own: the host trace's.
+            Figure::StaticMemory
+            | Figure::ReservedPeak
+            | Figure::HostAllocatedPeak
+            | Figure::HostReservedPeak
+            | Figure::HostLiveAtDevicePeak => false,
         }
     }
 }

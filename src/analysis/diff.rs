@@ -177,12 +177,12 @@ fn peak_moves(b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> Vec<PeakMov
 fn device_diff(device: Device, b: Option<&DeviceReport>, n: Option<&DeviceReport>) -> DeviceDiff {
     let peak = |d: Option<&DeviceReport>| d.map_or(0, |d| d.figures.allocated_peak);
     let floor = percent_floor(peak(b).max(peak(n)));
-    // A time-structure figure neither side has is left out.
+    // A time-structure or host figure neither side has is left out.
     let figures = Figure::ALL
         .iter()
         .filter_map(|f| {
             let (x, y) = (b.and_then(|d| f.value(d)), n.and_then(|d| f.value(d)));
-            (x.is_some() || y.is_some() || !f.needs_iterations()).then(|| {
+            (x.is_some() || y.is_some() || !(f.needs_iterations() || f.is_host())).then(|| {
                 Delta::with_floor(
                     f.id(),
                     x.unwrap_or(0),

@@ -2,14 +2,16 @@
 //! each peak) and a stack group: the leaves every other analysis file
 //! builds on, importing none of them.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::snapshot::StackLabels;
 use crate::vocab::Figure;
 
 impl Figure {
-    /// The figure's value in `f` (0 for the time-structure figures, which
-    /// `Figures` does not hold: see [`Figure::value`]).
+    /// The figure's value in `f` (0 for the time-structure and host
+    /// figures, which `Figures` does not hold: see [`Figure::value`]).
     pub fn of(self, f: &Figures) -> u64 {
         match self {
             Figure::DynamicPeak => f.dynamic_peak,
@@ -24,7 +26,11 @@ impl Figure {
             Figure::SegmentAllocs => f.segment_allocs,
             Figure::SegmentFrees => f.segment_frees,
             Figure::SegmentAllocsWithFreeCache => f.segment_allocs_with_free_cache,
-            Figure::SteadyStatePeak | Figure::LeakPerIteration => 0,
+            Figure::SteadyStatePeak
+            | Figure::LeakPerIteration
+            | Figure::HostAllocatedPeak
+            | Figure::HostReservedPeak
+            | Figure::HostLiveAtDevicePeak => 0,
         }
     }
 }
@@ -63,6 +69,27 @@ impl Figures {
     }
 }
 
+/// The pinned host figures of a snapshot, as one device's report holds
+/// them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct HostFigures {
+    /// `host-allocated-peak`: the most pinned bytes handed to callers.
+    pub allocated_peak: u64,
+    /// `host-reserved-peak`: the most pinned bytes the host allocator held.
+    pub reserved_peak: u64,
+    /// `host-live-at-device-peak`: the pinned bytes handed out at this
+    /// device's allocated peak (by `time_us`); absent without timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_at_device_peak: Option<u64>,
+    /// Entries of `host_traces`.
+    pub trace_entries: u64,
+    /// The snapshot records no device (`record_cuda=False`): the report
+    /// holds only these figures, and only they are judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only: bool,
+}
+
 /// Trace entry index (0-based, list order) where each peak is first reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -86,4 +113,10 @@ pub struct StackGroup {
     /// absent in summaries written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_frames: Option<crate::vocab::NoStory>,
+    /// The group's live bytes by the allocations' user metadata
+    /// (docs/figures.md#user-metadata-groups), at most
+    /// [`MAX_METADATA`](crate::analysis::MAX_METADATA) values, the rest
+    /// summed under `…`; empty (and not written) for a trace without any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub user_metadata: BTreeMap<String, u64>,
 }

@@ -12,11 +12,13 @@
 //! equals them key for key. The rule categories are always all listed.
 
 use std::collections::HashMap;
+use std::str::FromStr;
 
 use crate::snapshot::{Action, Device, Snapshot};
 
 use super::allocator::Origin;
 use super::frameless::FramelessCategories;
+use super::metadata::{AllocMeta, MetaKey, MAX_META_KEY};
 use super::phases::attribute;
 use super::replay::DeviceReplay;
 use super::rules::RuleSet;
@@ -35,6 +37,40 @@ pub enum GroupBy {
     /// The allocation's `compile_context` ([`NO_COMPILE_CONTEXT`] when it
     /// is missing or empty, and for memory live before recording).
     CompileContext,
+    /// The allocation's `user_metadata` (or the first `annotate` note on
+    /// it), whole or, with a key, that key's value in its JSON object
+    /// (docs/figures.md#user-metadata-groups); `"N/A"` when
+    /// it has none.
+    UserMetadata(Option<MetaKey>),
+}
+
+impl FromStr for GroupBy {
+    type Err = String;
+
+    /// `category`, `annotation`, `compile-context`, `user-metadata` or
+    /// `user-metadata.KEY`.
+    fn from_str(s: &str) -> Result<GroupBy, String> {
+        Ok(match s {
+            "category" => GroupBy::Category,
+            "annotation" => GroupBy::Annotation,
+            "compile-context" | "compile_context" => GroupBy::CompileContext,
+            "user-metadata" | "user_metadata" => GroupBy::UserMetadata(None),
+            _ => match s
+                .strip_prefix("user-metadata.")
+                .or_else(|| s.strip_prefix("user_metadata."))
+            {
+                Some(key) => GroupBy::UserMetadata(Some(MetaKey::new(key).ok_or_else(|| {
+                    format!("`{s}`: a user-metadata key is 1 to {MAX_META_KEY} bytes long")
+                })?)),
+                None => {
+                    return Err(format!(
+                        "`{s}`: give category, annotation, compile-context, user-metadata or \
+                         user-metadata.KEY"
+                    ))
+                }
+            },
+        })
+    }
 }
 
 impl GroupBy {
@@ -45,6 +81,16 @@ impl GroupBy {
             GroupBy::Category => "category",
             GroupBy::Annotation => "annotation",
             GroupBy::CompileContext => "compile-context",
+            GroupBy::UserMetadata(_) => "user-metadata",
+        }
+    }
+
+    /// What the `categories` object's `rules` says: the id, and for a
+    /// user-metadata key `user-metadata.KEY`.
+    pub fn label(self) -> String {
+        match self {
+            GroupBy::UserMetadata(Some(k)) => format!("user-metadata.{}", k.as_str()),
+            other => other.id().to_string(),
         }
     }
 }
@@ -55,14 +101,17 @@ pub const NO_COMPILE_CONTEXT: &str = "N/A";
 
 /// How an allocation finds its group.
 enum How {
-    /// With the categories rules place frameless allocations in.
-    Rules(FramelessCategories),
+    /// With the categories rules place frameless allocations in, and each
+    /// allocation's user metadata (custom rules match it too).
+    Rules(FramelessCategories, AllocMeta),
     /// `owner[i]`: the group of entry `i` (empty when the device has no
     /// annotation: every entry is in group 0).
     Annotation(Vec<u32>),
     /// `compile_context` string id → group; a missing or empty one is
     /// group 0.
     Context(HashMap<u32, u32>),
+    /// `owner[i]`: the user-metadata group of entry `i`, and the label.
+    Metadata(Vec<u32>, String),
 }
 
 /// The groups of one device, and which of them exist when.
@@ -86,7 +135,10 @@ impl Groups {
     ) -> Groups {
         let (how, names) = match by {
             GroupBy::Category => (
-                How::Rules(FramelessCategories::new(snap, device, info)),
+                How::Rules(
+                    FramelessCategories::new(snap, device, info),
+                    AllocMeta::new(snap.trace(device)),
+                ),
                 info.rules_categories().to_vec(),
             ),
             GroupBy::Annotation => {
@@ -117,6 +169,10 @@ impl Groups {
                 }
                 (How::Context(ids), names)
             }
+            GroupBy::UserMetadata(key) => {
+                let (owner, names) = super::metadata::groups(snap, device, key);
+                (How::Metadata(owner, by.label()), names)
+            }
         };
         let n = names.len();
         Groups {
@@ -135,18 +191,27 @@ impl Groups {
     /// The group (index into [`Groups::names`]) of `origin`, noting that
     /// the group exists from there on.
     pub(crate) fn classify(&mut self, origin: Origin<'_>, info: &mut StackInfo<'_>) -> usize {
+        // A custom rule matching the allocation's metadata before any of
+        // its frames decides first.
+        let by_meta = match (&self.how, origin) {
+            (How::Rules(_, metas), Origin::Alloc(i, e)) => {
+                info.metadata_category(e.stack, metas.at(i))
+            }
+            _ => None,
+        };
         let g = match (&self.how, origin) {
+            _ if by_meta.is_some() => by_meta.unwrap_or_default(),
             // Memory from before recording whose stack says nothing.
-            (How::Rules(_), Origin::BeforeTrace(s)) if info.frameless(s) => {
+            (How::Rules(..), Origin::BeforeTrace(s)) if info.frameless(s) => {
                 info.pre_trace().unwrap_or_else(|| info.category(s))
             }
             // Made with no frames: by phase and lifetime where a rule fits.
-            (How::Rules(placed), Origin::Alloc(i, e)) if info.frameless(e.stack) => {
+            (How::Rules(placed, _), Origin::Alloc(i, e)) if info.frameless(e.stack) => {
                 placed.get(i).unwrap_or_else(|| info.category(e.stack))
             }
-            (How::Rules(_), o) => info.category(o.stack()),
+            (How::Rules(..), o) => info.category(o.stack()),
             (_, Origin::BeforeTrace(_)) => 0,
-            (How::Annotation(owner), Origin::Alloc(i, _)) => {
+            (How::Annotation(owner) | How::Metadata(owner, _), Origin::Alloc(i, _)) => {
                 owner.get(i).map_or(0, |&g| g as usize)
             }
             (How::Context(ids), Origin::Alloc(_, e)) => {
@@ -168,11 +233,12 @@ impl Groups {
     pub(crate) fn categories(&self, r: &DeviceReplay, set: &RuleSet) -> Categories {
         let rules_source = set.source();
         let rules = match self.how {
-            How::Rules(_) => rules_source.to_string(),
+            How::Rules(..) => rules_source.to_string(),
             How::Annotation(_) => GroupBy::Annotation.id().to_string(),
             How::Context(_) => GroupBy::CompileContext.id().to_string(),
+            How::Metadata(_, ref label) => label.clone(),
         };
-        let all = matches!(self.how, How::Rules(_));
+        let all = matches!(self.how, How::Rules(..));
         // Groups existing once entry `upto` is applied (none applied: `None`).
         let exists = |g: usize, upto: Option<usize>, before: bool| {
             all || (before && self.before_trace[g])

@@ -10,7 +10,9 @@ mod figures;
 mod fragmentation;
 mod frameless;
 mod groups;
+mod host;
 mod inline_rules;
+mod metadata;
 mod moment;
 mod observe;
 pub(crate) mod phases;
@@ -38,10 +40,11 @@ use crate::vocab::NoStory;
 
 pub use crate::patterns::{PatternBudget, Rule};
 pub use dump::{DumpState, LiveBlock};
-pub use figures::{Figures, PeakEntry, StackGroup};
+pub use figures::{Figures, HostFigures, PeakEntry, StackGroup};
 pub use fragmentation::OomCause;
 pub use groups::{GroupBy, NO_COMPILE_CONTEXT};
 pub use inline_rules::{parse_inline, InlineRules};
+pub use metadata::{MetaKey, MAX_METADATA, MORE_METADATA};
 pub use moment::{MomentStacks, OomDetail, PeakAt, PeakPhase, Place, OOM_DETAILS};
 pub use phases::{AnnotationEvent, Boundary, DevicePhases, Iteration, Iterations, Leak, PhaseSpan};
 pub use pools::{PoolFigures, PoolKind};
@@ -54,6 +57,7 @@ pub use window::{Window, WindowError, WindowReport, WindowSpecError};
 
 use allocator::Live;
 use groups::Groups;
+use metadata::AllocMeta;
 use replay::DeviceReplay;
 use stacks::StackInfo;
 
@@ -134,21 +138,39 @@ pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Pl
         })
         .collect();
     let mut info = StackInfo::new(snap, rules);
-    let devices = devices
+    let host = host::Host::of(snap);
+    let mut devices: Vec<(DeviceReport, Option<Timeline>)> = devices
         .into_iter()
         .map(|(d, range)| {
             let groups = Groups::new(snap, d, req.group_by, &mut info);
-            let ask = Ask {
-                top: req.top,
-                timeline_points: req.timeline_points,
-                stacks_at: req.stacks_at,
-                window: req.window.zip(range),
-                boundary: req.iteration_boundary.unwrap_or(&Boundary::Default),
-            };
-            device_analysis(snap, d, &mut info, groups, ask)
+            let (mut report, timeline) =
+                device_analysis(snap, d, &mut info, groups, Ask::of(&req, range));
+            report.host = host.as_ref().map(|h| h.at(device_peak_time(snap, &report)));
+            (report, timeline)
         })
         .collect();
+    // A host-only snapshot (docs/figures.md#pinned-host-memory): device 0,
+    // empty, carries the host figures.
+    if let Some(h) = host.filter(|_| snap.devices().is_empty()) {
+        let d = Device::new(0);
+        let groups = Groups::new(snap, d, req.group_by, &mut info);
+        let (mut report, timeline) =
+            device_analysis(snap, d, &mut info, groups, Ask::of(&req, None));
+        report.host = Some(HostFigures {
+            only: true,
+            ..h.at(None)
+        });
+        devices.push((report, timeline));
+    }
     Placed { devices, unplaced }
+}
+
+/// `time_us` at the device's allocated peak: of its entry, or of the
+/// trace's first entry when the peak is the state before it.
+fn device_peak_time(snap: &Snapshot, report: &DeviceReport) -> Option<i64> {
+    let trace = snap.trace(report.device);
+    let at = report.peak_entry.allocated_peak.map_or(0, index);
+    trace.get(at).and_then(crate::snapshot::TraceEntry::time)
 }
 
 /// The reports and timelines of a request that has no window (which
@@ -220,6 +242,19 @@ struct Ask<'w> {
     boundary: &'w Boundary,
 }
 
+impl<'w> Ask<'w> {
+    /// What `req` asks of a device, where the window is `range` there.
+    fn of(req: &Request<'w>, range: Option<(usize, usize)>) -> Ask<'w> {
+        Ask {
+            top: req.top,
+            timeline_points: req.timeline_points,
+            stacks_at: req.stacks_at,
+            window: req.window.zip(range),
+            boundary: req.iteration_boundary.unwrap_or(&Boundary::Default),
+        }
+    }
+}
+
 /// One replay of the device's trace, and what is derived from it: the
 /// report (with where each peak falls), the group names, and the
 /// timeline when asked for; with `stacks_at`, the stacks live at that
@@ -240,25 +275,13 @@ fn device_analysis(
     } = ask;
     let trace = snap.trace(device);
     let segments: Vec<&Segment> = snap.segments_of(device).collect();
-    let ncat = groups.names().len();
-    let timed = snap.annotations_of(device).next().is_some() || info.rules().has_time_rules();
-    let mut r = replay::replay(
-        trace,
-        &segments,
-        ncat,
-        &mut |o| groups.classify(o, info),
-        replay::Extras {
-            timeline_points,
-            curves: timed,
-            window: window.map(|(_, range)| range),
-        },
-    );
-    let rules = info.rules();
-    let attribution = phases::attribute(snap, device);
-    let structure = r
-        .curves
-        .take()
-        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
+    let extras = replay::Extras {
+        timeline_points,
+        curves: false,
+        window: window.map(|(_, range)| range),
+    };
+    let (mut r, attribution, structure) =
+        replay_device(snap, device, &segments, info, &mut groups, extras, boundary);
     let time = structure.as_ref().map(time_figures);
     let categories = groups.categories(&r, info.rules());
     let peak_time_us = snap.has_time().then(|| peak_times(trace, &r.peak_entry));
@@ -267,7 +290,8 @@ fn device_analysis(
         .flatten()
         .map(index);
     let alloc_upto = upto(r.allocated_peak_at_start, r.peak_entry.allocated_peak);
-    let stacks_at_peak = stack_groups(snap, in_trace(r.live_after(trace, dyn_upto)), top);
+    let metas = AllocMeta::new(trace);
+    let stacks_at_peak = stack_groups(snap, &metas, in_trace(r.live_after(trace, dyn_upto)), top);
     let sites_at_peak =
         sites_at_allocated_peak(r.live_after(trace, alloc_upto), alloc_upto, &r, info, top);
     // Every report says where its peaks fall (docs/figures.md#peak-phase): the
@@ -304,6 +328,7 @@ fn device_analysis(
         )),
         pools: whole_trace_pools(snap, trace, &segments, &r, window.is_none()),
         spreads: BTreeMap::new(),
+        host: None,
     };
     let timeline = device_timeline(snap, &mut r, &report, structure.as_ref(), groups.names());
     (report, timeline)
@@ -327,6 +352,41 @@ fn whole_trace_pools(
         reserved: at(r.reserved_peak_at_start, r.peak_entry.reserved_peak),
     };
     pools::device_pools(snap, trace, segments, peaks)
+}
+
+/// One replay of the device's trace into its groups, its annotation
+/// attribution, and its time structure when it has annotations or time
+/// rules (the replay then keeps the per-entry curves it is read from).
+fn replay_device(
+    snap: &Snapshot,
+    device: Device,
+    segments: &[&Segment],
+    info: &mut StackInfo<'_>,
+    groups: &mut Groups,
+    extras: replay::Extras,
+    boundary: &Boundary,
+) -> (DeviceReplay, phases::Attribution, Option<DevicePhases>) {
+    let ncat = groups.names().len();
+    let timed = snap.annotations_of(device).next().is_some() || info.rules().has_time_rules();
+    let extras = replay::Extras {
+        curves: timed,
+        ..extras
+    };
+    let trace = snap.trace(device);
+    let mut r = replay::replay(
+        trace,
+        segments,
+        ncat,
+        &mut |o| groups.classify(o, info),
+        extras,
+    );
+    let rules = info.rules();
+    let attribution = phases::attribute(snap, device);
+    let structure = r
+        .curves
+        .take()
+        .map(|c| device_time(snap, device, &c, &attribution, boundary, &[], rules));
+    (r, attribution, structure)
 }
 
 /// The last entry applied at a peak first reached at `entry` (`None`:
@@ -366,12 +426,15 @@ fn moment_stacks(
     top: usize,
 ) -> MomentStacks {
     let trace = snap.trace(device);
+    let metas = AllocMeta::new(trace);
     let stacks = match at {
         PeakAt::DynamicPeak => at_dynamic.to_vec(),
-        PeakAt::AllocatedPeak => stack_groups(snap, live_with_pre(r, trace, alloc_upto), top),
+        PeakAt::AllocatedPeak => {
+            stack_groups(snap, &metas, live_with_pre(r, trace, alloc_upto), top)
+        }
         PeakAt::ReservedPeak => {
             let upto = upto(r.reserved_peak_at_start, r.peak_entry.reserved_peak);
-            stack_groups(snap, live_with_pre(r, trace, upto), top)
+            stack_groups(snap, &metas, live_with_pre(r, trace, upto), top)
         }
     };
     MomentStacks { at, stacks }
@@ -477,7 +540,7 @@ fn moments(
         .into_iter()
         .zip(groups)
         .zip(totals)
-        .map(|(((entry, kinds), g), allocated)| {
+        .map(|(((entry, kinds), (g, meta_bytes)), allocated)| {
             let entry = u64::try_from(entry).ok();
             timeline::Moment {
                 kinds,
@@ -489,6 +552,7 @@ fn moments(
                     g,
                     timeline::MOMENT_STACKS,
                     Snapshot::stack_labels_folded,
+                    &meta_bytes,
                 ),
             }
         })
@@ -563,17 +627,26 @@ fn live_groups(
     trace: &[crate::snapshot::TraceEntry],
     r: &DeviceReplay,
     at: &[i64],
-) -> (Vec<Grouped>, Vec<u64>) {
-    let mut groups: Vec<Grouped> = vec![HashMap::new(); at.len()];
+) -> (Vec<(Grouped, MetaBytes)>, Vec<u64>) {
+    let mut groups: Vec<(Grouped, MetaBytes)> = vec![Default::default(); at.len()];
     let mut totals = vec![0u64; at.len()];
+    let metas = AllocMeta::new(trace);
     let mut add = |k: usize, l: Live, pre: bool| {
-        let g = groups[k]
-            .entry(group_key(snap, l.stack, pre))
-            .or_insert((0, 0, usize::MAX));
+        let key = group_key(snap, l.stack, pre);
+        let (by_stack, by_meta) = &mut groups[k];
+        let g = by_stack.entry(key).or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
         g.2 = g.2.min(l.index);
         totals[k] += l.size;
+        if !metas.is_empty() {
+            let meta = if pre {
+                crate::snapshot::NO_META
+            } else {
+                metas.at(l.index)
+            };
+            *by_meta.entry(key).or_default().entry(meta).or_default() += l.size;
+        }
     };
     r.live_at_each(trace, at, &mut |k, l| add(k, l, false));
     for p in &r.pre {
@@ -621,26 +694,40 @@ fn time_figures(p: &DevicePhases) -> TimeFigures {
 /// listing), largest first; ties in allocation order.
 fn stack_groups(
     snap: &Snapshot,
+    metas: &AllocMeta,
     live: impl Iterator<Item = (Live, bool)>,
     top: usize,
 ) -> Vec<StackGroup> {
     // stack -> (bytes, count, first alloc index)
     let mut groups: Grouped = HashMap::new();
+    let mut meta_bytes: MetaBytes = HashMap::new();
     for (l, pre) in live {
-        let g = groups
-            .entry(group_key(snap, l.stack, pre))
-            .or_insert((0, 0, usize::MAX));
+        let key = group_key(snap, l.stack, pre);
+        let g = groups.entry(key).or_insert((0, 0, usize::MAX));
         g.0 += l.size;
         g.1 += 1;
         g.2 = g.2.min(l.index);
+        if !metas.is_empty() {
+            let meta = if pre {
+                crate::snapshot::NO_META
+            } else {
+                metas.at(l.index)
+            };
+            *meta_bytes.entry(key).or_default().entry(meta).or_default() += l.size;
+        }
     }
-    ranked_groups(snap, groups, top, Snapshot::stack_labels)
+    ranked_groups(snap, groups, top, Snapshot::stack_labels, &meta_bytes)
 }
 
 /// What live memory is grouped by: its stack, and for a stack without
 /// frames whether it was live before recording (`pre-trace`) or allocated
 /// during it (`frameless`), which share the empty stack.
 type GroupKey = (StackId, bool);
+
+/// Per group, its live bytes by the allocations' user metadata string id
+/// (docs/figures.md#user-metadata-groups; `NO_META` without); only for a
+/// trace with metadata.
+type MetaBytes = HashMap<GroupKey, HashMap<u32, u64>>;
 
 /// Live memory by group: bytes, count and the first allocation's index.
 type Grouped = HashMap<GroupKey, (u64, u64, usize)>;
@@ -662,6 +749,7 @@ fn ranked_groups(
     groups: Grouped,
     top: usize,
     labels: fn(&Snapshot, StackId) -> StackLabels,
+    meta_bytes: &MetaBytes,
 ) -> Vec<StackGroup> {
     let mut v: Vec<(GroupKey, (u64, u64, usize))> = groups.into_iter().collect();
     // Memory from before recording shares index 0: the stack id (interning
@@ -686,6 +774,10 @@ fn ranked_groups(
                 count,
                 frames,
                 no_frames,
+                user_metadata: meta_bytes
+                    .get(&(stack, pre))
+                    .map(|m| metadata::by_bytes(snap, m))
+                    .unwrap_or_default(),
             }
         })
         .collect()

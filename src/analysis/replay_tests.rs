@@ -174,6 +174,7 @@ fn entry(action: u8, slot: u64, size: u64, stack: u32, time: Option<i64>) -> Tra
         size,
         context: crate::snapshot::NO_CONTEXT,
         pool: crate::snapshot::NO_POOL,
+        meta: crate::snapshot::NO_META,
         time_us: time.unwrap_or(NO_TIME),
         stack: StackId::from_raw(stack),
         action,

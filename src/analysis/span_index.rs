@@ -134,6 +134,7 @@ mod tests {
             stack: crate::snapshot::StackId::default(),
             context: NO_CONTEXT,
             pool: crate::snapshot::NO_POOL,
+            meta: crate::snapshot::NO_META,
             action,
         }
     }

@@ -143,6 +143,21 @@ impl<'a> StackInfo<'a> {
         cached as usize
     }
 
+    /// The category a custom rule gives an allocation by its user metadata
+    /// string `meta` (docs/figures.md#custom-rules): when a rule matches the
+    /// metadata and no earlier rule matches a frame of `stack` (which
+    /// [`StackInfo::category`] already decides). `None` otherwise.
+    pub(crate) fn metadata_category(&mut self, stack: StackId, meta: u32) -> Option<usize> {
+        if meta == crate::snapshot::NO_META || self.first_custom.is_empty() {
+            return None;
+        }
+        let by_meta = self.first_custom_of(meta)?;
+        match self.custom_rule(stack) {
+            Some(by_frame) if by_frame <= by_meta => None,
+            _ => Some(self.rules.classify_after(Some(by_meta), &[])),
+        }
+    }
+
     /// The first custom rule matching any frame of `stack` (the least of
     /// its names' and files' first rules; see [`RuleSet::classify`]).
     fn custom_rule(&mut self, stack: StackId) -> Option<usize> {

@@ -10,7 +10,7 @@ pub use crate::vocab::Figure;
 
 use super::dump::DumpState;
 use super::environment::Fingerprint;
-use super::figures::{Figures, PeakEntry, StackGroup};
+use super::figures::{Figures, HostFigures, PeakEntry, StackGroup};
 use super::moment::{MomentStacks, OomDetail, PeakPhase};
 use super::pools::PoolFigures;
 use super::window::WindowReport;
@@ -22,6 +22,9 @@ impl Figure {
         let time = d.time.as_ref();
         match self {
             Figure::SteadyStatePeak => time.and_then(|t| t.steady_state_peak),
+            Figure::HostAllocatedPeak => d.host.map(|h| h.allocated_peak),
+            Figure::HostReservedPeak => d.host.map(|h| h.reserved_peak),
+            Figure::HostLiveAtDevicePeak => d.host.and_then(|h| h.live_at_device_peak),
             Figure::LeakPerIteration => time
                 .and_then(|t| t.leak_per_iteration)
                 .map(|l| l.max(0).unsigned_abs()),
@@ -135,6 +138,10 @@ pub struct DeviceReport {
     /// folded into one (docs/gate.md#repeated-runs); empty for one run.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub spreads: BTreeMap<String, Spread>,
+    /// Pinned host memory (docs/figures.md#pinned-host-memory), when the
+    /// snapshot records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostFigures>,
 }
 
 /// The figures of a device's time structure that budgets and baselines

@@ -165,8 +165,8 @@ fn errors_deep_in_a_long_file_name_their_exact_line_and_column() {
     assert_eq!(
         e,
         [
-            "memgate.toml:6001:1: unknown key `colour` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration, cached-free-at-reserved-peak, segment-allocs, segment-frees, segment-allocs-with-free-cache",
-            "memgate.toml:6002:1: unknown key `rules` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration, cached-free-at-reserved-peak, segment-allocs, segment-frees, segment-allocs-with-free-cache",
+            "memgate.toml:6001:1: unknown key `colour` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration, cached-free-at-reserved-peak, segment-allocs, segment-frees, segment-allocs-with-free-cache, host-allocated-peak, host-reserved-peak, host-live-at-device-peak",
+            "memgate.toml:6002:1: unknown key `rules` in [target.tolerance]; expected one of: phase, dynamic-peak, static-memory, overall-peak, allocated-peak, reserved-peak, oom-events, alloc-events, trace-entries, steady-state-peak, leak-per-iteration, cached-free-at-reserved-peak, segment-allocs, segment-frees, segment-allocs-with-free-cache, host-allocated-peak, host-reserved-peak, host-live-at-device-peak",
         ]
     );
     // Columns count characters: `é` is two bytes, one column; `+` is at 20.

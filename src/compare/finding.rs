@@ -112,6 +112,13 @@ pub enum Finding {
     /// A time-structure figure the snapshot does not have: `iterations`
     /// were found (the boundary annotations mark them), `needed` are needed.
     NotMeasured { iterations: u64, needed: u64 },
+    /// A host figure the snapshot does not have: it records no pinned
+    /// host memory (`recorded`: true when it does, but without the
+    /// timestamps `host-live-at-device-peak` needs).
+    NoHostMemory { recorded: bool },
+    /// A device figure of a snapshot that records no device, only pinned
+    /// host memory (`record_cuda=False`).
+    HostOnly,
     /// A phase budget names an annotation the device has no span of; it
     /// has spans of `phases`.
     NoSuchPhase { phase: String, phases: Vec<String> },

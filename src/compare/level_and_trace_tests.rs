@@ -44,6 +44,7 @@ pub(super) fn dev(peak: u64, entries: u64) -> DeviceReport {
         environment: None,
         pools: Vec::new(),
         spreads: Default::default(),
+        host: None,
     }
 }
 

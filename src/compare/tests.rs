@@ -40,6 +40,7 @@ pub(super) fn dev(device: u32, peak: u64) -> DeviceReport {
         environment: None,
         pools: Vec::new(),
         spreads: Default::default(),
+        host: None,
     }
 }
 

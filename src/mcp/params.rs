@@ -36,7 +36,8 @@ pub struct PeakArgs {
 pub struct ProfileArgs {
     /// A snapshot file under the server's roots.
     pub path: String,
-    /// Group the bytes by category (default), annotation, or compile-context.
+    /// Group the bytes by category (default), annotation, compile-context,
+    /// user-metadata, or user-metadata.KEY (one key of JSON metadata).
     pub group_by: Option<String>,
     /// Category rules: default, mosaic, or a rules TOML file under the roots.
     pub rules: Option<String>,

@@ -423,16 +423,9 @@ impl Work {
         let detail = self.detail(a.detail.as_deref(), a.document_to.as_deref(), Some(&a.path))?;
         let at = self.page_at(a.limit, a.cursor.as_deref(), &a.path, &detail)?;
         let rules = self.rules(a.rules.as_deref(), a.categories.as_ref())?;
-        let group_by = match a.group_by.as_deref().unwrap_or("category") {
-            "category" => GroupBy::Category,
-            "annotation" => GroupBy::Annotation,
-            "compile-context" | "compile_context" => GroupBy::CompileContext,
-            other => {
-                return Err(format!(
-                    "group_by `{other}`: give category, annotation or compile-context"
-                ))
-            }
-        };
+        let group_by: GroupBy = (a.group_by.as_deref().unwrap_or("category"))
+            .parse()
+            .map_err(|e| format!("group_by {e}"))?;
         let html_path = a
             .html
             .as_deref()

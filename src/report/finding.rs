@@ -241,6 +241,18 @@ fn context_clause(unit: Unit, f: &Finding) -> String {
              see `memgate phases`)",
             crate::units::counted(*iterations, "iteration", "iterations")
         ),
+        Finding::NoHostMemory { recorded: false } => "not measured: the snapshot records no \
+             pinned host memory (record it with record_pinned_host_memory=True, torch 2.14+; \
+             docs/figures.md#pinned-host-memory)"
+            .to_string(),
+        Finding::NoHostMemory { recorded: true } => "not measured: the host trace or the \
+             device trace has no `time_us`, so the host bytes at the device's peak cannot be \
+             placed (docs/figures.md#pinned-host-memory)"
+            .to_string(),
+        Finding::HostOnly => "not measured: the snapshot records no device, only pinned host \
+             memory (record_cuda=False); budget its host figures \
+             (docs/figures.md#pinned-host-memory)"
+            .to_string(),
         Finding::PeakAt {
             peak,
             place: here,
@@ -379,6 +391,8 @@ fn clause(unit: Unit, f: &Finding) -> String {
         | Finding::WaiverExpired { .. }
         | Finding::WaiverExceeded { .. } => super::noise::clause(unit, f).unwrap_or_default(),
         Finding::NotMeasured { .. }
+        | Finding::NoHostMemory { .. }
+        | Finding::HostOnly
         | Finding::PeakAt { .. }
         | Finding::BoundaryDiffers { .. }
         | Finding::EnvironmentDiffers { .. }

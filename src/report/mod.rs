@@ -13,6 +13,7 @@ pub(crate) mod exporter;
 pub(crate) mod finding;
 pub(crate) mod frames;
 pub(crate) mod github;
+pub(crate) mod host;
 pub mod html;
 pub mod inspect;
 pub(crate) mod json;

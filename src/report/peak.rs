@@ -81,6 +81,10 @@ pub(crate) fn peak_name(at: PeakAt) -> &'static str {
 }
 
 fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
+    if let Some(h) = d.host.filter(|h| h.only) {
+        writeln!(out, "  {}", super::host::HOST_ONLY)?;
+        return super::host::lines(out, "    ", &h);
+    }
     let f = &d.figures;
     let pe = &d.peak_entry;
     let pt = d.peak_time_us.unwrap_or_default();
@@ -137,6 +141,9 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             share(f.allocated_peak),
             share(f.reserved_peak)
         )?;
+    }
+    if let Some(h) = &d.host {
+        super::host::lines(out, "    ", h)?;
     }
     match &d.dump {
         Some(dump) => dump_lines(out, dump)?,
@@ -222,6 +229,15 @@ fn stack_lines(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
             g.count,
             bytes(g.bytes)
         )?;
+        if !g.user_metadata.is_empty() {
+            let mut by: Vec<(&String, &u64)> = g.user_metadata.iter().collect();
+            by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let list: Vec<String> = by
+                .iter()
+                .map(|(m, b)| format!("{} ({})", terminal(m), Bytes(**b)))
+                .collect();
+            writeln!(out, "        user metadata: {}", list.join(", "))?;
+        }
         if g.frames.is_empty() {
             let name = g.no_frames.unwrap_or(NoStory::Frameless);
             writeln!(out, "        {name} (no frames)")?;

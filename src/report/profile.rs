@@ -43,6 +43,8 @@ fn device(out: &mut dyn Write, d: &DeviceReport) -> io::Result<()> {
         "annotation"
     } else if c.rules == GroupBy::CompileContext.id() {
         "compile context"
+    } else if c.rules.starts_with(GroupBy::UserMetadata(None).id()) {
+        "user metadata"
     } else {
         "category"
     };

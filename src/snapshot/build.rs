@@ -11,8 +11,8 @@ use super::collect::{get, signed_bits, unsigned, Collector, MAX_POOLS, TAG_ENTRY
 use super::generation::Hints;
 use super::model::StackId;
 use super::model::{
-    Annotation, Block, BlockState, Device, Format, Segment, Shape, Snapshot, Stage, Tables,
-    TraceEntry, EMPTY_STACK, NO_TIME,
+    Annotation, Block, BlockState, Device, Format, HostSegment, Segment, Shape, Snapshot, Stage,
+    Tables, TraceEntry, EMPTY_STACK, NO_TIME,
 };
 
 /// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous
@@ -317,7 +317,53 @@ impl Builder<'_> {
     }
 
     fn trace_list(&mut self, v: Value, d: usize) -> Result<TraceList, String> {
-        let what = format!("device_traces[{d}]");
+        self.entry_list(v, format!("device_traces[{d}]"))
+    }
+
+    /// `host_segments` (docs/figures.md#pinned-host-memory): each item a
+    /// dict with an `address` and a `size` (or `total_size`); `allocated`
+    /// says whether a caller held it at dump time. An item without them is
+    /// counted in one warning, never guessed.
+    fn host_segments(&mut self, v: Value) -> Result<Vec<HostSegment>, String> {
+        let items = self.list(v, "`host_segments`")?;
+        let mut out = Vec::with_capacity(items.len());
+        let mut skipped = 0usize;
+        for (i, item) in items.into_iter().enumerate() {
+            let what = format!("host_segments[{i}]");
+            self.once(item, &what)?;
+            let Ok(fields) = self.dict(item, &what) else {
+                skipped += 1;
+                continue;
+            };
+            let size = match self.optional_u64(&fields, "size", &what)? {
+                Some(s) => Some(s),
+                None => self.optional_u64(&fields, "total_size", &what)?,
+            };
+            let (Some(address), Some(size)) = (self.optional_u64(&fields, "address", &what)?, size)
+            else {
+                skipped += 1;
+                continue;
+            };
+            let allocated = matches!(self.field(&fields, "allocated"), Some(Value::Bool(true)));
+            let stack = self.stack_of(&fields, &what)?.unwrap_or(EMPTY_STACK);
+            out.push(HostSegment {
+                address,
+                size,
+                allocated,
+                stack,
+            });
+        }
+        if skipped > 0 {
+            self.warnings.push(format!(
+                "{skipped} `host_segments` items have no integer `address` and `size`; ignored"
+            ));
+        }
+        Ok(out)
+    }
+
+    /// A list of trace entries (a device's, or `host_traces`) as record
+    /// indices.
+    fn entry_list(&mut self, v: Value, what: String) -> Result<TraceList, String> {
         self.once(v, &what)?;
         let n = self.list_len(v, &what)?;
         if n > 0 {
@@ -660,12 +706,29 @@ pub(crate) fn build(
     };
     b.hints.host =
         b.field(&top, "host_segments").is_some() || b.field(&top, "host_traces").is_some();
+    let host_segments = match b.field(&top, "host_segments") {
+        Some(v) => b.host_segments(v)?,
+        None => Vec::new(),
+    };
+    // The host trace goes last, so the devices' lists keep their places.
+    let has_host_trace = match b.field(&top, "host_traces") {
+        Some(v) => {
+            lists.push(b.entry_list(v, "`host_traces`".to_string())?);
+            true
+        }
+        None => false,
+    };
     b.hints.workspace_snapshot = b.c.seen.workspace_snapshot;
     b.hints.annotate = b.c.seen.annotate;
     b.hints.timed = b.c.seen.timed;
     let hints = b.hints;
     let mut warnings = std::mem::take(&mut b.warnings);
-    let traces = ranges(&mut c.entries, lists);
+    let mut traces = ranges(&mut c.entries, lists);
+    let host_trace = if has_host_trace {
+        traces.pop().unwrap_or(0..0)
+    } else {
+        0..0
+    };
     if trailing_bytes > 0 {
         warnings.push(format!(
             "{trailing_bytes} bytes after the pickle's STOP were ignored (old torch_npu dumps leave them)"
@@ -699,6 +762,8 @@ pub(crate) fn build(
         pool_ids: c.pool_ids,
         allocator_settings,
         annotations,
+        host_trace,
+        host_segments,
         generation: String::new(),
         trailing_bytes,
         warnings,
@@ -764,6 +829,7 @@ mod tests {
             stack: StackId::default(),
             context: crate::snapshot::model::NO_CONTEXT,
             pool: crate::snapshot::model::NO_POOL,
+            meta: crate::snapshot::NO_META,
             action: Action::Alloc,
         }
     }

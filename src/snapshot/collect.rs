@@ -7,7 +7,9 @@ use std::ops::Range;
 
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
 
-use super::model::{Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_POOL, NO_TIME};
+use super::model::{
+    Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL, NO_TIME,
+};
 
 pub(crate) const TAG_FRAME: u8 = 1;
 pub(crate) const TAG_STACK: u8 = 2;
@@ -27,8 +29,9 @@ const FIELD_NAMES: [&str; FIELDS] = [
     "line",
     "compile_context",
     "pool_id",
+    "user_metadata",
 ];
-const FIELDS: usize = 12;
+const FIELDS: usize = 13;
 const F_ACTION: usize = 0;
 const F_ADDR: usize = 1;
 const F_DEVICE_FREE: usize = 2;
@@ -41,6 +44,7 @@ const F_NAME: usize = 8;
 const F_LINE: usize = 9;
 const F_CONTEXT: usize = 10;
 const F_POOL: usize = 11;
+const F_META: usize = 12;
 
 /// The PyTorch key names, interned once per decode.
 pub(crate) struct Keys {
@@ -400,6 +404,11 @@ impl Collector {
             // torch writes a str; anything else is treated as no context.
             _ => NO_CONTEXT,
         };
+        // `user_metadata` (torch ≥ 2.10): a str, or JSON text; empty is none.
+        let meta = match f.get(F_META).map(|v| arena.resolve(v)) {
+            Some(Value::Str(s)) if !arena.str(s).is_empty() => s,
+            _ => NO_META,
+        };
         let time_us = match f.get(F_TIME) {
             Some(Value::Int(t)) if t != NO_TIME => t,
             Some(v) => match arena.int(v).and_then(|i| i64::try_from(i).ok()) {
@@ -427,6 +436,7 @@ impl Collector {
             stack,
             context,
             pool,
+            meta,
             action,
         })
     }

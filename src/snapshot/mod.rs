@@ -14,11 +14,14 @@ pub use labels::StackLabels;
 pub(crate) use load::{digest_of, load_opened, read_input, read_input_hashed, Content, FileDigest};
 pub use load::{load, load_bytes, Hint, LoadError};
 pub(crate) use model::{
-    Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,
+    Action, Annotation, Block, BlockState, Device, Format, FrameId, HostSegment, Segment, StackId,
+    Stage, TraceEntry, EMPTY_STACK, NO_META,
 };
 #[cfg(test)]
-pub(crate) use model::{Block, NO_CONTEXT, NO_POOL, NO_TIME};
+pub(crate) use model::NO_POOL;
 pub use model::{Snapshot, Tables};
+#[cfg(test)]
+pub(crate) use model::{NO_CONTEXT, NO_TIME};
 
 #[cfg(test)]
 mod tests;

@@ -170,8 +170,11 @@ pub struct TraceEntry {
     pub(crate) context: u32,
     /// `pool_id` as an index into [`Tables::pool_ids`], or [`NO_POOL`]
     /// (docs/figures.md#pools). Fits the padding after `context`: the
-    /// entry stays 40 bytes.
+    /// entry was 40 bytes; with `meta` beside it, 48.
     pub(crate) pool: u32,
+    /// `user_metadata` (torch ≥ 2.10) as a string id, or [`NO_META`] when
+    /// missing or empty; for an `annotate` entry, its note.
+    pub(crate) meta: u32,
     pub action: Action,
 }
 
@@ -180,6 +183,8 @@ pub(crate) const NO_CONTEXT: u32 = u32::MAX;
 
 /// Sentinel for "no `pool_id` key".
 pub(crate) const NO_POOL: u32 = u32::MAX;
+/// Sentinel for "no `user_metadata`, or an empty one".
+pub(crate) const NO_META: u32 = u32::MAX;
 
 /// The stage of an `external_annotations` event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,6 +251,17 @@ pub struct Segment {
     pub(crate) blocks: Vec<Block>,
 }
 
+/// One `host_segments` item (torch ≥ 2.14, `record_pinned_host_memory`):
+/// a pinned host block, which the host allocator never splits.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HostSegment {
+    pub(crate) address: u64,
+    pub(crate) size: u64,
+    /// Handed to a caller at dump time (`allocated`).
+    pub(crate) allocated: bool,
+    pub(crate) stack: StackId,
+}
+
 /// A loaded snapshot: the file's decoded [`Tables`], shared by every use
 /// of it (the MCP server's cache keeps them between calls), and what this
 /// use's reports have listed so far, counted against the report limit
@@ -288,6 +304,11 @@ pub struct Tables {
     /// `external_annotations` (torch ≥ 2.5) with a name, a stage and a
     /// `time_us`, in list order.
     pub(crate) annotations: Vec<Annotation>,
+    /// `host_traces` (torch ≥ 2.14): a range into `entries`, empty when
+    /// the file has none.
+    pub(crate) host_trace: Range<usize>,
+    /// `host_segments` (torch ≥ 2.14).
+    pub(crate) host_segments: Vec<HostSegment>,
     /// Which torch generation the layout looks like, e.g. `"2.3+"`.
     pub(crate) generation: String,
     /// Bytes after the top-level `STOP`.
@@ -384,6 +405,17 @@ impl Tables {
             Some(r) => &self.entries[r.clone()],
             None => &[],
         }
+    }
+
+    /// The `host_traces` entries (pinned host memory), oldest first.
+    pub(crate) fn host_trace(&self) -> &[TraceEntry] {
+        &self.entries[self.host_trace.clone()]
+    }
+
+    /// Whether the file records pinned host memory (a host trace entry or
+    /// a host segment): docs/figures.md#pinned-host-memory.
+    pub(crate) fn has_host(&self) -> bool {
+        !self.host_trace.is_empty() || !self.host_segments.is_empty()
     }
 
     /// Number of `device_traces` lists in the file.
@@ -483,6 +515,7 @@ impl Tables {
             words,
             slots(&self.annotations),
             slots(&self.pool_ids),
+            slots(&self.host_segments),
             self.allocator_settings.as_ref().map_or(0, json_heap),
             text(&self.generation),
             (self.labels).most_bytes(frame_labels, self.stack_frames.len() as u64),

@@ -84,18 +84,21 @@ fn device_report() -> DeviceReport {
                 ]
                 .into(),
                 no_frames: None,
+                user_metadata: Default::default(),
             },
             StackGroup {
                 bytes: 36 * MIB,
                 count: 1,
                 frames: vec!["malloc (alloc.cpp:0)".into()].into(),
                 no_frames: None,
+                user_metadata: Default::default(),
             },
             StackGroup {
                 bytes: 0,
                 count: 1,
                 frames: Vec::new().into(),
                 no_frames: Some(memgate::NoStory::PreTrace),
+                user_metadata: Default::default(),
             },
         ],
         sites_at_peak: vec![
@@ -123,6 +126,7 @@ fn device_report() -> DeviceReport {
         environment: None,
         pools: Vec::new(),
         spreads: Default::default(),
+        host: None,
     }
 }
 

@@ -34,6 +34,7 @@ mod input_kind;
 mod loader;
 mod log_injection;
 mod lower_bounds;
+mod metadata_host;
 mod mutations;
 mod no_story;
 mod one_replay;

@@ -261,6 +261,15 @@ fn say_targets(opts: &InitOptions, groups: &[Group], out: &mut dyn Write) {
                 budget(g.max(|f| f.static_memory)),
                 budget(g.max(|f| f.reserved_peak)),
             ),
+            Kind::HostOnly => writeln!(
+                out,
+                "wrote {config}: target {name} ({snapshots}): host-allocated-peak {} (today {} + \
+                 {}%), host-reserved-peak {} (warns)",
+                budget(g.max_host(|h| h.allocated_peak)),
+                Bytes(g.max_host(|h| h.allocated_peak)),
+                opts.margin,
+                budget(g.max_host(|h| h.reserved_peak)),
+            ),
         };
         for m in &g.members {
             say_member(m, out);
@@ -296,6 +305,11 @@ fn say_member(m: &Member, out: &mut dyn Write) {
             out,
             "  {name}: no allocation history: only the segment figures are budgeted, with \
              require-trace = false (record a trace with _record_memory_history to gate the peaks)"
+        ),
+        Kind::HostOnly => writeln!(
+            out,
+            "  {name}: no device, only pinned host memory (record_cuda=False): only the host \
+             figures are budgeted"
         ),
     };
 }

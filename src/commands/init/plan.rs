@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{DeviceReport, Figures};
+use crate::analysis::{DeviceReport, Figures, HostFigures};
 use crate::baseline::Summary;
 use crate::compare::lower_bounds;
 
@@ -20,6 +20,9 @@ pub(super) enum Kind {
     /// A device has no allocation history: its trace-based figures are the
     /// state at dump time.
     NoHistory,
+    /// No device, only pinned host memory (`record_cuda=False`): judged on
+    /// its host figures (docs/figures.md#pinned-host-memory).
+    HostOnly,
 }
 
 impl Kind {
@@ -29,6 +32,7 @@ impl Kind {
             Kind::Traced => "traced",
             Kind::MidRun => "mid-run",
             Kind::NoHistory => "no-history",
+            Kind::HostOnly => "host-only",
         }
     }
 
@@ -70,6 +74,10 @@ pub(super) fn classify(summary: &Summary) -> Result<Kind, Refusal> {
     if devices.is_empty() {
         return Err(Refusal::NoDevice);
     }
+    // What `check` judges a host-only snapshot on: its host figures.
+    if devices.iter().all(|d| d.host.is_some_and(|h| h.only)) {
+        return Ok(Kind::HostOnly);
+    }
     let empty = |d: &DeviceReport| {
         let f = &d.figures;
         f.reserved_peak == 0 && f.allocated_peak == 0 && f.static_memory == 0
@@ -106,6 +114,14 @@ impl Group<'_> {
         self.devices().map(|d| f(&d.figures)).max().unwrap_or(0)
     }
 
+    /// The largest value of a host figure over the devices of the group.
+    pub(super) fn max_host(&self, f: impl Fn(&HostFigures) -> u64) -> u64 {
+        self.devices()
+            .filter_map(|d| d.host.as_ref().map(&f))
+            .max()
+            .unwrap_or(0)
+    }
+
     pub(super) fn devices(&self) -> impl Iterator<Item = &DeviceReport> {
         self.members.iter().flat_map(|m| &m.summary.devices)
     }
@@ -132,16 +148,12 @@ impl Group<'_> {
 
 /// The size a snapshot is grouped by: the figure its budget gates.
 fn size(m: &Member) -> u64 {
-    let gated = |f: &Figures| match m.kind {
-        Kind::Traced => f.allocated_peak,
-        Kind::MidRun | Kind::NoHistory => f.reserved_peak,
+    let gated = |d: &DeviceReport| match m.kind {
+        Kind::Traced => d.figures.allocated_peak,
+        Kind::MidRun | Kind::NoHistory => d.figures.reserved_peak,
+        Kind::HostOnly => d.host.map_or(0, |h| h.allocated_peak),
     };
-    m.summary
-        .devices
-        .iter()
-        .map(|d| gated(&d.figures))
-        .max()
-        .unwrap_or(0)
+    m.summary.devices.iter().map(gated).max().unwrap_or(0)
 }
 
 /// The targets: one per kind and size class, largest first within a kind,

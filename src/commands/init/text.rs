@@ -168,6 +168,7 @@ pub(super) fn budget_text(layout: &Layout, groups: &[Group]) -> String {
         match g.kind {
             Kind::Traced => traced(&mut t, layout, g),
             Kind::MidRun | Kind::NoHistory => segments_only(&mut t, layout, g),
+            Kind::HostOnly => host_only(&mut t, layout, g),
         }
     }
     t
@@ -272,6 +273,33 @@ fn segments_only(t: &mut String, layout: &Layout, g: &Group) {
          reserved-peak = {}   # today {}: what the allocator holds, the figure to gate",
         layout.budget(statics),
         Bytes(statics),
+        layout.budget(reserved),
+        Bytes(reserved),
+    );
+}
+
+/// A target of host-only snapshots (`record_cuda=False`): the pinned host
+/// allocated peak gated, its reserved peak warned about
+/// (docs/figures.md#pinned-host-memory).
+fn host_only(t: &mut String, layout: &Layout, g: &Group) {
+    let allocated = g.max_host(|h| h.allocated_peak);
+    let reserved = g.max_host(|h| h.reserved_peak);
+    let _ = writeln!(
+        t,
+        "# No device in these snapshots, only pinned host memory (recorded with\n\
+         # record_pinned_host_memory=True, record_cuda=False): they are judged on\n\
+         # their host figures (docs/figures.md#pinned-host-memory).\n\
+         [[target]]\n\
+         name = {}\n\
+         snapshots = [{}]   # what the job dumps (`check SNAPSHOT…` overrides)\n\
+         \n\
+         [target.budget]\n\
+         host-allocated-peak = {}   # today {}: pinned host bytes handed out, the figure to gate\n\
+         host-reserved-peak = {{ limit = {}, level = \"warn\" }}   # today {}: what the host allocator holds, warns only",
+        quoted(&layout.target_name(g)),
+        layout.snapshots(g),
+        layout.budget(allocated),
+        Bytes(allocated),
         layout.budget(reserved),
         Bytes(reserved),
     );

@@ -283,6 +283,28 @@ fn device_heading(out: &mut String, k: usize, s: &Section<'_>) {
     );
 }
 
+/// The pinned host figures under a device's heading, when the snapshot
+/// records host memory (docs/figures.md#pinned-host-memory).
+fn host_line(out: &mut String, s: &Section<'_>) {
+    let Some(h) = s.report.host else { return };
+    let live = h.live_at_device_peak.map_or_else(String::new, |b| {
+        format!(" · live at this device's allocated peak {}", Bytes(b))
+    });
+    let only = if h.only {
+        super::host::HOST_ONLY
+    } else {
+        "pinned host memory"
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"host\">{only}: allocated peak {} · reserved peak {}{live} · {} host trace \
+         entries</p>",
+        Bytes(h.allocated_peak),
+        Bytes(h.reserved_peak),
+        h.trace_entries
+    );
+}
+
 /// The whole page: the profile document, with `timelines[i][j]` the
 /// timeline of device `j` of snapshot `i`.
 pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>], x: XAxis) -> String {
@@ -330,6 +352,7 @@ pub fn render(doc: &ProfileDocument, timelines: &[Vec<Timeline>], x: XAxis) -> S
         if !s.report.trace_complete {
             out.push_str(&lower_bound_notes(&[super::LOWER_BOUNDS]));
         }
+        host_line(&mut out, s);
         out.push_str(&chart(k, s.path, s.report.device));
         out.push_str(&peaks_table(s));
         out.push_str(&table(s));

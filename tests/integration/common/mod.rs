@@ -65,6 +65,7 @@ pub fn device(device: u32, peak: u64, sites: &[(&str, u64)]) -> DeviceReport {
         environment: None,
         pools: Vec::new(),
         spreads: Default::default(),
+        host: None,
     }
 }
 
