@@ -2,6 +2,7 @@
 """Write a large, realistic allocator snapshot for benchmarking memgate.
 
     python3 bench/gen_large.py [OUT] [--entries N] [--annotations]
+                               [--shape shared|torch] [--devices N]
                                    (default /tmp/memgate-large.pickle, 2,000,000)
 
 ``--annotations`` adds record_function annotations (``external_annotations``,
@@ -17,6 +18,16 @@ state the trace leaves behind (blocks tile their segments, live blocks share
 their stack list with their alloc entry).  Frames are shared like real output:
 a few hundred distinct frame dicts, a few thousand distinct stack lists reused
 by identity.
+
+``--shape torch`` writes the trace the way torch does (issue 33): one
+frames list per ``alloc`` / ``segment_alloc`` built from the shared frame
+dicts (``EMPTY_LIST MEMOIZE MARK BINGET... APPENDS``), ``free_requested`` /
+``free_completed`` reading their allocation's list back, ``segment_free``
+without frames, live blocks and segments sharing their entry's list (so
+written first, in ``segments``, and read back by the trace); with it
+annotations are on and the entries are split over two devices unless
+``--devices N`` says otherwise.  The default (``--shape shared``) is the
+benchmark file memgate's figures were first measured on, byte for byte.
 
 The pickle (protocol 4, with FRAME opcodes, MEMOIZE of every dict/list/str like
 CPython's pickler) is written by a streaming emitter, so memory stays bounded
