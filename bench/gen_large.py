@@ -2,6 +2,7 @@
 """Write a large, realistic allocator snapshot for benchmarking memgate.
 
     python3 bench/gen_large.py [OUT] [--entries N] [--annotations]
+                               [--shape shared|torch] [--devices N]
                                    (default /tmp/memgate-large.pickle, 2,000,000)
 
 ``--annotations`` adds record_function annotations (``external_annotations``,
@@ -17,6 +18,16 @@ state the trace leaves behind (blocks tile their segments, live blocks share
 their stack list with their alloc entry).  Frames are shared like real output:
 a few hundred distinct frame dicts, a few thousand distinct stack lists reused
 by identity.
+
+``--shape torch`` writes the trace the way torch does (issue 33): one
+frames list per ``alloc`` / ``segment_alloc`` built from the shared frame
+dicts (``EMPTY_LIST MEMOIZE MARK BINGET... APPENDS``), ``free_requested`` /
+``free_completed`` reading their allocation's list back, ``segment_free``
+without frames, live blocks and segments sharing their entry's list (so
+written first, in ``segments``, and read back by the trace); with it
+annotations are on and the entries are split over two devices unless
+``--devices N`` says otherwise.  The default (``--shape shared``) is the
+benchmark file memgate's figures were first measured on, byte for byte.
 
 The pickle (protocol 4, with FRAME opcodes, MEMOIZE of every dict/list/str like
 CPython's pickler) is written by a streaming emitter, so memory stays bounded
@@ -144,7 +155,7 @@ class Seg:
         self.owner = {}  # slot addr -> (req, stack)
 
 
-def simulate(n_entries, rng, n_alloc_stacks, n_free_stacks):
+def simulate(n_entries, rng, n_alloc_stacks, n_free_stacks, base=0x7F4A00000000):
     act = bytearray()
     addr = array("q")
     size = array("q")
@@ -152,7 +163,7 @@ def simulate(n_entries, rng, n_alloc_stacks, n_free_stacks):
     segs = {}                          # addr -> Seg
     avail = {"large": {}, "small": {}}  # pool -> {seg addr: Seg} with free slots
     live = []                          # [(slot addr, Seg)]
-    cursor = [0x7F4A00000000]
+    cursor = [base]
 
     def emit(a, ad, sz, st):
         act.append(a)
@@ -363,29 +374,39 @@ class Writer:
                 self.buf += b"a"
 
 
-def main(argv):
-    out = "/tmp/memgate-large.pickle"
-    n = N_DEFAULT
-    annotate = False
+def parse_args(argv):
+    opts = {"out": "/tmp/memgate-large.pickle", "n": N_DEFAULT, "annotate": None, "shape": "shared",
+            "devices": None}
     args = list(argv[1:])
     while args:
         a = args.pop(0)
         if a == "--entries":
-            n = int(args.pop(0))
+            opts["n"] = int(args.pop(0))
         elif a == "--annotations":
-            annotate = True
+            opts["annotate"] = True
+        elif a == "--shape":
+            opts["shape"] = args.pop(0)
+            if opts["shape"] not in ("shared", "torch"):
+                raise SystemExit("--shape is shared or torch")
+        elif a == "--devices":
+            opts["devices"] = int(args.pop(0))
         else:
-            out = a
-    t0 = time.time()
-    rng = random.Random(20240611)
-    P = make_frames(rng)
-    stacks = make_stacks(rng, P, N_ALLOC_STACKS, False) + make_stacks(rng, P, N_FREE_STACKS, True)
-    act, addr, size, stk, segs = simulate(n, rng, N_ALLOC_STACKS, N_FREE_STACKS)
-    t1 = time.time()
+            opts["out"] = a
+    torch = opts["shape"] == "torch"
+    # torch's shape comes with annotations and two devices unless told otherwise
+    if opts["annotate"] is None:
+        opts["annotate"] = torch
+    if opts["devices"] is None:
+        opts["devices"] = 2 if torch else 1
+    return opts
 
-    empty = []
-    # final segments, sorted by address; blocks tile each segment
-    seg_objs = []
+
+def build_segments(segs, stacks, device, torch, empty):
+    """The final segments of one device, sorted by address; blocks tile each
+    segment.  In torch's shape every live block and segment gets a list of
+    its own (shared with its trace entries, as torch shares a traceback's
+    list), returned as {address: list} maps for blocks and segments."""
+    seg_objs, block_lists, seg_lists = [], {}, {}
     for a in sorted(segs):
         s = segs[a]
         blocks = []
@@ -402,113 +423,190 @@ def main(argv):
             else:
                 cur = None
                 req, st = s.owner[sa]
+                frames = list(stacks[st]) if torch else stacks[st]
+                block_lists[sa] = frames
                 blocks.append({"address": sa, "size": s.slot, "requested_size": req, "state": "active_allocated",
-                               "frames": stacks[st]})
+                               "frames": frames})
                 alloc_sz += s.slot
                 req_sz += req
-        seg_objs.append({"device": 0, "address": s.addr, "total_size": s.total, "allocated_size": alloc_sz,
+        frames = list(stacks[s.stack]) if torch else stacks[s.stack]
+        seg_lists[s.addr] = frames
+        seg_objs.append({"device": device, "address": s.addr, "total_size": s.total, "allocated_size": alloc_sz,
                          "active_size": alloc_sz, "requested_size": req_sz, "stream": 0,
                          "segment_type": "small" if s.kind == "small" else "large", "segment_pool_id": (0, 0),
-                         "is_expandable": False, "frames": stacks[s.stack], "blocks": blocks})
-    settings = {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
-                "expandable_segments": False, "pinned_num_register_threads": 1,
-                "release_lock_on_cudamalloc": False, "pinned_use_cuda_host_register": False,
-                "graph_capture_record_stream_reuse": False,
-                "roundup_power2_divisions": {str(1 << i): 0 for i in range(16)}}
+                         "is_expandable": False, "frames": frames, "blocks": blocks})
+    return seg_objs, block_lists, seg_lists
 
+
+def annotation_marks(total, annotate):
+    """Entry index -> annotation events placed just before it: 200
+    iterations, each a ProfilerStep#k span holding forward / backward /
+    optimizer spans (40% / 40% / 20% of its entries)."""
+    marks = {}
+    if not annotate:
+        return marks
+    per = max(1, total // 200)
+    for k, start in enumerate(range(0, total, per)):
+        step = f"ProfilerStep#{k}"
+        cut = [start, start + per * 2 // 5, start + per * 4 // 5, min(start + per, total)]
+        marks.setdefault(cut[0], []).extend([(step, "START"), ("## forward ##", "START")])
+        marks.setdefault(cut[1], []).extend([("## forward ##", "END"), ("## backward ##", "START")])
+        marks.setdefault(cut[2], []).extend([("## backward ##", "END"), ("Optimizer.step#AdamW.step", "START")])
+        marks.setdefault(cut[3], []).extend([("Optimizer.step#AdamW.step", "END"), (step, "END")])
+    return marks
+
+
+class TorchFrames:
+    """The `frames` of trace entries in torch's shape: a fresh list per
+    alloc / segment_alloc (frame dicts shared), the final allocation of a
+    live block or segment reusing the list its segment entry holds, frees
+    reusing their allocation's list; segment_free has no frames."""
+
+    def __init__(self, w, stacks, sim, block_lists, seg_lists):
+        act, addr = sim[0], sim[1]
+        self.w, self.stacks = w, stacks
+        self.stack_bytes = {}
+        self.open = {}      # (kind, address) -> memo bytes of the allocation's list
+        # index of the entry that made each live block / segment -> its list
+        last = {}
+        for j, a in enumerate(act):
+            if a == A_ALLOC or a == A_SALLOC:
+                last[(a, addr[j])] = j
+        self.final = {}
+        for kind, lists in ((A_ALLOC, block_lists), (A_SALLOC, seg_lists)):
+            for ad, lst in lists.items():
+                self.final[last[(kind, ad)]] = lst
+
+    def fresh(self, st):
+        w = self.w
+        w.buf += b"]\x94("
+        idx = w.n
+        w.n += 1
+        sb = self.stack_bytes.get(st)
+        if sb is None:
+            for f in self.stacks[st]:
+                w.obj(f)
+            sb = self.stack_bytes[st] = b"".join(w.get_bytes(w.memo[id(f)]) for f in self.stacks[st])
+        else:
+            w.buf += sb
+        w.buf += b"e"
+        return w.get_bytes(idx)
+
+    def write(self, j, a, ad, st, key):
+        """Write `frames` of entry j (action a at address ad, stack st)."""
+        if a == A_SFREE:
+            return
+        kind = A_SALLOC if a == A_SALLOC else A_ALLOC
+        key("frames")
+        if a == A_ALLOC or a == A_SALLOC:
+            lst = self.final.get(j)
+            if lst is not None:
+                self.w.obj(lst)
+                self.open[(kind, ad)] = self.w.get_bytes(self.w.memo[id(lst)])
+            else:
+                self.open[(kind, ad)] = self.fresh(st)
+        else:
+            self.w.buf += self.open[(kind, ad)]
+
+
+def write_trace(w, sim, stacks, marks, anns, device, torch_frames):
+    """One device's trace, streamed (the same bytes CPython would write)."""
+    act, addr, size, stk = sim[:4]
+    w.buf += b"]"
+    w.memoize([])
+    names = [sys.intern(x) for x in ACTION_NAMES]
+    tclock = 1_760_000_000_000_000
+    randrange = random.Random(7).randrange
+    get = w.get_bytes
+    memo = w.memo
+    int_bytes = Writer.int_bytes
+    kcache = {}
+
+    def key(k):
+        kb = kcache.get(k)
+        if kb is None:
+            i = memo.get(id(k))
+            if i is None:       # first use: written and memoized in place
+                w.obj(k)
+                i = memo[id(k)]
+                kcache[k] = get(i)
+                return
+            kb = kcache[k] = get(i)
+        w.buf += kb
+
+    total = len(act)
+    m = 0
+    for j in range(total):
+        for name, stage in marks.get(j, ()):
+            anns.append({"name": name, "stage": stage, "device": device, "time_us": tclock + 1})
+        if j % 1000 == 0:
+            m = min(1000, total - j)
+            if m > 1:
+                w.buf += b"("
+        w.buf += b"}\x94("
+        w.n += 1  # the entry dict (never referenced again)
+        key("action")
+        w.obj(names[act[j]])
+        key("addr")
+        w.buf += int_bytes(addr[j])
+        key("size")
+        w.buf += int_bytes(size[j])
+        key("stream")
+        w.buf += b"K\x00"
+        tclock += randrange(2, 180)
+        key("time_us")
+        w.buf += int_bytes(tclock)
+        key("compile_context")
+        w.buf += b"\x8c\x03N/A\x94"
+        w.n += 1  # a fresh 'N/A' str per entry, as torch writes it
+        key("user_metadata")
+        w.obj("")
+        st = stk[j]
+        if torch_frames is not None:
+            torch_frames.write(j, act[j], addr[j], st, key)
+        elif st >= 0:
+            key("frames")
+            w.obj(stacks[st])
+        w.buf += b"u"
+        if j % 1000 == m - 1:
+            w.buf += b"e" if m > 1 else b"a"
+            w.commit()
+    for name, stage in marks.get(total, ()):
+        anns.append({"name": name, "stage": stage, "device": device, "time_us": tclock + 1})
+
+
+SETTINGS = {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1, "garbage_collection_threshold": 0.0,
+            "expandable_segments": False, "pinned_num_register_threads": 1,
+            "release_lock_on_cudamalloc": False, "pinned_use_cuda_host_register": False,
+            "graph_capture_record_stream_reuse": False,
+            "roundup_power2_divisions": {str(1 << i): 0 for i in range(16)}}
+
+
+def write_file(out, devs, stacks, opts):
+    torch = opts["shape"] == "torch"
     tmp = out + ".tmp"
     with open(tmp, "wb", buffering=1 << 20) as f:
         w = Writer(f)
         f.write(b"\x80\x04")
-        top = {}
         w.buf += b"}"
-        w.memoize(top)
+        w.memoize({})
         w.buf += b"("
         w.obj("segments")
-        w.obj(seg_objs)
+        w.obj([s for d in devs for s in d["segs"]])
         w.obj("device_traces")
-        traces = []
         w.buf += b"]"
-        w.memoize(traces)
-        trace = []
-        w.buf += b"]"
-        w.memoize(trace)
-        # --- the trace, streamed (fast path; same bytes CPython would write)
-        names = [sys.intern(x) for x in ACTION_NAMES]
-        tclock = 1_760_000_000_000_000
-        randrange = random.Random(7).randrange
-        get = w.get_bytes
-        memo = w.memo
-        int_bytes = Writer.int_bytes
-        kcache = {}
-
-        def key(k):
-            kb = kcache.get(k)
-            if kb is None:
-                i = memo.get(id(k))
-                if i is None:       # first use: written and memoized in place
-                    w.obj(k)
-                    i = memo[id(k)]
-                    kcache[k] = get(i)
-                    return
-                kb = kcache[k] = get(i)
-            w.buf += kb
-
-        total = len(act)
-        # Annotation boundaries: entry index -> events placed just before it
-        # (1 µs after the previous entry; entries are >= 2 µs apart).
+        w.memoize([])
+        if len(devs) > 1:
+            w.buf += b"("
         anns = []
-        marks = {}
-        if annotate:
-            per = max(1, total // 200)
-            for k, start in enumerate(range(0, total, per)):
-                step = f"ProfilerStep#{k}"
-                cut = [start, start + per * 2 // 5, start + per * 4 // 5, min(start + per, total)]
-                marks.setdefault(cut[0], []).extend([(step, "START"), ("## forward ##", "START")])
-                marks.setdefault(cut[1], []).extend([("## forward ##", "END"), ("## backward ##", "START")])
-                marks.setdefault(cut[2], []).extend([("## backward ##", "END"),
-                                                     ("Optimizer.step#AdamW.step", "START")])
-                marks.setdefault(cut[3], []).extend([("Optimizer.step#AdamW.step", "END"), (step, "END")])
-        m = 0
-        for j in range(total):
-            for name, stage in marks.get(j, ()):
-                anns.append({"name": name, "stage": stage, "device": 0, "time_us": tclock + 1})
-            if j % 1000 == 0:
-                m = min(1000, total - j)
-                if m > 1:
-                    w.buf += b"("
-            w.buf += b"}\x94("
-            w.n += 1  # the entry dict (never referenced again)
-            key("action")
-            w.obj(names[act[j]])
-            key("addr")
-            w.buf += int_bytes(addr[j])
-            key("size")
-            w.buf += int_bytes(size[j])
-            key("stream")
-            w.buf += b"K\x00"
-            tclock += randrange(2, 180)
-            key("time_us")
-            w.buf += int_bytes(tclock)
-            key("compile_context")
-            w.buf += b"\x8c\x03N/A\x94"
-            w.n += 1  # a fresh 'N/A' str per entry, as torch writes it
-            key("user_metadata")
-            w.obj("")
-            st = stk[j]
-            if st >= 0:
-                key("frames")
-                w.obj(stacks[st])
-            w.buf += b"u"
-            if j % 1000 == m - 1:
-                w.buf += b"e" if m > 1 else b"a"
-                w.commit()
-        for name, stage in marks.get(total, ()):
-            anns.append({"name": name, "stage": stage, "device": 0, "time_us": tclock + 1})
-        # close device_traces: [trace] (single item -> APPEND)
-        w.buf += b"a"
+        for d, dev in enumerate(devs):
+            tf = TorchFrames(w, stacks, dev["sim"], dev["blocks"], dev["seglists"]) if torch else None
+            marks = annotation_marks(len(dev["sim"][0]), opts["annotate"])
+            write_trace(w, dev["sim"], stacks, marks, anns, d, tf)
+        # close device_traces: one item -> APPEND, several -> APPENDS
+        w.buf += b"e" if len(devs) > 1 else b"a"
         w.obj("allocator_settings")
-        w.obj(settings)
+        w.obj(SETTINGS)
         if anns:
             w.obj("external_annotations")
             w.obj(anns)
@@ -516,10 +614,31 @@ def main(argv):
         w.buf += b"."
         w.commit(force=True)
     os.replace(tmp, out)
+
+
+def main(argv):
+    opts = parse_args(argv)
+    out, n, torch = opts["out"], opts["n"], opts["shape"] == "torch"
+    t0 = time.time()
+    rng = random.Random(20240611)
+    P = make_frames(rng)
+    stacks = make_stacks(rng, P, N_ALLOC_STACKS, False) + make_stacks(rng, P, N_FREE_STACKS, True)
+    empty = []
+    devs = []
+    nd = opts["devices"]
+    for d in range(nd):
+        per = n // nd + (n % nd if d == nd - 1 else 0)
+        sim = simulate(per, rng, N_ALLOC_STACKS, N_FREE_STACKS, 0x7F4A00000000 + d * (1 << 40))
+        segs, blocks, seglists = build_segments(sim[4], stacks, d, torch, empty)
+        devs.append({"sim": sim, "segs": segs, "blocks": blocks, "seglists": seglists})
+    t1 = time.time()
+    write_file(out, devs, stacks, opts)
     t2 = time.time()
     sz = os.path.getsize(out)
+    seg_objs = [s for d in devs for s in d["segs"]]
     n_live = sum(1 for s in seg_objs for b in s["blocks"] if b["state"] == "active_allocated")
-    print(f"wrote {out}: {sz} bytes ({sz / 1e6:.1f} MB), {len(act)} trace entries, {len(seg_objs)} segments, "
+    print(f"wrote {out}: {sz} bytes ({sz / 1e6:.1f} MB), {n} trace entries on {nd} device(s), "
+          f"{opts['shape']} shape, {len(seg_objs)} segments, "
           f"{sum(len(s['blocks']) for s in seg_objs)} blocks ({n_live} live), "
           f"{N_FRAMES} frame dicts, {len(stacks)} stack lists; simulate {t1 - t0:.1f}s, write {t2 - t1:.1f}s")
     return 0

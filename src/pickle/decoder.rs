@@ -676,10 +676,14 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         // Commit. The folder sees the items first (it never reads the
         // memo), then the memo stores are made in stream order, the dict's
         // own slot first, exactly as the opcodes would have made them.
-        let fd = std::mem::take(&mut self.flat);
+        let mut fd = std::mem::take(&mut self.flat);
         self.at += fd.len as u64;
         self.input.advance(fd.len);
         self.opname = "SETITEMS";
+        if let Err(e) = self.commit_lists(&mut fd) {
+            self.flat = fd;
+            return Err(e);
+        }
         let folded = match self.folder.fold_flat(&mut self.arena, &fd.items) {
             Ok(f) => f,
             Err(message) => {
@@ -708,6 +712,35 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         self.flat = fd;
         self.stack.push(v);
         Ok(true)
+    }
+
+    /// The run's lists of memo reads, each offered to the folder as it is
+    /// (`fold_list`), else built and placed as `SETITEMS` places a list:
+    /// their values go into the items and into their memo stores.
+    fn commit_lists(&mut self, fd: &mut flat::FlatDict) -> Result<(), DecodeError> {
+        for l in &fd.lists {
+            let key = fd.items[l.item].0;
+            let items = &fd.list_values[l.values.clone()];
+            let v = match self.folder.fold_list(&mut self.arena, key, items) {
+                Ok(Some(v)) => v,
+                Ok(None) => {
+                    let id = self.arena.alloc(Obj::List(items.to_vec()));
+                    self.place(Value::Obj(id), Slot::DictValue(key))?
+                }
+                Err(message) => {
+                    return Err(DecodeError::Content {
+                        offset: self.at,
+                        opcode: self.opname,
+                        message,
+                    })
+                }
+            };
+            fd.items[l.item].1 = v;
+            if let Some(s) = l.store {
+                fd.stores[s].1 = v;
+            }
+        }
+        Ok(())
     }
 
     fn push_long(&mut self, v: Option<i128>, negative: bool) {

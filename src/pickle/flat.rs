@@ -7,6 +7,13 @@
 //! crossing the buffer, a refused opcode, a memo read of a slot the run
 //! itself writes) declines and the general machine decodes the same bytes
 //! with the same result.
+//!
+//! A value may also be a list of memo reads (`EMPTY_LIST MEMOIZE? (MARK
+//! get* APPENDS | get APPEND)*`): torch writes each allocation's `frames`
+//! so, its frame dicts read from the memo. Its items are read into a
+//! reused buffer, and the folder sees them before any arena list exists.
+
+use std::ops::Range;
 
 use super::opcodes as op;
 use super::value::{StrId, Value};
@@ -37,6 +44,21 @@ pub(crate) struct FlatDict {
     pub(crate) stores: Vec<(u32, Value)>,
     /// Bytes consumed after `EMPTY_DICT`, up to and including `SETITEMS`.
     pub(crate) len: usize,
+    /// The values that are lists of memo reads, in stream order…
+    pub(crate) lists: Vec<FlatList>,
+    /// …and their items, one after the other.
+    pub(crate) list_values: Vec<Value>,
+}
+
+/// A list of memo reads that is the value of one of the run's items.
+#[derive(Debug, Clone)]
+pub(crate) struct FlatList {
+    /// Which item's value it is (a placeholder there until committed).
+    pub(crate) item: usize,
+    /// Which of `stores` is its memo slot (a placeholder value there).
+    pub(crate) store: Option<usize>,
+    /// Its items in `list_values`.
+    pub(crate) values: Range<usize>,
 }
 
 #[inline(always)]
@@ -82,6 +104,73 @@ fn memo_store<E: Env>(
 #[inline(always)]
 fn written(out: &FlatDict, index: u32) -> bool {
     out.dict_memo == Some(index) || out.stores.iter().any(|&(i, _)| i == index)
+}
+
+/// A memo read (`BINGET`/`LONG_BINGET`) at `w[*i]` of a filled slot that
+/// the run does not write and that holds no unfolded container.
+#[inline(always)]
+fn memo_read<E: Env>(w: &[u8], i: &mut usize, env: &E, out: &FlatDict) -> Option<Value> {
+    let (index, len) = match *w.get(*i)? {
+        op::BINGET => (u32::from(*w.get(*i + 1)?), 2),
+        op::LONG_BINGET => (u32_at(w, *i + 1)?, 5),
+        _ => return None,
+    };
+    if written(out, index) {
+        return None;
+    }
+    match env.memo(index)? {
+        Value::Obj(_) => None,
+        v => {
+            *i += len;
+            Some(v)
+        }
+    }
+}
+
+/// The list at `w[*i]` (`EMPTY_LIST`), the value of the item about to be
+/// pushed: its memo store and its memo reads; `None` declines.
+fn list<E: Env>(
+    w: &[u8],
+    i: &mut usize,
+    count: &mut u32,
+    env: &E,
+    out: &mut FlatDict,
+) -> Option<()> {
+    *i += 1;
+    let store = memo_store(w, i, count, env, out)?.map(|index| {
+        out.stores.push((index, Value::None));
+        out.stores.len() - 1
+    });
+    let start = out.list_values.len();
+    loop {
+        match *w.get(*i)? {
+            op::MARK => {
+                *i += 1;
+                while *w.get(*i)? != op::APPENDS {
+                    let v = memo_read(w, i, env, out)?;
+                    out.list_values.push(v);
+                }
+                *i += 1;
+            }
+            op::BINGET | op::LONG_BINGET => {
+                // One item and APPEND, or the next key after an empty list.
+                let mut j = *i;
+                let v = memo_read(w, &mut j, env, out)?;
+                if w.get(j) != Some(&op::APPEND) {
+                    break;
+                }
+                out.list_values.push(v);
+                *i = j + 1;
+            }
+            _ => break,
+        }
+    }
+    out.lists.push(FlatList {
+        item: out.items.len(),
+        store,
+        values: start..out.list_values.len(),
+    });
+    Some(())
 }
 
 /// One key or value at `w[*i]`; `None` declines the fast path.
@@ -177,6 +266,8 @@ fn value<E: Env>(
 pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut FlatDict) -> bool {
     out.items.clear();
     out.stores.clear();
+    out.lists.clear();
+    out.list_values.clear();
     out.dict_memo = None;
     let mut count = memo_len;
     let mut i = 0;
@@ -199,6 +290,13 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
         let Some(k) = value(w, &mut i, &mut count, env, out) else {
             return false;
         };
+        if w.get(i) == Some(&op::EMPTY_LIST) {
+            if list(w, &mut i, &mut count, env, out).is_none() {
+                return false;
+            }
+            out.items.push((k, Value::None));
+            continue;
+        }
         let Some(v) = value(w, &mut i, &mut count, env, out) else {
             return false;
         };

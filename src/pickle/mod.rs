@@ -61,6 +61,20 @@ pub trait Folder {
     ) -> Result<Option<Value>, String> {
         Ok(None)
     }
+
+    /// Offered every list of memo reads that is a dict value of such a
+    /// dict (torch's `frames` of an allocation), its items resolved, before
+    /// any list is built: return `Some(value)` to use that value instead,
+    /// as if the list had been folded already. `None` builds the list and
+    /// places it as usual (`fold` with `Slot::DictValue(key)`).
+    fn fold_list(
+        &mut self,
+        _arena: &mut Arena,
+        _key: Value,
+        _items: &[Value],
+    ) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
 }
 
 /// A folder that keeps every container as it is.

@@ -224,3 +224,68 @@ fn a_string_stored_over_its_own_dicts_memo_slot_wins() {
     assert_eq!(items[0].1, Value::Int(1));
     assert_eq!(str_of(&d, list[1]), "a");
 }
+
+/// Folds every list offered by `fold_list` into its length, and records
+/// what it was offered.
+#[derive(Default)]
+struct ListCounter {
+    offered: Vec<(String, Vec<Value>)>,
+}
+
+impl Folder for ListCounter {
+    fn fold(&mut self, _: &mut Arena, _: ObjId, _: Slot) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
+
+    fn fold_list(
+        &mut self,
+        arena: &mut Arena,
+        key: Value,
+        items: &[Value],
+    ) -> Result<Option<Value>, String> {
+        let Value::Str(k) = key else { return Ok(None) };
+        if arena.str(k) != "f" {
+            return Ok(None);
+        }
+        self.offered
+            .push((arena.str(k).to_string(), items.to_vec()));
+        Ok(Some(Value::Int(i64::try_from(items.len()).unwrap() + 100)))
+    }
+}
+
+#[test]
+fn a_list_of_memo_reads_in_a_flat_dict_is_offered_to_the_folder_before_a_list_is_built() {
+    // pickle.dumps([a, b, {'f': [a, b, a], 'n': 1}, {'f': [b], 'n': 2},
+    // {'f': [], 'n': 3}, {'f': l, 'n': 4}, {'g': [a], 'n': 5},
+    // {'f': l, 'n': 6}], protocol=4) with a, b = 'aa', 'bb' and l = [a]:
+    // torch's `frames` shape (MARK gets APPENDS), one item (APPEND), empty,
+    // a list under a key the folder declines, and a list read back by BINGET.
+    let bytes = hex(
+        "8004956e000000000000005d94288c026161948c026262947d94288c0166945d9428680168026801658c016e944b01757d942868045d9468026168064b02757d942868045d9468064b03757d942868045d9468016168064b04757d94288c0167945d9468016168064b05757d94286804680c68064b0675652e",
+    );
+    let mut folder = ListCounter::default();
+    let d = decode(&bytes[..], Some(bytes.len() as u64), &mut folder).unwrap();
+    let list = d.arena.seq(d.root).unwrap().to_vec();
+    let (a, b) = (list[0], list[1]);
+    let lens: Vec<usize> = folder.offered.iter().map(|(_, v)| v.len()).collect();
+    assert_eq!(lens, [3, 1, 0, 1], "each `f` list once, the shared one too");
+    assert_eq!(folder.offered[0].1, [a, b, a]);
+    assert_eq!(folder.offered[1].1, [b]);
+    assert_eq!(folder.offered[3].1, [a]);
+    let value_of = |i: usize, key: &str| {
+        let items = d.arena.dict(list[i]).unwrap();
+        items.iter().find(|(k, _)| str_of(&d, *k) == key).unwrap().1
+    };
+    assert_eq!(value_of(2, "f"), Value::Int(103));
+    assert_eq!(value_of(3, "f"), Value::Int(101));
+    assert_eq!(value_of(4, "f"), Value::Int(100));
+    assert_eq!(value_of(5, "f"), Value::Int(101));
+    assert_eq!(
+        value_of(7, "f"),
+        Value::Int(101),
+        "the memo holds the folded value"
+    );
+    assert_eq!(value_of(7, "n"), Value::Int(6));
+    // The declined list is built and kept as a list.
+    assert_eq!(d.arena.seq(value_of(6, "g")).unwrap(), [a]);
+}

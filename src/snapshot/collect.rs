@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use foldhash::fast::RandomState;
+
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
 
 use super::model::{
@@ -133,11 +135,16 @@ pub(crate) fn get(items: &[(Value, Value)], key: StrId) -> Option<Value> {
 #[derive(Default)]
 pub(crate) struct Collector {
     keys: Option<Keys>,
-    frame_ids: HashMap<Frame, FrameId>,
+    frame_ids: HashMap<Frame, FrameId, RandomState>,
     pub frames: Vec<Frame>,
     /// A frame came past the last 32-bit id (`intern_frame`).
     pub frames_overflowed: bool,
-    stack_ids: HashMap<Box<[FrameId]>, StackId>,
+    /// Stacks by their frames (foldhash: randomly seeded, so a hostile
+    /// file cannot choose collisions, and several times SipHash's speed on
+    /// the million stacks a torch trace interns).
+    stack_ids: HashMap<Box<[FrameId]>, StackId, RandomState>,
+    /// Reused for the frames of each list read straight from the memo.
+    frame_buf: Vec<FrameId>,
     pub stack_frames: Vec<FrameId>,
     pub stack_spans: Vec<Range<u32>>,
     pub entries: Vec<TraceEntry>,
@@ -209,8 +216,8 @@ impl Collector {
         self.keys.get_or_insert_with(|| Keys::new(arena))
     }
 
-    fn intern_stack(&mut self, frames: Vec<FrameId>) -> Result<StackId, String> {
-        if let Some(&id) = self.stack_ids.get(frames.as_slice()) {
+    fn intern_stack(&mut self, frames: &[FrameId]) -> Result<StackId, String> {
+        if let Some(&id) = self.stack_ids.get(frames) {
             return Ok(id);
         }
         let too_many = |what: &str| format!("more than {} {what}", u32::MAX);
@@ -220,9 +227,9 @@ impl Collector {
         let (Ok(start), Ok(end)) = (start, end) else {
             return Err(too_many("frames in all stacks together"));
         };
-        self.stack_frames.extend_from_slice(&frames);
+        self.stack_frames.extend_from_slice(frames);
         self.stack_spans.push(start..end);
-        self.stack_ids.insert(frames.into_boxed_slice(), id);
+        self.stack_ids.insert(frames.into(), id);
         Ok(id)
     }
 
@@ -319,7 +326,7 @@ impl Collector {
                         }
                     }
                 }
-                let s = self.intern_stack(frames)?;
+                let s = self.intern_stack(&frames)?;
                 // A tuple is not folded by the decoder; fold it here so a
                 // `frames` tuple shared by many blocks is read once.
                 *arena.obj_mut(id) = Obj::Folded(Value::Folded(TAG_STACK, s.raw()));
@@ -541,6 +548,35 @@ impl Folder for Collector {
         } else {
             Ok(None)
         }
+    }
+
+    /// A `frames` list of frames already folded (torch's shape: every
+    /// allocation's own list of shared frame dicts) → stack id, read
+    /// through a reused buffer; anything else is left to `fold`.
+    #[inline]
+    fn fold_list(
+        &mut self,
+        arena: &mut Arena,
+        key: Value,
+        items: &[Value],
+    ) -> Result<Option<Value>, String> {
+        if key != Value::Str(self.keys(arena).ids[F_FRAMES]) {
+            return Ok(None);
+        }
+        let mut buf = std::mem::take(&mut self.frame_buf);
+        buf.clear();
+        for &v in items {
+            match v {
+                Value::Folded(TAG_FRAME, f) => buf.push(FrameId::from_raw(f)),
+                _ => {
+                    self.frame_buf = buf;
+                    return Ok(None);
+                }
+            }
+        }
+        let s = self.intern_stack(&buf);
+        self.frame_buf = buf;
+        Ok(Some(Value::Folded(TAG_STACK, s?.raw())))
     }
 
     fn fold(&mut self, arena: &mut Arena, id: ObjId, slot: Slot) -> Result<Option<Value>, String> {

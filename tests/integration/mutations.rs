@@ -79,7 +79,8 @@ fn token() -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// One `EMPTY_DICT [memo] MARK (key value)* SETITEMS` run, its items drawn
-/// from strings (memoized or not), memo reads and stores, and scalars.
+/// from strings (memoized or not), memo reads and stores, scalars and
+/// lists of memo reads.
 fn flat_dict() -> impl Strategy<Value = Vec<u8>> {
     const ITEMS: &[&[u8]] = &[
         b"\x8c\x01a",
@@ -105,6 +106,17 @@ fn flat_dict() -> impl Strategy<Value = Vec<u8>> {
         b"\x8a\x03\x01\x02\x83",
         b"N",
         b"\x88",
+        // Lists of memo reads (torch's `frames`): batched, one item, empty,
+        // both at once, reading the outer list (a container), reading their
+        // own slot, overwriting a slot, unterminated.
+        b"]\x94(h\x01h\x02e",
+        b"]\x94h\x02a",
+        b"]\x94",
+        b"](h\x01eh\x02a",
+        b"](h\x00e",
+        b"]q\x30(h\x30e",
+        b"]q\x01(h\x01h\x03e",
+        b"]\x94(h\x01h\x02",
     ];
     (
         prop::sample::select(vec![&b""[..], b"\x94", b"q\x02", b"q\x00"]),
