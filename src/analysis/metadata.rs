@@ -212,6 +212,7 @@ mod tests {
             time_us: crate::snapshot::NO_TIME,
             stack: StackId::default(),
             context: crate::snapshot::NO_CONTEXT,
+            pool: crate::snapshot::NO_POOL,
             meta,
             action,
         };

@@ -53,7 +53,7 @@ fn keys_by_table() -> Vec<(String, String)> {
 
 #[test]
 fn the_example_budget_file_names_every_key_memgate_accepts() {
-    let tables: [(&str, Vec<&str>); 8] = [
+    let tables: [(&str, Vec<&str>); 9] = [
         ("", TOP_KEYS.to_vec()),
         ("defaults", DEFAULTS_KEYS.to_vec()),
         ("target", TARGET_KEYS.to_vec()),

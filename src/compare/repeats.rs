@@ -104,6 +104,21 @@ fn set(d: &mut DeviceReport, f: Figure, v: u64) {
                 t.steady_state_peak = Some(v);
             }
         }
+        Figure::HostAllocatedPeak => {
+            if let Some(h) = d.host.as_mut() {
+                h.allocated_peak = v;
+            }
+        }
+        Figure::HostReservedPeak => {
+            if let Some(h) = d.host.as_mut() {
+                h.reserved_peak = v;
+            }
+        }
+        Figure::HostLiveAtDevicePeak => {
+            if let Some(h) = d.host.as_mut() {
+                h.live_at_device_peak = Some(v);
+            }
+        }
         Figure::LeakPerIteration => {
             if let Some(t) = d.time.as_mut() {
                 t.leak_per_iteration = Some(i64::try_from(v).unwrap_or(i64::MAX));

@@ -402,6 +402,10 @@ fn clause(unit: Unit, f: &Finding) -> String {
         | Finding::LeakFit { .. }
         | Finding::LeakInconclusive { .. }
         | Finding::InWindow { .. }
+        | Finding::NoSuchPool { .. }
+        | Finding::PoolAppeared { .. }
+        | Finding::PoolVanished { .. }
+        | Finding::PoolUnplaced { .. }
         | Finding::NoSuchPhase { .. } => context_clause(unit, f),
         Finding::OverBudget { .. }
         | Finding::Grew { .. }
