@@ -118,6 +118,7 @@ impl InlineRules {
         })
     }
 
+    #[cfg(feature = "mcp")]
     /// The compiled rules, in the order written.
     pub(crate) fn into_rules(self) -> Vec<Rule> {
         self.rules

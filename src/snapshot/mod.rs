@@ -11,8 +11,10 @@ mod model;
 mod unique_keys;
 
 pub use labels::StackLabels;
+#[cfg(feature = "mcp")]
+pub(crate) use load::load_opened;
 pub use load::{load, load_bytes, Hint, LoadError};
-pub(crate) use load::{load_opened, read_input, read_input_hashed, Content, FileDigest};
+pub(crate) use load::{read_input, read_input_hashed, Content, FileDigest};
 pub(crate) use model::{
     Action, Annotation, BlockState, Device, Format, FrameId, Segment, StackId, Stage, TraceEntry,
 };

@@ -297,6 +297,7 @@ impl Snapshot {
         }
     }
 
+    #[cfg(feature = "mcp")]
     /// Another use of the same tables, with a report count of its own
     /// (one MCP call on a cached snapshot).
     pub(crate) fn reuse(&self) -> Snapshot {
@@ -307,7 +308,7 @@ impl Snapshot {
     }
 
     /// Whether `other` is a use of the same tables.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "mcp"))]
     pub(crate) fn shares_tables(&self, other: &Snapshot) -> bool {
         Arc::ptr_eq(&self.tables, &other.tables)
     }
@@ -430,6 +431,7 @@ impl Tables {
         format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
     }
 
+    #[cfg(feature = "mcp")]
     /// The heap these tables hold, and at most will hold once every label
     /// is made (what the MCP cache counts): each table's slots, each
     /// string with the allocator's per-allocation cost, and the labels'
@@ -521,6 +523,7 @@ impl Tables {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// About the heap a JSON value holds: a node each, and its text.
 fn json_heap(v: &serde_json::Value) -> u64 {
     const NODE: u64 = 64;

@@ -30,6 +30,7 @@ mod init;
 mod init_truth;
 mod inline_categories;
 mod input_kind;
+mod lean_build;
 mod loader;
 mod log_injection;
 mod lower_bounds;
