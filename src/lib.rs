@@ -24,6 +24,8 @@ pub mod pickle;
 pub mod platform;
 pub(crate) mod prefault;
 pub mod report;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod snapshot;
 pub(crate) mod units;
 pub(crate) mod vocab;

@@ -49,9 +49,9 @@ pub(crate) const RANKS_KEYS: &[&str] = &[
     "stages",
 ];
 /// `[target.budget]` holds its category table besides the figure ids.
-const CATEGORY: &str = "category";
+pub(crate) const CATEGORY: &str = "category";
 /// ... and its table of phase tables.
-const PHASE: &str = "phase";
+pub(crate) const PHASE: &str = "phase";
 
 /// `[target.budget]` keys: the category and phase tables, then every
 /// figure id.
@@ -63,7 +63,7 @@ pub(crate) fn budget_keys() -> Vec<&'static str> {
 }
 
 /// `[target.budget.phase."NAME"]` keys: the figures measured per phase.
-fn phase_keys() -> Vec<&'static str> {
+pub(crate) fn phase_keys() -> Vec<&'static str> {
     Figure::PER_PHASE.iter().map(|f| f.id()).collect()
 }
 

@@ -47,6 +47,7 @@ mod real_figures;
 mod regex_budgets;
 mod renderings;
 mod rule_phases;
+mod schemas;
 mod status_words;
 mod synthetic_figures;
 mod terminal_colour;
