@@ -27,6 +27,7 @@ pub mod report;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod snapshot;
+pub(crate) mod toml_error;
 pub(crate) mod units;
 pub(crate) mod vocab;
 pub(crate) mod walk;

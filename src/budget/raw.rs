@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
+use toml_edit::{Document, Item, TableLike, TomlError, Value};
 
 use crate::vocab::Figure;
 
@@ -205,7 +205,7 @@ pub struct Read {
 
 /// Parse the text once and read it into the raw structs.
 pub fn read(text: &str) -> Result<Read, TomlError> {
-    let doc = ImDocument::parse(text.to_owned())?;
+    let doc = Document::parse(text.to_owned())?;
     let read = read_table(doc.as_table());
     // Freeing a large document's millions of small nodes takes as long as
     // parsing it (glibc consolidating chunks): it runs on another core.
