@@ -9,6 +9,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+#[cfg(feature = "schema")]
 fn pretty(v: &serde_json::Value) -> String {
     serde_json::to_string_pretty(v).unwrap() + "\n"
 }
