@@ -92,16 +92,3 @@ fn memgate_mcp_in_a_build_without_the_server_exits_2_with_one_line_naming_the_bu
         );
     }
 }
-
-#[cfg(feature = "mcp")]
-#[test]
-fn memgate_mcp_in_a_build_with_the_server_answers_its_help() {
-    let out = crate::common::memgate()
-        .args(["mcp", "--help"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8(out.stdout)
-        .unwrap()
-        .contains("--cache-mib"));
-}
