@@ -21,6 +21,7 @@ pub const PORTABLE_SITE_NAMES: &str = "portable";
 
 /// One snapshot's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Summary {
     /// `schema_version` (spelled as docs/figures.md#json-documents says, like every JSON output), first.
@@ -38,6 +39,7 @@ pub struct Summary {
 
 /// Where the figures came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Provenance {
     /// File name as given (the stem names the summary and matches baselines).

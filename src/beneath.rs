@@ -31,6 +31,7 @@ struct Root {
 /// The roots of a confined process (none set: not confined).
 static ROOTS: OnceLock<RwLock<Vec<Arc<Root>>>> = OnceLock::new();
 
+#[cfg(feature = "mcp")]
 /// Confine every later file access of this process to `dirs` (canonical
 /// directories) and to what [`admit`] adds. Set once; a second call is an
 /// error.
@@ -44,6 +45,7 @@ pub(crate) fn confine(dirs: &[PathBuf]) -> io::Result<()> {
         .map_err(|_| io::Error::other("the process is confined already"))
 }
 
+#[cfg(feature = "mcp")]
 fn open_root(path: &Path) -> io::Result<Arc<Root>> {
     Ok(Arc::new(Root {
         path: path.to_path_buf(),
@@ -51,10 +53,12 @@ fn open_root(path: &Path) -> io::Result<Arc<Root>> {
     }))
 }
 
+#[cfg(feature = "mcp")]
 /// A directory admitted to a confined process while this lives (a call's
 /// private temporary directory).
 pub(crate) struct Admitted(Option<Arc<Root>>);
 
+#[cfg(feature = "mcp")]
 impl Drop for Admitted {
     fn drop(&mut self) {
         if let (Some(root), Some(roots)) = (self.0.take(), ROOTS.get()) {
@@ -64,6 +68,7 @@ impl Drop for Admitted {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// Let a confined process use the directory `path` (canonical) until the
 /// guard is dropped. Nothing to do when the process is not confined.
 pub(crate) fn admit(path: &Path) -> io::Result<Admitted> {
@@ -81,6 +86,7 @@ thread_local! {
     static BY_NAME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+#[cfg(feature = "mcp")]
 /// Run `f` with this thread's lookups unconfined: for the check that names
 /// the link through which a path would leave the roots
 /// (`mcp::confine`), which lists directories and resolves names but opens

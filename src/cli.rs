@@ -11,6 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::report::x_axis::XAxis;
 
 mod mosaic;
+#[cfg(not(feature = "mcp"))]
+mod no_mcp;
 
 use crate::analysis::{SiteFlags, Window};
 use crate::commands::check::{CheckOptions, GithubEnv};
@@ -65,7 +67,6 @@ impl Cli {
             Command::Summarize(a) => commands::summarize::run(&a.options(), out),
             Command::Check(a) => commands::check::run(&a.options(out_is_terminal), out),
             Command::Init(a) => commands::init::run(&a.options(), out),
-            #[cfg(feature = "mcp")]
             Command::Mcp(a) => a.run(),
         }
     }
@@ -165,6 +166,10 @@ pub enum Command {
     #[cfg(feature = "mcp")]
     #[command(after_help = EXIT_CODES_NO_GATE)]
     Mcp(crate::mcp::McpArgs),
+    /// Not in this build (the `mcp` feature is off): says so and exits 2.
+    #[cfg(not(feature = "mcp"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Mcp(no_mcp::McpNotBuilt),
 }
 
 // The arguments several commands share, declared once (their help text is
@@ -612,7 +617,6 @@ where
     let outcome = match &cli.command {
         // The server writes stdout itself (from its runtime's threads): a
         // lock held here would block its first answer.
-        #[cfg(feature = "mcp")]
         Command::Mcp(a) => a.run(),
         _ => {
             let stdout = std::io::stdout();

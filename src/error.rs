@@ -183,6 +183,12 @@ pub enum UsageError {
     /// `memgate mcp` could not start or its session failed.
     #[error("mcp: {0}")]
     Mcp(String),
+    /// `memgate mcp` in a build without the `mcp` feature.
+    #[error(
+        "mcp: this memgate was built without the MCP server (the `mcp` feature); \
+         it is in the memgate-ci wheel and in `cargo install memgate --features mcp`"
+    )]
+    McpNotBuilt,
 }
 
 /// A report path `check` refuses; `flag` is the option that gave it.

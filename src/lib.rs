@@ -25,7 +25,10 @@ pub mod pickle;
 pub mod platform;
 pub(crate) mod prefault;
 pub mod report;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod snapshot;
+pub(crate) mod toml_error;
 pub(crate) mod units;
 pub(crate) mod vocab;
 pub(crate) mod walk;

@@ -13,6 +13,7 @@ use super::fragmentation::largest_free_block_at_dump;
 
 /// A device's memory at dump time, from its segments alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct DumpState {
     /// Σ `requested_size` of the `active_allocated` blocks (what
@@ -33,6 +34,7 @@ pub struct DumpState {
 
 /// One live block of the dump.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct LiveBlock {
     /// Its `requested_size`.

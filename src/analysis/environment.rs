@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// One snapshot's environment; every part is optional (a file `record()`
 /// did not write has only what the snapshot itself says).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Fingerprint {
     /// The torch generation the snapshot's layout looks like (`2.3+`).
@@ -44,6 +45,7 @@ pub struct Fingerprint {
 /// One part that differs: its name, the baseline's value and the run's
 /// (`None`: not set there).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Difference {
     pub key: String,

@@ -37,6 +37,7 @@ impl Figure {
 
 /// The figures (docs/figures.md#figures) of one device, in bytes or counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Figures {
     pub dynamic_peak: u64,
@@ -92,6 +93,7 @@ pub struct HostFigures {
 
 /// Trace entry index (0-based, list order) where each peak is first reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct PeakEntry {
     pub dynamic_peak: Option<u64>,
@@ -101,6 +103,7 @@ pub struct PeakEntry {
 
 /// Live allocations at the peak sharing one full stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct StackGroup {
     pub bytes: u64,

@@ -16,6 +16,7 @@ use crate::snapshot::{Action, BlockState, Segment, TraceEntry};
 
 /// Why an OOM happened, as its figures tell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum OomCause {

@@ -54,13 +54,9 @@ type Pair = Result<(String, String), String>;
 
 /// A TOML inline table's pairs in order (values checked by the caller).
 fn toml_inline(text: &str) -> Result<Vec<Pair>, String> {
-    let doc = toml_edit::ImDocument::parse(format!("categories = {text}")).map_err(|e| {
-        e.message()
-            .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .to_string()
-    })?;
+    let source = format!("categories = {text}");
+    let doc = toml_edit::Document::parse(source.as_str())
+        .map_err(|e| crate::toml_error::message(&e, &source))?;
     let table = doc
         .get("categories")
         .and_then(|i| i.as_inline_table())
@@ -118,6 +114,7 @@ impl InlineRules {
         })
     }
 
+    #[cfg(feature = "mcp")]
     /// The compiled rules, in the order written.
     pub(crate) fn into_rules(self) -> Vec<Rule> {
         self.rules

@@ -20,6 +20,7 @@ pub const OOM_DETAILS: usize = 20;
 
 /// Which peak's moment `peak` lists the live stacks of (`--at`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum PeakAt {
@@ -40,6 +41,7 @@ impl PeakAt {
 
 /// Where one entry falls in the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Place {
     /// The innermost annotation open at the entry (`""`: none).
@@ -57,6 +59,7 @@ pub struct Place {
 
 /// Where each peak of a device is first reached (docs/figures.md#peak-phase).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct PeakPhase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,6 +83,7 @@ impl PeakPhase {
 
 /// One `oom` entry of the trace and the memory at it (docs/figures.md#oom).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct OomDetail {
     pub entry: u64,
@@ -113,6 +117,7 @@ pub struct OomDetail {
 
 /// The stacks live at one peak's moment (`peak --at`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct MomentStacks {
     pub at: PeakAt,

@@ -259,14 +259,9 @@ impl RuleSet {
             text: &text,
             lines: LineStarts::of(&text),
         };
-        let doc = toml_edit::ImDocument::parse(text.as_str()).map_err(|e| {
+        let doc = toml_edit::Document::parse(text.as_str()).map_err(|e| {
             let at = file.at(e.span().unwrap_or(0..0));
-            let msg = e
-                .message()
-                .lines()
-                .next()
-                .unwrap_or("invalid TOML")
-                .to_string();
+            let msg = crate::toml_error::message(&e, &text);
             RulesError(format!("{at}: {msg}"))
         })?;
         let root = doc.as_table();

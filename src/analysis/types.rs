@@ -35,6 +35,7 @@ impl Figure {
 
 /// Per-category bytes (docs/figures.md#categories), keyed by category name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Categories {
     /// `default`, `mosaic`, or the custom rules' source.
@@ -51,6 +52,7 @@ pub struct Categories {
 
 /// Live bytes at the peak attributed to one allocation site (docs/figures.md#stacks-and-sites).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct SiteBytes {
     /// `function (file)`, no line number, so it survives code moving; the
@@ -88,6 +90,7 @@ impl Spread {
 
 /// Everything computed for one device of one snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceReport {
     pub device: Device,
@@ -147,6 +150,7 @@ pub struct DeviceReport {
 /// The figures of a device's time structure that budgets and baselines
 /// judge (`memgate phases` lists the detail).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct TimeFigures {
     /// How many iterations the boundary annotations mark.
@@ -171,6 +175,7 @@ pub struct TimeFigures {
 
 /// A phase's figures: the maximum over its spans.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct PhaseFigures {
     pub allocated_peak: u64,

@@ -68,6 +68,7 @@ pub struct WindowError {
 /// Where a window lies on one device and the memory at its edges
 /// (`"window"` in the JSON of every command that reports figures).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct WindowReport {
     /// The bounds as given (`""` for an open side).

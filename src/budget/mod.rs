@@ -63,6 +63,7 @@ pub const DEFAULT_NOISE_FLOOR: Bytes = Bytes(1 << 20);
 
 /// A position in the budget file (1-based), for errors and annotations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Loc {
     pub file: String,
     pub line: usize,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use toml_edit::{ImDocument, Item, TableLike, TomlError, Value};
+use toml_edit::{Document, Item, TableLike, TomlError, Value};
 
 use crate::vocab::Figure;
 
@@ -59,9 +59,9 @@ pub(crate) const RANKS_KEYS: &[&str] = &[
     "stages",
 ];
 /// `[target.budget]` holds its category table besides the figure ids.
-const CATEGORY: &str = "category";
+pub(crate) const CATEGORY: &str = "category";
 /// ... and its table of phase tables.
-const PHASE: &str = "phase";
+pub(crate) const PHASE: &str = "phase";
 /// ... and its table of pool tables (docs/figures.md#pools).
 const POOL: &str = "pool";
 
@@ -75,7 +75,7 @@ pub(crate) fn budget_keys() -> Vec<&'static str> {
 }
 
 /// `[target.budget.phase."NAME"]` keys: the figures measured per phase.
-fn phase_keys() -> Vec<&'static str> {
+pub(crate) fn phase_keys() -> Vec<&'static str> {
     Figure::PER_PHASE.iter().map(|f| f.id()).collect()
 }
 
@@ -246,7 +246,7 @@ pub struct Read {
 
 /// Parse the text once and read it into the raw structs.
 pub fn read(text: &str) -> Result<Read, TomlError> {
-    let doc = ImDocument::parse(text.to_owned())?;
+    let doc = Document::parse(text.to_owned())?;
     let read = read_table(doc.as_table());
     // Freeing a large document's millions of small nodes takes as long as
     // parsing it (glibc consolidating chunks): it runs on another core.

@@ -234,7 +234,7 @@ impl Validator<'_> {
     pub(super) fn toml_error(&mut self, e: &toml_edit::TomlError) {
         let span = e.span().unwrap_or(0..0);
         // The parser's message may go on over several lines; the first says it all.
-        let msg = e.message().lines().next().unwrap_or("invalid TOML");
+        let msg = crate::toml_error::message(e, self.text);
         self.err(span, "", msg);
     }
 

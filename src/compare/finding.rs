@@ -16,6 +16,7 @@ use crate::analysis::{OomDetail, PeakAt, Place, WindowReport};
     rename_all = "kebab-case",
     rename_all_fields = "kebab-case"
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Finding {
     /// `current` is over the budget's `limit` by `over`.
     OverBudget { limit: u64, current: u64, over: u64 },
@@ -272,6 +273,7 @@ impl Lookup {
 
 /// Where the allowed number of OOM events comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum AllowedBy {
     /// The target's `oom-events` budget.

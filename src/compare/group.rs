@@ -11,6 +11,7 @@ use crate::vocab::{Figure, Unit};
 
 /// What a check that leads a finding says of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Regression {
     /// Every check of the finding, the leading one first.

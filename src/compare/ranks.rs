@@ -22,6 +22,7 @@ pub struct RankInput<'a> {
 
 /// The ranks of a target: the table every report shows, and the checks.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct RanksVerdict {
     pub status: Status,
@@ -37,6 +38,7 @@ pub struct RanksVerdict {
 
 /// One rank's values.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct RankRow {
     pub rank: String,
@@ -51,6 +53,7 @@ pub struct RankRow {
 
 /// A figure over a group of ranks (docs/figures.md#ranks).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct GroupFigures {
     /// `None`: all ranks.

@@ -13,6 +13,7 @@ pub const CAUSE_SITES: usize = 5;
 
 /// One site's change between the baseline's peak and the run's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct CauseRow {
     pub site: String,
@@ -36,6 +37,7 @@ pub struct CauseRow {
 
 /// Why a figure moved by `change` bytes: the rows plus `other` equal it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Cause {
     /// The figure's change (current minus baseline).

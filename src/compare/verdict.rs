@@ -23,6 +23,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// The outcome of one check, and of the whole gate. Ordered from the
 /// least to the most serious: a target's status is its worst check's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
 pub enum Status {
@@ -122,6 +123,7 @@ impl Serialize for CheckId {
 
 /// One judged figure or category of one device.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Check {
     pub id: CheckId,
@@ -155,6 +157,7 @@ pub struct Check {
 
 /// A budget's headroom, in the check's unit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Headroom {
     /// Budget minus current: negative when over.
@@ -224,6 +227,7 @@ impl Check {
 
 /// Bytes of one category at the allocated peak.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct CategoryRow {
     pub category: String,
@@ -233,6 +237,7 @@ pub struct CategoryRow {
 
 /// Bytes live at the peak from one allocation site.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct SiteRow {
     pub site: String,
@@ -247,6 +252,7 @@ impl SiteRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct DeviceVerdict {
     pub device: Device,
@@ -274,6 +280,7 @@ pub struct DeviceVerdict {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct SnapshotVerdict {
     /// The snapshot's key (capture group or file stem): the JUnit class.
@@ -288,6 +295,7 @@ pub struct SnapshotVerdict {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct TargetVerdict {
     pub name: String,
@@ -299,6 +307,7 @@ pub struct TargetVerdict {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Counts {
     pub pass: usize,
@@ -330,6 +339,7 @@ impl Counts {
 
 /// The whole gate.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub struct Verdict {
     /// Spelled as docs/figures.md#json-documents spells it in every JSON document.

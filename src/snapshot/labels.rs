@@ -17,6 +17,7 @@
 //!   marker line and [`Listed::overflow`] says so, which the commands turn
 //!   into a one-line error (exit 2).
 
+#[cfg(feature = "mcp")]
 use std::mem::{size_of, size_of_val};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -88,6 +89,7 @@ impl Labels {
         self.stacks[id].get_or_init(|| Arc::from(make())).clone()
     }
 
+    #[cfg(feature = "mcp")]
     /// The most heap the labels can hold once every one is made: their
     /// slots, each frame's label once (`frame_labels`, counted by the
     /// caller from the tables) and a shared list per stack with a slot per
@@ -103,6 +105,7 @@ impl Labels {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// What one heap allocation costs beyond its bytes (the allocator's header
 /// and rounding), as the cache counts it.
 pub(crate) const ALLOCATION: u64 = 16;

@@ -292,6 +292,7 @@ pub fn load(path: &Path) -> Result<Snapshot, LoadError> {
         .into_snapshot(path)
 }
 
+#[cfg(feature = "mcp")]
 /// Load a snapshot from a regular file already open (the MCP cache, which
 /// fingerprinted it through the same handle): read from its start, never
 /// opened again by name; `path` names it in errors.

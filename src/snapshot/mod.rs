@@ -11,8 +11,10 @@ mod model;
 mod unique_keys;
 
 pub use labels::StackLabels;
-pub(crate) use load::{digest_of, load_opened, read_input, read_input_hashed, Content, FileDigest};
+#[cfg(feature = "mcp")]
+pub(crate) use load::load_opened;
 pub use load::{load, load_bytes, Hint, LoadError};
+pub(crate) use load::{digest_of, read_input, read_input_hashed, Content, FileDigest};
 pub(crate) use model::{
     Action, Annotation, Block, BlockState, Device, Format, FrameId, HostSegment, Segment, StackId,
     Stage, TraceEntry, EMPTY_STACK, NO_META,

@@ -328,6 +328,7 @@ impl Snapshot {
         }
     }
 
+    #[cfg(feature = "mcp")]
     /// Another use of the same tables, with a report count of its own
     /// (one MCP call on a cached snapshot).
     pub(crate) fn reuse(&self) -> Snapshot {
@@ -338,7 +339,7 @@ impl Snapshot {
     }
 
     /// Whether `other` is a use of the same tables.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "mcp"))]
     pub(crate) fn shares_tables(&self, other: &Snapshot) -> bool {
         Arc::ptr_eq(&self.tables, &other.tables)
     }
@@ -477,6 +478,7 @@ impl Tables {
         format!("{} ({}:{})", self.str(f.name), self.str(f.filename), f.line)
     }
 
+    #[cfg(feature = "mcp")]
     /// The heap these tables hold, and at most will hold once every label
     /// is made (what the MCP cache counts): each table's slots, each
     /// string with the allocator's per-allocation cost, and the labels'
@@ -570,6 +572,7 @@ impl Tables {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// About the heap a JSON value holds: a node each, and its text.
 fn json_heap(v: &serde_json::Value) -> u64 {
     const NODE: u64 = 64;

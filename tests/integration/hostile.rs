@@ -1227,12 +1227,14 @@ fn ten_megabytes_of_empty_lists_dicts_or_marked_lists_stay_under_512_mib_and_5_s
 // malformed request line gets an error reply.
 // ---------------------------------------------------------------------------
 
+#[cfg(feature = "mcp")]
 /// A `memgate mcp` session on stdio, spoken to line by line.
 struct Mcp {
     child: std::process::Child,
     out: std::io::BufReader<std::process::ChildStdout>,
 }
 
+#[cfg(feature = "mcp")]
 impl Mcp {
     fn start(root: &Path, extra: &[&str]) -> Mcp {
         let mut child = Command::new(common::memgate_path())
@@ -1303,6 +1305,7 @@ impl Mcp {
     }
 }
 
+#[cfg(feature = "mcp")]
 /// A snapshot whose one live allocation has a stack of `frames` frames,
 /// each `name (file:line)` two shared 250-byte strings and its own line:
 /// 18 bytes of pickle per frame, half a KiB of label once made.
@@ -1336,6 +1339,7 @@ fn long_label_snapshot(dir: &Path, name: &str, frames: u32) -> PathBuf {
     p.write(dir, name)
 }
 
+#[cfg(feature = "mcp")]
 #[test]
 fn crafted_files_whose_labels_outweigh_their_tables_keep_the_mcp_cache_within_its_bound() {
     // Each 8 KB file weighs ~260 KiB once its labels are made (what a
@@ -1383,6 +1387,7 @@ fn crafted_files_whose_labels_outweigh_their_tables_keep_the_mcp_cache_within_it
     }
 }
 
+#[cfg(feature = "mcp")]
 #[test]
 fn malformed_request_lines_get_a_json_rpc_error_and_the_server_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();

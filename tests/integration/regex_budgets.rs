@@ -7,7 +7,9 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
+#[cfg(feature = "mcp")]
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
@@ -21,6 +23,8 @@ const CPU_CEILING: Duration = Duration::from_secs(5);
 /// What a run left: exit code, stdout, stderr, peak RSS (KiB) and CPU time.
 struct Measured {
     code: Option<i32>,
+    // Read by the MCP tests only (the `mcp` feature).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     stdout: String,
     stderr: String,
     rss_kib: u64,
@@ -192,6 +196,7 @@ fn categories_on_the_command_line_and_a_budget_given_as_data_refuse_300_rule_bom
     );
 }
 
+#[cfg(feature = "mcp")]
 /// JSON-RPC lines for an MCP session: initialize, then one `tools/call`
 /// per (tool, arguments), ids from 2.
 fn mcp_session(calls: &[(&str, Value)]) -> String {
@@ -210,6 +215,7 @@ fn mcp_session(calls: &[(&str, Value)]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
+#[cfg(feature = "mcp")]
 /// Writes `lines`, then reads answers until `n` `tools/call` results
 /// came back (or the server ended), then closes stdin: what was read.
 fn converse(lines: String, n: usize) -> impl FnOnce(ChildStdin, ChildStdout) -> String {
@@ -231,6 +237,7 @@ fn converse(lines: String, n: usize) -> impl FnOnce(ChildStdin, ChildStdout) -> 
     }
 }
 
+#[cfg(feature = "mcp")]
 /// The text of each `tools/call` result, in id order, and whether it is an
 /// error.
 fn mcp_results(stdout: &str) -> Vec<(bool, String)> {
@@ -248,6 +255,7 @@ fn mcp_results(stdout: &str) -> Vec<(bool, String)> {
     out.into_iter().map(|(_, e, t)| (e, t)).collect()
 }
 
+#[cfg(feature = "mcp")]
 #[test]
 fn the_mcp_server_refuses_300_rule_bombs_in_categories_and_in_an_inline_budget() {
     let dir = tempfile::tempdir().unwrap();
@@ -316,16 +324,20 @@ fn a_thousand_narrow_rules_are_within_the_limits_on_the_command_line_and_the_mcp
     };
     within_bounds(&m, "1000 narrow rules");
     assert_eq!(m.code, Some(0), "{}", m.stderr);
-    let calls = [(
-        "profile",
-        json!({"path": "rank0.pickle", "categories": narrow}),
-    )];
-    let root = dir.path().to_str().unwrap();
-    let args = ["mcp", "--root", root];
-    let m = measured_with(dir.path(), &args, converse(mcp_session(&calls), 1)).unwrap();
-    within_bounds(&m, "mcp, 1000 narrow rules");
-    let results = mcp_results(&m.stdout);
-    assert_eq!(results.len(), 1, "{}\n{}", m.stdout, m.stderr);
-    assert!(!results[0].0, "{:?}", results[0]);
-    assert!(results[0].1.contains("\"r999\""), "{:?}", results[0]);
+    // The server is in builds with the `mcp` feature only (Cargo.toml).
+    #[cfg(feature = "mcp")]
+    {
+        let calls = [(
+            "profile",
+            json!({"path": "rank0.pickle", "categories": narrow}),
+        )];
+        let root = dir.path().to_str().unwrap();
+        let args = ["mcp", "--root", root];
+        let m = measured_with(dir.path(), &args, converse(mcp_session(&calls), 1)).unwrap();
+        within_bounds(&m, "mcp, 1000 narrow rules");
+        let results = mcp_results(&m.stdout);
+        assert_eq!(results.len(), 1, "{}\n{}", m.stdout, m.stderr);
+        assert!(!results[0].0, "{:?}", results[0]);
+        assert!(results[0].1.contains("\"r999\""), "{:?}", results[0]);
+    }
 }

@@ -1,7 +1,10 @@
 """`memgate mcp` driven by a real MCP client (the official Python SDK, `mcp`).
 
-Run:  MEMGATE_BIN=target/debug/memgate python -m pytest -q tests/mcp
-(MEMGATE_BIN defaults to target/release/memgate, else target/debug/memgate).
+Run:  cargo build --features mcp
+      MEMGATE_BIN=target/debug/memgate python -m pytest -q tests/mcp
+(MEMGATE_BIN defaults to target/release/memgate, else target/debug/memgate;
+the server is only in builds with the `mcp` feature and in the wheel's
+`memgate`: .ci/run uses the wheel's.)
 Every expectation comes from an independent source: the CLI's own
 `--format json` output, the regressed example's documented failure, or the
 snapshot this file writes itself.
