@@ -242,6 +242,7 @@ impl fmt::Display for Figure {
 )]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Statistic {
     /// The middle value (the mean of the two middle ones for an even count).
     #[default]

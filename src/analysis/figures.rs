@@ -74,6 +74,7 @@ impl Figures {
 /// them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HostFigures {
     /// `host-allocated-peak`: the most pinned bytes handed to callers.
     pub allocated_peak: u64,

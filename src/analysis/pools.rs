@@ -22,6 +22,7 @@ const DEFAULT: (u64, u64) = (0, 0);
 /// What made a pool, as far as the snapshot tells (docs/figures.md#pool-names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum PoolKind {
     /// `(0, 0)`: the caching allocator's own pool.
     Default,
@@ -58,6 +59,7 @@ impl PoolKind {
 /// One pool's figures on one device (docs/figures.md#pool-figures), bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PoolFigures {
     /// `default`, `cuda-graph-1`, `mempool-2`…: what budgets name it by.
     pub name: String,

@@ -72,6 +72,7 @@ pub struct SiteBytes {
 /// statistic the folded value is.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Spread {
     pub runs: usize,
     pub min: u64,

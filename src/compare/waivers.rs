@@ -15,6 +15,7 @@ use crate::vocab::Device;
 /// What became of one waiver in this run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum WaiverState {
     /// It let failing checks through.
     Used,
@@ -29,6 +30,7 @@ pub enum WaiverState {
 /// One waiver of the budget file and what became of it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WaiverUse {
     pub target: String,
     /// The check id it names.

@@ -13,14 +13,14 @@ mod unique_keys;
 pub use labels::StackLabels;
 #[cfg(feature = "mcp")]
 pub(crate) use load::load_opened;
-pub use load::{load, load_bytes, Hint, LoadError};
 pub(crate) use load::{digest_of, read_input, read_input_hashed, Content, FileDigest};
+pub use load::{load, load_bytes, Hint, LoadError};
+#[cfg(test)]
+pub(crate) use model::NO_POOL;
 pub(crate) use model::{
     Action, Annotation, Block, BlockState, Device, Format, FrameId, HostSegment, Segment, StackId,
     Stage, TraceEntry, EMPTY_STACK, NO_META,
 };
-#[cfg(test)]
-pub(crate) use model::NO_POOL;
 pub use model::{Snapshot, Tables};
 #[cfg(test)]
 pub(crate) use model::{NO_CONTEXT, NO_TIME};

@@ -288,8 +288,14 @@ fn the_example_workflows_run_in_merge_queues_and_take_the_base_branchs_baselines
     );
     assert!(github.contains("name: memgate-summaries"), "{github}");
     let gitlab = std::fs::read_to_string(root().join("examples/gitlab-ci.yml")).unwrap();
-    assert!(gitlab.contains("base-baseline-script: memgate-baseline.sh"), "{gitlab}");
+    assert!(
+        gitlab.contains("base-baseline-script: memgate-baseline.sh"),
+        "{gitlab}"
+    );
     let component = std::fs::read_to_string(root().join("templates/memgate.yml")).unwrap();
-    assert!(component.contains(r#"sh "$MEMGATE_BASE_SCRIPT""#), "{component}");
+    assert!(
+        component.contains(r#"sh "$MEMGATE_BASE_SCRIPT""#),
+        "{component}"
+    );
     assert!(component.contains("- memgate-summaries/"), "{component}");
 }
