@@ -24,6 +24,8 @@ struct Machine<'f, R: Read, F: Folder> {
     protocol: Option<u8>,
     /// Scratch for the flat-dict fast path.
     flat: flat::FlatDict,
+    /// Dict shapes the folder reads as records (issue 33's entry templates).
+    templates: Templates,
     /// Offset and name of the opcode being executed, for errors.
     at: u64,
     opname: &'static str,
@@ -35,6 +37,23 @@ struct Machine<'f, R: Read, F: Folder> {
 /// (one value per byte, ~56 bytes each) is refused at ~60 MB, not held
 /// whole (650-700 MiB for 10 MB). Nesting a million deep still decodes.
 const MAX_PENDING: usize = 1 << 21;
+
+/// The templates kept at once: a device trace has one or two entry shapes
+/// (with and without `frames`), a hostile file may alternate more.
+const MAX_TEMPLATES: usize = 4;
+
+/// A run parsed by [`Machine::parse_flat`]: the template that read it, or
+/// (read without one) the template to learn from it.
+type Parsed = (Option<usize>, Option<flat::Template>);
+
+/// The templates learned so far, valid while the memo's slots are not
+/// overwritten.
+#[derive(Default)]
+struct Templates {
+    list: Vec<flat::Template>,
+    /// [`Memo::overwrites`] when they were learned.
+    epoch: u64,
+}
 
 /// A growing list's spare room is pre-faulted this many items ahead (1 MB).
 const PREFAULT_ITEMS: usize = 1 << 16;
@@ -82,6 +101,7 @@ fn decode_with<R: Read, F: Folder>(
         folder,
         protocol: None,
         flat: flat::FlatDict::default(),
+        templates: Templates::default(),
         at: 0,
         opname: "",
     };
@@ -653,74 +673,116 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         Ok(())
     }
 
-    /// Try the fast path for a dict of scalars right after `EMPTY_DICT`.
-    /// Returns false to decline: nothing consumed and nothing changed, but
-    /// for strings the run interned (the general path interns them anyway).
+    /// Try the fast path for a dict of scalars right after `EMPTY_DICT`:
+    /// by a template first, else by [`flat::parse`]. Returns false to
+    /// decline: nothing consumed and nothing changed, but for strings the
+    /// run interned (the general path interns them anyway).
     fn flat_dict(&mut self) -> Result<bool, DecodeError> {
+        let Some((hit, learned)) = self.parse_flat()? else {
+            return Ok(false);
+        };
+        // Commit. The folder sees the items first (it never reads the
+        // memo), then the memo stores are made in stream order, the dict's
+        // own slot first, exactly as the opcodes would have made them.
+        // (`self.flat` is borrowed field by field, never moved: it holds a
+        // record of 16 values, and a move per entry shows in a profile.)
+        let len = self.flat.len;
+        self.at += len as u64;
+        self.input.advance(len);
+        self.opname = "SETITEMS";
+        self.commit_lists(hit)?;
+        let fd = &self.flat;
+        let folded = match hit {
+            Some(_) => (self.folder)
+                .fold_record(&mut self.arena, &fd.record, fd.present)
+                .map(Some),
+            None => self.folder.fold_flat(&mut self.arena, &fd.items),
+        };
+        let folded = folded.map_err(|message| DecodeError::Content {
+            offset: self.at,
+            opcode: "SETITEMS",
+            message,
+        })?;
+        if let (Some(template), Some(_)) = (learned, folded) {
+            self.learn(template);
+        }
+        let v = match folded {
+            Some(v) => v,
+            None => {
+                let mut items = self.arena.new_items();
+                items.extend_from_slice(&self.flat.items);
+                Value::Obj(self.arena.alloc(Obj::Dict(items)))
+            }
+        };
+        if let Some(i) = self.flat.dict_memo {
+            self.memo_put(i, v);
+        }
+        for k in 0..self.flat.stores.len() {
+            let (i, s) = self.flat.stores[k];
+            self.memo_put(i, s);
+        }
+        self.stack.push(v);
+        Ok(true)
+    }
+
+    /// Parse the run after `EMPTY_DICT` into `self.flat`: `None` declines;
+    /// else which template read it, or (read without one) the template to
+    /// learn from it, if the folder reads it as a record.
+    #[inline(always)]
+    fn parse_flat(&mut self) -> Result<Option<Parsed>, DecodeError> {
         let Machine {
             input,
             arena,
             memo,
             flat: fd,
+            templates,
+            folder,
             ..
         } = self;
         let w = input.window(flat::WINDOW)?;
         let memo_len = memo.len();
+        if templates.epoch != memo.overwrites() {
+            // A key's memo slot may hold another string now.
+            templates.list.clear();
+            templates.epoch = memo.overwrites();
+        }
         let mut env = FlatEnv {
             memo,
             arena: &mut *arena,
         };
+        let hit = (templates.list.iter()).position(|t| t.parse(w, memo_len, &mut env, fd));
+        if hit.is_some() {
+            return Ok(Some((hit, None)));
+        }
         if !flat::parse(w, memo_len, &mut env, fd) {
-            return Ok(false);
+            return Ok(None);
         }
-        // Commit. The folder sees the items first (it never reads the
-        // memo), then the memo stores are made in stream order, the dict's
-        // own slot first, exactly as the opcodes would have made them.
-        let mut fd = std::mem::take(&mut self.flat);
-        self.at += fd.len as u64;
-        self.input.advance(fd.len);
-        self.opname = "SETITEMS";
-        if let Err(e) = self.commit_lists(&mut fd) {
-            self.flat = fd;
-            return Err(e);
-        }
-        let folded = match self.folder.fold_flat(&mut self.arena, &fd.items) {
-            Ok(f) => f,
-            Err(message) => {
-                self.flat = fd;
-                return Err(DecodeError::Content {
-                    offset: self.at,
-                    opcode: "SETITEMS",
-                    message,
-                });
-            }
-        };
-        let v = match folded {
-            Some(v) => v,
-            None => {
-                let mut items = self.arena.new_items();
-                items.extend_from_slice(&fd.items);
-                Value::Obj(self.arena.alloc(Obj::Dict(items)))
-            }
-        };
-        if let Some(i) = fd.dict_memo {
-            self.memo_put(i, v);
-        }
-        for &(i, s) in &fd.stores {
-            self.memo_put(i, s);
-        }
-        self.flat = fd;
-        self.stack.push(v);
-        Ok(true)
+        let learned = folder
+            .record_fields(arena, &fd.items)
+            .and_then(|fields| flat::Template::learn(w, fd, &fields));
+        Ok(Some((None, learned)))
+    }
+
+    /// Keep a template just learned, the newest first; the oldest goes
+    /// past [`MAX_TEMPLATES`].
+    fn learn(&mut self, t: flat::Template) {
+        let list = &mut self.templates.list;
+        list.insert(0, t);
+        list.truncate(MAX_TEMPLATES);
     }
 
     /// The run's lists of memo reads, each offered to the folder as it is
     /// (`fold_list`), else built and placed as `SETITEMS` places a list:
     /// their values go into the items and into their memo stores.
-    fn commit_lists(&mut self, fd: &mut flat::FlatDict) -> Result<(), DecodeError> {
-        for l in &fd.lists {
-            let key = fd.items[l.item].0;
-            let items = &fd.list_values[l.values.clone()];
+    /// A template's lists (`hit`) go into the record, by field.
+    fn commit_lists(&mut self, hit: Option<usize>) -> Result<(), DecodeError> {
+        for n in 0..self.flat.lists.len() {
+            let l = self.flat.lists[n].clone();
+            let key = match hit {
+                Some(t) => self.templates.list[t].key_of(l.item).unwrap_or(Value::None),
+                None => self.flat.items[l.item].0,
+            };
+            let items = &self.flat.list_values[l.values.clone()];
             let v = match self.folder.fold_list(&mut self.arena, key, items) {
                 Ok(Some(v)) => v,
                 Ok(None) => {
@@ -735,7 +797,16 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
                     })
                 }
             };
-            fd.items[l.item].1 = v;
+            let fd = &mut self.flat;
+            match hit {
+                Some(_) => {
+                    if let Some(slot) = fd.record.get_mut(l.item) {
+                        *slot = v;
+                        fd.present |= 1 << l.item;
+                    }
+                }
+                None => fd.items[l.item].1 = v,
+            }
             if let Some(s) = l.store {
                 fd.stores[s].1 = v;
             }

@@ -20,6 +20,8 @@ use super::value::{StrId, Value};
 
 /// Longest run considered (bytes); longer dicts take the general path.
 pub(crate) const WINDOW: usize = 4096;
+/// Most fields a template reads (a folder numbers its fields below this).
+pub const MAX_FIELDS: usize = 16;
 /// Most items considered; wider dicts take the general path.
 const MAX_ITEMS: usize = 64;
 
@@ -48,6 +50,16 @@ pub(crate) struct FlatDict {
     pub(crate) lists: Vec<FlatList>,
     /// …and their items, one after the other.
     pub(crate) list_values: Vec<Value>,
+    /// Where each item's key lies in the window (to learn a template).
+    pub(crate) key_spans: Vec<Range<usize>>,
+    /// Read by a template: the values by field ([`MAX_FIELDS`] at most),
+    /// and a bit per field present.
+    pub(crate) record: [Value; MAX_FIELDS],
+    pub(crate) present: u32,
+    /// Read by a template: the memo had `floor` filled slots before the
+    /// run, every store of the run is a new slot at or above it, and a
+    /// read must be below it (`written`).
+    floor: Option<u32>,
 }
 
 /// A list of memo reads that is the value of one of the run's items.
@@ -59,6 +71,22 @@ pub(crate) struct FlatList {
     pub(crate) store: Option<usize>,
     /// Its items in `list_values`.
     pub(crate) values: Range<usize>,
+}
+
+/// Whether `w[i..]` starts with the `len` bytes packed in `key`: one
+/// load and compare, not a `memcmp` call, where eight bytes are at hand.
+#[inline(always)]
+fn key_at(w: &[u8], i: usize, key: u64, len: usize) -> bool {
+    match w.get(i..i + 8) {
+        Some(b) => {
+            let mask = u64::MAX >> (64 - 8 * len);
+            let here = u64::from_le_bytes(b.try_into().expect("eight bytes"));
+            here & mask == key
+        }
+        None => w
+            .get(i..i + len)
+            .is_some_and(|b| b == &key.to_le_bytes()[..len]),
+    }
 }
 
 #[inline(always)]
@@ -94,7 +122,13 @@ fn memo_store<E: Env>(
         }
         _ => return Some(None),
     };
-    if !written(out, index) && env.memo(index).is_none() {
+    if let Some(floor) = out.floor {
+        // A template's run only fills new slots, in order.
+        if index != *count || index < floor {
+            return None;
+        }
+        *count += 1;
+    } else if !written(out, index) && env.memo(index).is_none() {
         *count += 1;
     }
     Some(Some(index))
@@ -103,7 +137,10 @@ fn memo_store<E: Env>(
 /// Whether the run itself stores into memo slot `index`.
 #[inline(always)]
 fn written(out: &FlatDict, index: u32) -> bool {
-    out.dict_memo == Some(index) || out.stores.iter().any(|&(i, _)| i == index)
+    match out.floor {
+        Some(floor) => index >= floor,
+        None => out.dict_memo == Some(index) || out.stores.iter().any(|&(i, _)| i == index),
+    }
 }
 
 /// A memo read (`BINGET`/`LONG_BINGET`) at `w[*i]` of a filled slot that
@@ -135,6 +172,7 @@ fn list<E: Env>(
     count: &mut u32,
     env: &E,
     out: &mut FlatDict,
+    item: usize,
 ) -> Option<()> {
     *i += 1;
     let store = memo_store(w, i, count, env, out)?.map(|index| {
@@ -166,7 +204,7 @@ fn list<E: Env>(
         }
     }
     out.lists.push(FlatList {
-        item: out.items.len(),
+        item,
         store,
         values: start..out.list_values.len(),
     });
@@ -184,6 +222,19 @@ fn value<E: Env>(
 ) -> Option<Value> {
     let at = *i;
     let code = *w.get(at)?;
+    // The opcodes of nearly every value, tested in turn before the jump
+    // table: a profile showed its one indirect branch mispredicted on a
+    // good share of the values of a template's run.
+    if code == op::BININT1 {
+        let b = *w.get(at + 1)?;
+        *i = at + 2;
+        return Some(Value::Int(i64::from(b)));
+    }
+    if code == op::BININT {
+        let v = u32_at(w, at + 1)?.cast_signed();
+        *i = at + 5;
+        return Some(Value::Int(i64::from(v)));
+    }
     let (v, len) = match code {
         op::BINGET | op::LONG_BINGET => {
             let (index, len) = if code == op::BINGET {
@@ -268,7 +319,9 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
     out.stores.clear();
     out.lists.clear();
     out.list_values.clear();
+    out.key_spans.clear();
     out.dict_memo = None;
+    out.floor = None;
     let mut count = memo_len;
     let mut i = 0;
     match memo_store(w, &mut i, &mut count, env, out) {
@@ -287,11 +340,13 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
         if out.items.len() >= MAX_ITEMS {
             return false;
         }
+        let key_at = i;
         let Some(k) = value(w, &mut i, &mut count, env, out) else {
             return false;
         };
+        out.key_spans.push(key_at..i);
         if w.get(i) == Some(&op::EMPTY_LIST) {
-            if list(w, &mut i, &mut count, env, out).is_none() {
+            if list(w, &mut i, &mut count, env, out, out.items.len()).is_none() {
                 return false;
             }
             out.items.push((k, Value::None));
@@ -301,6 +356,105 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
             return false;
         };
         out.items.push((k, v));
+    }
+}
+
+/// A dict shape learned from one record the folder read (entry
+/// templates, issue 33): the bytes of its keys, all memo reads, and the
+/// field the folder reads each as. A later dict whose keys are the same
+/// bytes is read by position: no key is decoded or looked up again.
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
+    /// …and per item, its key's bytes packed little-endian (a memo read
+    /// is 2 or 5 bytes), their count, and the key…
+    items: Box<[(u64, usize, Value)]>,
+    /// …and the field it is read as.
+    fields: Box<[u8]>,
+}
+
+impl Template {
+    /// The template of the run just parsed into `out` from `w`, its items
+    /// read as `fields`; `None` unless every key is a memo read (a fresh
+    /// key string cannot repeat byte for byte).
+    pub(crate) fn learn(w: &[u8], out: &FlatDict, fields: &[u8]) -> Option<Template> {
+        if fields.len() != out.items.len() || out.key_spans.len() != fields.len() {
+            return None;
+        }
+        let mut items = Vec::with_capacity(fields.len());
+        for (span, &(k, _)) in out.key_spans.iter().zip(&out.items) {
+            let bytes = w.get(span.clone())?;
+            if !matches!(bytes.first(), Some(&op::BINGET | &op::LONG_BINGET)) || bytes.len() > 8 {
+                return None;
+            }
+            let mut packed = [0u8; 8];
+            packed[..bytes.len()].copy_from_slice(bytes);
+            items.push((u64::from_le_bytes(packed), bytes.len(), k));
+        }
+        Some(Template {
+            items: items.into(),
+            fields: fields.into(),
+        })
+    }
+
+    /// The key read as `field` (the last, as a dict keeps it).
+    pub(crate) fn key_of(&self, field: usize) -> Option<Value> {
+        let k = self.fields.iter().rposition(|&f| usize::from(f) == field)?;
+        Some(self.items[k].2)
+    }
+
+    /// Parse the run after an `EMPTY_DICT` by this template into `out`
+    /// (as [`parse`] would, keys resolved from the template); false
+    /// declines, and [`parse`] decodes the same bytes.
+    pub(crate) fn parse<E: Env>(
+        &self,
+        w: &[u8],
+        memo_len: u32,
+        env: &mut E,
+        out: &mut FlatDict,
+    ) -> bool {
+        out.items.clear();
+        out.stores.clear();
+        out.lists.clear();
+        out.list_values.clear();
+        out.key_spans.clear();
+        out.dict_memo = None;
+        out.floor = Some(memo_len);
+        let mut count = memo_len;
+        let mut i = 0;
+        match memo_store(w, &mut i, &mut count, env, out) {
+            Some(m) => out.dict_memo = m,
+            None => return false,
+        }
+        if w.get(i) != Some(&op::MARK) {
+            return false;
+        }
+        i += 1;
+        out.present = 0;
+        for (&(key, len, _), &f) in self.items.iter().zip(self.fields.iter()) {
+            if !key_at(w, i, key, len) {
+                return false;
+            }
+            i += len;
+            let field = usize::from(f);
+            if w.get(i) == Some(&op::EMPTY_LIST) {
+                if list(w, &mut i, &mut count, env, out, field).is_none() {
+                    return false;
+                }
+                continue;
+            }
+            let Some(v) = value(w, &mut i, &mut count, env, out) else {
+                return false;
+            };
+            if let Some(slot) = out.record.get_mut(field) {
+                *slot = v;
+                out.present |= 1 << field;
+            }
+        }
+        if w.get(i) != Some(&op::SETITEMS) {
+            return false;
+        }
+        out.len = i + 1;
+        true
     }
 }
 

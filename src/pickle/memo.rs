@@ -29,6 +29,9 @@ pub(crate) struct Memo {
     sparse: HashMap<u32, Value>,
     /// Filled slots: the index the next `MEMOIZE` writes.
     len: u32,
+    /// Times a filled slot was written again with another value (what a
+    /// template learned from the memo holds while this stays the same).
+    overwrites: u64,
 }
 
 #[inline(always)]
@@ -120,11 +123,18 @@ impl Memo {
         }
     }
 
+    /// Times a filled slot was overwritten (by an opcode, not a patch).
+    #[inline]
+    pub(crate) fn overwrites(&self) -> u64 {
+        self.overwrites
+    }
+
     #[inline(never)]
     fn put_any(&mut self, index: u32, v: Value) {
         let i = index as usize;
         if i < self.dense.len() {
             // A filled slot, overwritten: the count stays.
+            self.overwrites += 1;
             self.dense[i] = self.pack(v);
         } else if i == self.dense.len()
             && (self.sparse.is_empty() || !self.sparse.contains_key(&index))
@@ -133,6 +143,8 @@ impl Memo {
             self.push(p);
         } else if self.sparse.insert(index, v).is_none() {
             self.len += 1;
+        } else {
+            self.overwrites += 1;
         }
     }
 
@@ -148,9 +160,12 @@ impl Memo {
     }
 
     /// Slot `index` now holds `new` where it held `old`.
+    /// (The same container in its folded form: not an overwrite.)
     pub(crate) fn patch(&mut self, index: u32, old: Value, new: Value) {
         if self.get(index) == Some(old) {
+            let before = self.overwrites;
             self.put(index, new);
+            self.overwrites = before;
         }
     }
 }

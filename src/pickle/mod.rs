@@ -12,6 +12,7 @@ mod value;
 
 pub(crate) use decoder::place;
 pub use decoder::{decode, decode_checked};
+pub use flat::MAX_FIELDS;
 pub use value::{Arena, Value};
 pub(crate) use value::{Obj, ObjId, StrId};
 
@@ -75,7 +76,32 @@ pub trait Folder {
     ) -> Result<Option<Value>, String> {
         Ok(None)
     }
+
+    /// Asked about a dict `fold_flat` just folded whose keys are all memo
+    /// reads: the field each item is read as ([`IGNORED_FIELD`] for one it
+    /// does not read), to read later dicts with the same key bytes by
+    /// position (a template) and hand them to `fold_record`; `None` (the
+    /// default) learns no template.
+    fn record_fields(&mut self, _arena: &mut Arena, _items: &[(Value, Value)]) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// A dict read by a template: `values[j]` is the value of field `j`
+    /// where bit `j` of `present` is set (the last of a repeated key).
+    /// Must fold exactly as `fold_flat` folds the same dict (a record is
+    /// always folded). Called only for templates `record_fields` asked for.
+    fn fold_record(
+        &mut self,
+        _arena: &mut Arena,
+        _values: &[Value; MAX_FIELDS],
+        _present: u32,
+    ) -> Result<Value, String> {
+        Err("a record read by a template its folder never asked for".into())
+    }
 }
+
+/// How [`Folder::record_fields`] marks an item it does not read.
+pub const IGNORED_FIELD: u8 = u8::MAX;
 
 /// A folder that keeps every container as it is.
 pub struct KeepAll;

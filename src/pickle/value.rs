@@ -9,8 +9,9 @@ pub(crate) type ObjId = u32;
 pub(crate) type StrId = u32;
 
 /// One decoded value. Small and `Copy`: containers are referenced by id.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Value {
+    #[default]
     None,
     Bool(bool),
     Int(i64),

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use foldhash::fast::RandomState;
 
-use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
+use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value, IGNORED_FIELD, MAX_FIELDS};
 
 use super::model::{
     Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL, NO_TIME,
@@ -34,6 +34,8 @@ const FIELD_NAMES: [&str; FIELDS] = [
     "user_metadata",
 ];
 const FIELDS: usize = 13;
+// A field's bit fits `Fields::present`, and a template reads every field.
+const _: () = assert!(FIELDS <= 16 && FIELDS <= MAX_FIELDS);
 const F_ACTION: usize = 0;
 const F_ADDR: usize = 1;
 const F_DEVICE_FREE: usize = 2;
@@ -87,7 +89,7 @@ impl Keys {
 /// as in Python), and a bit per field present.
 #[derive(Clone, Copy)]
 struct Fields {
-    values: [Value; FIELDS],
+    values: [Value; MAX_FIELDS],
     present: u16,
 }
 
@@ -95,7 +97,7 @@ impl Fields {
     #[inline(always)]
     fn read(keys: &Keys, items: &[(Value, Value)]) -> Fields {
         let mut f = Fields {
-            values: [Value::None; FIELDS],
+            values: [Value::None; MAX_FIELDS],
             present: 0,
         };
         for &(k, v) in items {
@@ -526,20 +528,7 @@ impl Folder for Collector {
     ) -> Result<Option<Value>, String> {
         let f = Fields::read(self.keys(arena), items);
         if f.is_entry() {
-            let e = self.entry_of(arena, &f)?;
-            self.entries.push(e);
-            let n = self.entries.len();
-            if n.is_multiple_of(PREFAULT_ENTRIES) {
-                crate::prefault::ahead(
-                    &self.entries,
-                    n + PREFAULT_ENTRIES,
-                    n + 2 * PREFAULT_ENTRIES,
-                );
-            }
-            Ok(Some(Value::Folded(
-                TAG_ENTRY,
-                entry_id(self.entries.len())?,
-            )))
+            self.push_entry(arena, &f).map(Some)
         } else if f.is_frame() {
             Ok(Some(Value::Folded(
                 TAG_FRAME,
@@ -548,6 +537,33 @@ impl Folder for Collector {
         } else {
             Ok(None)
         }
+    }
+
+    /// A trace entry's keys, read once per device trace: later entries
+    /// with the same key bytes come to `fold_record` by position.
+    fn record_fields(&mut self, arena: &mut Arena, items: &[(Value, Value)]) -> Option<Vec<u8>> {
+        let keys = self.keys(arena);
+        let f = Fields::read(keys, items);
+        f.is_entry().then(|| {
+            let field = |k| keys.field(k).and_then(|j| u8::try_from(j).ok());
+            let field = |k| field(k).unwrap_or(IGNORED_FIELD);
+            items.iter().map(|&(k, _)| field(k)).collect()
+        })
+    }
+
+    #[inline]
+    fn fold_record(
+        &mut self,
+        arena: &mut Arena,
+        values: &[Value; MAX_FIELDS],
+        present: u32,
+    ) -> Result<Value, String> {
+        let f = Fields {
+            values: *values,
+            // Fields past FIELDS are never asked for (`record_fields`).
+            present: u16::try_from(present & u32::from(u16::MAX)).unwrap_or(0),
+        };
+        self.push_entry(arena, &f)
     }
 
     /// A `frames` list of frames already folded (torch's shape: every
@@ -628,6 +644,24 @@ impl Folder for Collector {
             }
             _ => Ok(None),
         }
+    }
+}
+
+impl Collector {
+    /// Read a trace entry's fields into a typed record, kept; its folded id.
+    #[inline(always)]
+    fn push_entry(&mut self, arena: &mut Arena, f: &Fields) -> Result<Value, String> {
+        let e = self.entry_of(arena, f)?;
+        self.entries.push(e);
+        let n = self.entries.len();
+        if n.is_multiple_of(PREFAULT_ENTRIES) {
+            crate::prefault::ahead(
+                &self.entries,
+                n + PREFAULT_ENTRIES,
+                n + 2 * PREFAULT_ENTRIES,
+            );
+        }
+        Ok(Value::Folded(TAG_ENTRY, entry_id(n)?))
     }
 }
 

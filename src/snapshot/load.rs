@@ -317,6 +317,25 @@ pub fn load_bytes(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
     .into_snapshot(name)
 }
 
+/// [`load_bytes`] with every opcode through the decoder's general machine:
+/// no flat-dict fast path and no entry templates. The oracle the fast
+/// paths are tested against (tests, fuzzing); never used to load.
+#[doc(hidden)]
+pub fn load_bytes_general(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
+    let fail = |m: String| LoadError::new(name, m);
+    if detect_bytes(&bytes[..bytes.len().min(64)]) != FileKind::Pickle {
+        return load_bytes(name, bytes);
+    }
+    let len = bytes.len() as u64;
+    let mut c = Collector::new(len);
+    let (d, _) = crate::pickle::decode_checked(bytes, Some(len), &mut c, false)
+        .map_err(|e| fail(e.to_string()))?;
+    let format = Format::Pickle {
+        protocol: d.protocol,
+    };
+    build(d.root, d.arena, c, format, d.trailing_bytes).map_err(fail)
+}
+
 /// Decode and build from `input` (positioned at the start, `len` bytes long)
 /// whose first bytes are `head`.
 fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Content, LoadError> {

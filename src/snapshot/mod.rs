@@ -2,6 +2,7 @@
 //! model. The only code that knows PyTorch's key names.
 
 mod build;
+mod canonical;
 mod collect;
 mod generation;
 mod json;
@@ -14,7 +15,7 @@ pub use labels::StackLabels;
 #[cfg(feature = "mcp")]
 pub(crate) use load::load_opened;
 pub(crate) use load::{digest_of, read_input, read_input_hashed, Content, FileDigest};
-pub use load::{load, load_bytes, Hint, LoadError};
+pub use load::{load, load_bytes, load_bytes_general, Hint, LoadError};
 #[cfg(test)]
 pub(crate) use model::NO_POOL;
 pub(crate) use model::{

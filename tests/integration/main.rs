@@ -57,6 +57,7 @@ mod rule_phases;
 mod schemas;
 mod status_words;
 mod synthetic_figures;
+mod templates;
 mod terminal_colour;
 mod time_budgets;
 mod time_structure;
