@@ -75,6 +75,14 @@ pub trait Folder {
     ) -> Result<Option<Value>, String> {
         Ok(None)
     }
+
+    /// Whether a list of values folded with `tag`, appended in order of
+    /// their index (`Folded(tag, i)`, `Folded(tag, i + 1)`, …), may be kept
+    /// as the range of indices instead of item by item (the arena's `Run`).
+    /// It reads as a list either way; only the memory differs.
+    fn runs(&self, _tag: u8) -> bool {
+        false
+    }
 }
 
 /// A folder that keeps every container as it is.

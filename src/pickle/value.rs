@@ -1,7 +1,9 @@
 //! The decoded value graph: scalars inline, containers in an arena so that a
 //! memo reference is an index (shared, never copied), strings interned.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Index of a container in the [`Arena`].
 pub(crate) type ObjId = u32;
@@ -38,6 +40,57 @@ pub enum Obj {
     Set(Vec<Value>),
     /// Replaced by a folder; memo references see the folded value.
     Folded(Value),
+    /// A list of consecutive folded values, kept as their range.
+    Run(Run),
+}
+
+/// A list whose items are `Value::Folded(tag, i)` for each `i` of a range,
+/// in order: what a folder's records appended one after the other make (a
+/// device's trace). Held as the range while it only grows that way; read
+/// generically ([`Arena::seq`]), it is spelled out once and kept, and
+/// anything else appended makes it an [`Obj::List`] again.
+#[derive(Debug)]
+pub struct Run {
+    tag: u8,
+    ids: Range<u32>,
+    items: OnceCell<Box<[Value]>>,
+}
+
+impl Run {
+    /// How many items the list has.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The tag and the range of the folded values it holds.
+    pub(crate) fn range(&self) -> (u8, Range<u32>) {
+        (self.tag, self.ids.clone())
+    }
+
+    /// The items as a list holds them, spelled out on the first call.
+    fn items(&self) -> &[Value] {
+        self.items
+            .get_or_init(|| self.ids.clone().map(|i| Value::Folded(self.tag, i)).collect())
+    }
+
+    /// `items` as a run that starts right after this one ends, if they are.
+    fn continues(&self, items: &[Value]) -> Option<u32> {
+        let end = consecutive(self.tag, self.ids.end, items)?;
+        self.items.get().is_none().then_some(end)
+    }
+}
+
+/// The end of the range `items` spell out as `Folded(tag, start..)`, if
+/// they do (and are not empty).
+fn consecutive(tag: u8, start: u32, items: &[Value]) -> Option<u32> {
+    let mut next = start;
+    for &v in items {
+        if v != Value::Folded(tag, next) {
+            return None;
+        }
+        next = next.checked_add(1)?;
+    }
+    (!items.is_empty()).then_some(next)
 }
 
 impl Obj {
@@ -48,6 +101,7 @@ impl Obj {
             Obj::Tuple(_) => "tuple",
             Obj::Set(_) => "set",
             Obj::Folded(_) => "consumed container",
+            Obj::Run(_) => "list",
         }
     }
 }
@@ -229,6 +283,60 @@ impl Arena {
         m.memo
     }
 
+    /// Append `items` to list `id` as a [`Run`] when they continue it (or
+    /// start it, on an empty list) and `keep(tag)` allows runs of their
+    /// tag. Returns false when they were not appended: the list is then an
+    /// [`Obj::List`] again (a run spelled out), ready for a plain extend.
+    pub(crate) fn append_run(
+        &mut self,
+        id: ObjId,
+        items: &[Value],
+        keep: impl Fn(u8) -> bool,
+    ) -> bool {
+        let obj = &mut self.objs[id as usize];
+        match obj {
+            Obj::Run(run) => {
+                if let Some(end) = run.continues(items) {
+                    run.ids.end = end;
+                    return true;
+                }
+                let spelled = run.items().to_vec();
+                *obj = Obj::List(spelled);
+                false
+            }
+            Obj::List(list) if list.is_empty() => {
+                let Some(&Value::Folded(tag, start)) = items.first() else {
+                    return false;
+                };
+                if !keep(tag) {
+                    return false;
+                }
+                let Some(end) = consecutive(tag, start, items) else {
+                    return false;
+                };
+                *obj = Obj::Run(Run {
+                    tag,
+                    ids: start..end,
+                    items: OnceCell::new(),
+                });
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The tag and range of a list held as a [`Run`], read without
+    /// spelling it out.
+    pub(crate) fn run(&self, v: Value) -> Option<(u8, Range<u32>)> {
+        match self.resolve(v) {
+            Value::Obj(id) => match self.obj(id) {
+                Obj::Run(run) => Some(run.range()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub(crate) fn obj(&self, id: ObjId) -> &Obj {
         &self.objs[id as usize]
     }
@@ -278,6 +386,7 @@ impl Arena {
             Value::Obj(id) => match self.obj(id) {
                 Obj::List(items) | Obj::Set(items) => Some(items),
                 Obj::Tuple(items) => Some(items),
+                Obj::Run(run) => Some(run.items()),
                 _ => None,
             },
             _ => None,
@@ -323,6 +432,7 @@ impl Arena {
                     format!("{{{}}}", parts.join(", "))
                 }
                 Obj::Folded(f) => format!("folded {f:?}"),
+                Obj::Run(run) => format!("[{}]", many(run.items(), budget)),
             },
             other => format!("{other:?}"),
         }

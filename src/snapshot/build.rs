@@ -103,6 +103,7 @@ impl Builder<'_> {
             Obj::Dict(items) => items.is_empty(),
             Obj::Tuple(items) => items.is_empty(),
             Obj::Set(items) => items.is_empty(),
+            Obj::Run(run) => run.len() == 0,
             Obj::Folded(_) => true,
         };
         if empty {
@@ -365,6 +366,10 @@ impl Builder<'_> {
     /// indices.
     fn entry_list(&mut self, v: Value, what: String) -> Result<TraceList, String> {
         self.once(v, &what)?;
+        // Kept as a range while decoding (`Collector::runs`): read as one.
+        if let Some((TAG_ENTRY, ids)) = self.arena.run(v) {
+            return Ok(TraceList::Run(ids.start as usize..ids.end as usize));
+        }
         let n = self.list_len(v, &what)?;
         if n > 0 {
             // The usual case, checked without copying: entries folded in
@@ -555,6 +560,13 @@ fn to_json(arena: &Arena, v: Value, budget: &mut usize, depth: usize) -> Option<
                     .map(|v| to_json(arena, *v, budget, depth + 1))
                     .collect::<Option<_>>()?,
             ),
+            Obj::Run(run) => {
+                let (tag, ids) = run.range();
+                J::Array(
+                    ids.map(|i| to_json(arena, Value::Folded(tag, i), budget, depth + 1))
+                        .collect::<Option<_>>()?,
+                )
+            }
             Obj::Folded(_) => J::Null,
         },
     })
@@ -830,7 +842,7 @@ mod tests {
             context: crate::snapshot::model::NO_CONTEXT,
             pool: crate::snapshot::model::NO_POOL,
             meta: crate::snapshot::NO_META,
-            action: Action::Alloc,
+            action: Action::Alloc.into(),
         }
     }
 

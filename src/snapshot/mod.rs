@@ -14,7 +14,7 @@ pub use labels::StackLabels;
 #[cfg(feature = "mcp")]
 pub(crate) use load::load_opened;
 pub(crate) use load::{digest_of, read_input, read_input_hashed, Content, FileDigest};
-pub use load::{load, load_bytes, Hint, LoadError};
+pub use load::{load, load_bytes, load_bytes_checked, Hint, LoadError};
 #[cfg(test)]
 pub(crate) use model::NO_POOL;
 pub(crate) use model::{
