@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn an_annotate_note_names_the_live_allocation_at_its_address_only() {
         use crate::snapshot::StackId;
-        let e = |action, addr, meta| TraceEntry {
+        let e = |action: Action, addr, meta| TraceEntry {
             addr,
             size: 8,
             time_us: crate::snapshot::NO_TIME,

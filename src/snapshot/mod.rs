@@ -26,4 +26,6 @@ pub use model::{Snapshot, Tables};
 pub(crate) use model::{NO_CONTEXT, NO_TIME};
 
 #[cfg(test)]
+mod run_tests;
+#[cfg(test)]
 mod tests;
