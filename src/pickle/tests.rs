@@ -324,7 +324,7 @@ fn a_list_of_folded_values_in_order_is_held_as_their_range() {
         "no item stored: {:?}",
         d.arena.obj(id)
     );
-    assert_eq!(d.arena.run(d.root), Some((7, 0..4)));
+    assert_eq!(d.arena.run(d.root), Some((7, &[0..4][..])));
     // Read generically, it is the list it stands for.
     let items: Vec<Value> = (0..4).map(|i| Value::Folded(7, i)).collect();
     assert_eq!(d.arena.seq(d.root).unwrap(), &items[..]);
@@ -335,7 +335,7 @@ fn a_list_of_folded_values_in_order_is_held_as_their_range() {
 }
 
 #[test]
-fn a_run_read_generically_or_appended_out_of_order_becomes_a_list_again() {
+fn a_run_out_of_order_starts_a_range_and_anything_else_makes_it_a_list_again() {
     let mut arena = Arena::default();
     let id = arena.alloc(Obj::List(Vec::new()));
     let list = Value::Obj(id);
@@ -343,27 +343,29 @@ fn a_run_read_generically_or_appended_out_of_order_becomes_a_list_again() {
     let runs = |tag: u8| tag == 7;
     assert!(arena.append_run(id, &[f(3), f(4)], runs));
     assert!(arena.append_run(id, &[f(5)], runs));
-    assert_eq!(arena.run(list), Some((7, 3..6)));
-    // Not the next index: spelled out, and the caller appends as usual.
-    assert!(!arena.append_run(id, &[f(9)], runs));
-    assert!(matches!(arena.obj(id), Obj::List(items) if items[..] == [f(3), f(4), f(5)]));
-    // Read generically first, then appended in order: spelled out too (the
-    // read's items must never go stale).
+    assert_eq!(arena.run(list), Some((7, &[3..6][..])));
+    // Not the next index (a record folded late): a new range.
+    assert!(arena.append_run(id, &[f(9), f(6), f(7)], runs));
+    assert_eq!(arena.run(list), Some((7, &[3..6, 9..10, 6..8][..])));
+    assert_eq!(arena.seq(list).unwrap(), [3, 4, 5, 9, 6, 7].map(f));
+    // Read generically first, then appended: spelled out, and the caller
+    // appends as usual (the read's items must never go stale).
+    assert!(!arena.append_run(id, &[f(8)], runs));
+    assert!(matches!(arena.obj(id), Obj::List(items) if items[..] == [3, 4, 5, 9, 6, 7].map(f)));
+    // Anything but a value of its tag: spelled out too, without the item.
     let id = arena.alloc(Obj::List(Vec::new()));
     assert!(arena.append_run(id, &[f(0)], runs));
-    assert_eq!(arena.seq(Value::Obj(id)).unwrap(), [f(0)]);
-    assert!(!arena.append_run(id, &[f(1)], runs));
+    assert!(!arena.append_run(id, &[f(1), Value::Int(1)], runs));
     assert!(matches!(arena.obj(id), Obj::List(items) if items[..] == [f(0)]));
     // Another tag, a tag the folder keeps no runs of, a scalar first, a
-    // list that already has items: never a run.
+    // list that already has items, the last index: never a run.
     let fresh = |arena: &mut Arena| arena.alloc(Obj::List(Vec::new()));
     let id = fresh(&mut arena);
     assert!(!arena.append_run(id, &[Value::Folded(2, 0)], runs));
     assert!(!arena.append_run(id, &[Value::Int(1), f(0)], runs));
+    assert!(!arena.append_run(id, &[f(0), Value::Folded(2, 1)], runs));
+    assert!(!arena.append_run(id, &[f(u32::MAX)], runs));
+    assert!(matches!(arena.obj(id), Obj::List(items) if items.is_empty()));
     let id = arena.alloc(Obj::List(vec![Value::None]));
     assert!(!arena.append_run(id, &[f(0)], runs));
-    // The index space ends: no run past u32::MAX.
-    let id = fresh(&mut arena);
-    assert!(arena.append_run(id, &[f(u32::MAX - 1)], runs));
-    assert!(!arena.append_run(id, &[f(u32::MAX)], runs));
 }

@@ -40,57 +40,63 @@ pub enum Obj {
     Set(Vec<Value>),
     /// Replaced by a folder; memo references see the folded value.
     Folded(Value),
-    /// A list of consecutive folded values, kept as their range.
+    /// A list of folded values of one tag, kept as the ranges they run through.
     Run(Run),
 }
 
-/// A list whose items are `Value::Folded(tag, i)` for each `i` of a range,
-/// in order: what a folder's records appended one after the other make (a
-/// device's trace). Held as the range while it only grows that way; read
-/// generically ([`Arena::seq`]), it is spelled out once and kept, and
-/// anything else appended makes it an [`Obj::List`] again.
+/// A list whose items are all `Value::Folded(tag, i)` of one tag, held as
+/// the ranges of `i` they run through, in list order: what a folder's
+/// records appended one after the other make (a device's trace), where a
+/// record folded late (a dict the fast path left to the general machine,
+/// folded when appended) only starts a new range. Read generically
+/// ([`Arena::seq`]) it is spelled out once and kept; anything else
+/// appended, or anything appended after such a read, makes it an
+/// [`Obj::List`] again. At most 8 bytes an item, 16 as a list.
 #[derive(Debug)]
 pub struct Run {
     tag: u8,
-    ids: Range<u32>,
+    spans: Vec<Range<u32>>,
+    len: usize,
     items: OnceCell<Box<[Value]>>,
 }
 
 impl Run {
     /// How many items the list has.
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.len
     }
 
-    /// The tag and the range of the folded values it holds.
-    pub(crate) fn range(&self) -> (u8, Range<u32>) {
-        (self.tag, self.ids.clone())
+    /// The tag, and the ranges of folded indices the items run through.
+    pub(crate) fn spans(&self) -> (u8, &[Range<u32>]) {
+        (self.tag, &self.spans)
     }
 
     /// The items as a list holds them, spelled out on the first call.
     fn items(&self) -> &[Value] {
-        self.items
-            .get_or_init(|| self.ids.clone().map(|i| Value::Folded(self.tag, i)).collect())
+        self.items.get_or_init(|| {
+            let ids = self.spans.iter().flat_map(Clone::clone);
+            ids.map(|i| Value::Folded(self.tag, i)).collect()
+        })
     }
 
-    /// `items` as a run that starts right after this one ends, if they are.
-    fn continues(&self, items: &[Value]) -> Option<u32> {
-        let end = consecutive(self.tag, self.ids.end, items)?;
-        self.items.get().is_none().then_some(end)
-    }
-}
-
-/// The end of the range `items` spell out as `Folded(tag, start..)`, if
-/// they do (and are not empty).
-fn consecutive(tag: u8, start: u32, items: &[Value]) -> Option<u32> {
-    let mut next = start;
-    for &v in items {
-        if v != Value::Folded(tag, next) {
-            return None;
+    /// Append `items` if they are all folded with this run's tag (each
+    /// index below `u32::MAX`, so a range's end fits) and the run was never
+    /// spelled out; false, with nothing changed, otherwise.
+    fn extend(&mut self, items: &[Value]) -> bool {
+        let fits = |v: &Value| matches!(*v, Value::Folded(t, i) if t == self.tag && i < u32::MAX);
+        if self.items.get().is_some() || !items.iter().all(fits) {
+            return false;
         }
-        next = next.checked_add(1)?;
+        for &v in items {
+            let Value::Folded(_, i) = v else { continue };
+            match self.spans.last_mut() {
+                Some(last) if last.end == i => last.end = i + 1,
+                _ => self.spans.push(i..i + 1),
+            }
+        }
+        self.len += items.len();
+        true
     }
-    (!items.is_empty()).then_some(next)
 }
 
 impl Obj {
@@ -283,10 +289,10 @@ impl Arena {
         m.memo
     }
 
-    /// Append `items` to list `id` as a [`Run`] when they continue it (or
-    /// start it, on an empty list) and `keep(tag)` allows runs of their
-    /// tag. Returns false when they were not appended: the list is then an
-    /// [`Obj::List`] again (a run spelled out), ready for a plain extend.
+    /// Append `items` to list `id` as a [`Run`] when it is one, or when
+    /// it is empty and they are folded with a tag that `keep` allows runs
+    /// of. Returns false when they were not appended: the list is then an
+    /// [`Obj::List`] (a run spelled out), ready for a plain extend.
     pub(crate) fn append_run(
         &mut self,
         id: ObjId,
@@ -296,8 +302,7 @@ impl Arena {
         let obj = &mut self.objs[id as usize];
         match obj {
             Obj::Run(run) => {
-                if let Some(end) = run.continues(items) {
-                    run.ids.end = end;
+                if run.extend(items) {
                     return true;
                 }
                 let spelled = run.items().to_vec();
@@ -305,32 +310,34 @@ impl Arena {
                 false
             }
             Obj::List(list) if list.is_empty() => {
-                let Some(&Value::Folded(tag, start)) = items.first() else {
+                let Some(&Value::Folded(tag, _)) = items.first() else {
                     return false;
                 };
                 if !keep(tag) {
                     return false;
                 }
-                let Some(end) = consecutive(tag, start, items) else {
-                    return false;
-                };
-                *obj = Obj::Run(Run {
+                let mut run = Run {
                     tag,
-                    ids: start..end,
+                    spans: Vec::new(),
+                    len: 0,
                     items: OnceCell::new(),
-                });
+                };
+                if !run.extend(items) {
+                    return false;
+                }
+                *obj = Obj::Run(run);
                 true
             }
             _ => false,
         }
     }
 
-    /// The tag and range of a list held as a [`Run`], read without
+    /// The tag and the ranges of a list held as a [`Run`], read without
     /// spelling it out.
-    pub(crate) fn run(&self, v: Value) -> Option<(u8, Range<u32>)> {
+    pub(crate) fn run(&self, v: Value) -> Option<(u8, &[Range<u32>])> {
         match self.resolve(v) {
             Value::Obj(id) => match self.obj(id) {
-                Obj::Run(run) => Some(run.range()),
+                Obj::Run(run) => Some(run.spans()),
                 _ => None,
             },
             _ => None,

@@ -366,9 +366,13 @@ impl Builder<'_> {
     /// indices.
     fn entry_list(&mut self, v: Value, what: String) -> Result<TraceList, String> {
         self.once(v, &what)?;
-        // Kept as a range while decoding (`Collector::runs`): read as one.
-        if let Some((TAG_ENTRY, ids)) = self.arena.run(v) {
-            return Ok(TraceList::Run(ids.start as usize..ids.end as usize));
+        // Kept as ranges of records while decoding (`Collector::runs`):
+        // read without spelling the list out.
+        if let Some((TAG_ENTRY, spans)) = self.arena.run(v) {
+            return Ok(match spans {
+                [one] => TraceList::Run(one.start as usize..one.end as usize),
+                more => TraceList::Items(more.iter().flat_map(Clone::clone).collect()),
+            });
         }
         let n = self.list_len(v, &what)?;
         if n > 0 {
@@ -561,9 +565,10 @@ fn to_json(arena: &Arena, v: Value, budget: &mut usize, depth: usize) -> Option<
                     .collect::<Option<_>>()?,
             ),
             Obj::Run(run) => {
-                let (tag, ids) = run.range();
+                let (tag, spans) = run.spans();
                 J::Array(
-                    ids.map(|i| to_json(arena, Value::Folded(tag, i), budget, depth + 1))
+                    (spans.iter().flat_map(Clone::clone))
+                        .map(|i| to_json(arena, Value::Folded(tag, i), budget, depth + 1))
                         .collect::<Option<_>>()?,
                 )
             }
