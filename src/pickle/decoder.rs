@@ -257,7 +257,10 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         // Consecutive folded records (a device's trace entries) are kept
         // as their range, when the folder allows: no item stored each.
         let folder = &*self.folder;
-        if self.arena.append_run(id, &self.stack[from..], |tag| folder.runs(tag)) {
+        if self
+            .arena
+            .append_run(id, &self.stack[from..], |tag| folder.runs(tag))
+        {
             self.stack.truncate(from);
             return Ok(());
         }

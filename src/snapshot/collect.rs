@@ -10,8 +10,7 @@ use foldhash::fast::RandomState;
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value};
 
 use super::model::{
-    Action, ActionCode, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL,
-    NO_TIME,
+    Action, ActionCode, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL, NO_TIME,
 };
 
 pub(crate) const TAG_FRAME: u8 = 1;

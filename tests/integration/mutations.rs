@@ -232,7 +232,11 @@ fn same_as_item_lists(bytes: &[u8]) {
             .map(|s| format!("{:?}", *s))
             .map_err(|e| e.to_string())
     };
-    assert_eq!(load(true), load(false), "the range and the item list disagree");
+    assert_eq!(
+        load(true),
+        load(false),
+        "the range and the item list disagree"
+    );
 }
 
 /// Both entry points on `bytes`: no panic, and one-line errors naming the file.
