@@ -39,6 +39,17 @@ fn entry(addr: i32, more: &[u8]) -> Vec<u8> {
     .concat()
 }
 
+/// `device_traces`: the outer list holding `parts` (device lists and
+/// whatever the test writes between them).
+fn device_traces(parts: &[&[u8]]) -> Vec<u8> {
+    [&b"]("[..], &parts.concat(), b"e"].concat()
+}
+
+/// A device list of two entries (addr 10 and 20), stored in memo slot 10.
+fn memoized_pair() -> Vec<u8> {
+    [&b"]q\x0a("[..], &entry(10, b""), &entry(20, b""), b"e"].concat()
+}
+
 /// `{before…, segments: [], device_traces: TRACES, after…}`.
 fn snapshot(before: &[u8], traces: &[u8], after: &[u8]) -> Vec<u8> {
     [
@@ -96,18 +107,15 @@ fn first_list_range(bytes: &[u8]) -> Option<Vec<(u32, u32)>> {
 #[test]
 fn a_device_list_of_entries_in_order_is_held_as_a_range_not_item_by_item() {
     // One APPENDS batch, then single APPENDs (protocol 2's shape for short lists).
-    let traces = [
+    let traces = device_traces(&[
         &b"]("[..],
-        b"](",
         &entry(10, b""),
         &entry(20, b""),
         &entry(30, b""),
         b"e",
         &entry(40, b""),
         b"a",
-        b"e",
-    ]
-    .concat();
+    ]);
     let bytes = snapshot(b"", &traces, b"");
     assert_eq!(first_list_range(&bytes), Some(vec![(0, 4)]));
     let text = same_both_ways(&bytes).unwrap();
@@ -130,16 +138,13 @@ fn an_entry_left_to_the_general_machine_starts_a_new_range_and_loads_alike() {
     ]
     .concat();
     let frames = [&s("frames")[..], b"](", &frame, b"e"].concat();
-    let traces = [
+    let traces = device_traces(&[
         &b"]("[..],
-        b"](",
         &entry(10, b""),
         &entry(20, &frames),
         &entry(30, b""),
         b"e",
-        b"e",
-    ]
-    .concat();
+    ]);
     let bytes = snapshot(b"", &traces, b"");
     assert_eq!(first_list_range(&bytes), Some(vec![(0, 1), (2, 3), (1, 2)]));
     let text = same_both_ways(&bytes).unwrap();
@@ -150,28 +155,13 @@ fn an_entry_left_to_the_general_machine_starts_a_new_range_and_loads_alike() {
 #[test]
 fn a_non_entry_appended_after_entries_loads_as_with_the_item_list() {
     // An int after two entries: refused alike.
-    let traces = [
-        &b"]("[..],
-        b"](",
-        &entry(10, b""),
-        &entry(20, b""),
-        b"eK\x05a",
-        b"e",
-    ]
-    .concat();
+    let two = [&b"]("[..], &entry(10, b""), &entry(20, b""), b"e"].concat();
+    let traces = device_traces(&[&two[..], b"K\x05a"]);
     let e = same_both_ways(&snapshot(b"", &traces, b"")).unwrap_err();
     assert!(e.contains("device_traces[0][2] is a int"), "{e}");
     // An empty dict appended (not an entry yet), filled after it was
     // stored: it becomes the third entry, alike.
-    let traces = [
-        &b"]("[..],
-        b"](",
-        &entry(10, b""),
-        &entry(20, b""),
-        b"e}q\x0ba",
-        b"e",
-    ]
-    .concat();
+    let traces = device_traces(&[&two[..], b"}q\x0ba"]);
     let fill = [
         &b"h\x0b("[..],
         &s("action"),
@@ -191,37 +181,26 @@ fn a_non_entry_appended_after_entries_loads_as_with_the_item_list() {
 
 #[test]
 fn a_device_list_read_back_from_the_memo_and_appended_again_stays_one_range() {
-    let traces = [
-        &b"]("[..],
-        b"]q\x0a(",
-        &entry(10, b""),
-        &entry(20, b""),
-        b"e",
+    let traces = device_traces(&[
+        &memoized_pair(),
         b"h\x0a(",
         &entry(30, b""),
         &entry(40, b""),
         b"e0",
-        b"e",
-    ]
-    .concat();
+    ]);
     let bytes = snapshot(b"", &traces, b"");
     assert_eq!(first_list_range(&bytes), Some(vec![(0, 4)]));
     same_both_ways(&bytes).unwrap();
     // Another list's entry in between: two ranges.
-    let traces = [
-        &b"]("[..],
-        b"]q\x0a(",
+    let traces = device_traces(&[
+        &b"]q\x0a("[..],
         &entry(10, b""),
-        b"e",
-        b"](",
+        b"e](",
         &entry(20, b""),
-        b"e",
-        b"h\x0a",
+        b"eh\x0a",
         &entry(30, b""),
         b"a0",
-        b"e",
-    ]
-    .concat();
+    ]);
     let bytes = snapshot(b"", &traces, b"");
     assert_eq!(first_list_range(&bytes), Some(vec![(0, 1), (2, 3)]));
     same_both_ways(&bytes).unwrap();
@@ -240,7 +219,7 @@ fn entries_out_of_order_load_as_with_the_item_list() {
         b"e",
     ]
     .concat();
-    let traces = [&b"]("[..], b"](", &entry(10, b""), b"h\x14", b"e", b"e"].concat();
+    let traces = device_traces(&[&b"]("[..], &entry(10, b""), b"h\x14e"]);
     let bytes = snapshot(&junk, &traces, b"");
     assert_eq!(first_list_range(&bytes), Some(vec![(1, 2), (0, 1)]));
     let text = same_both_ways(&bytes).unwrap();
@@ -251,16 +230,7 @@ fn entries_out_of_order_load_as_with_the_item_list() {
 
 #[test]
 fn a_device_list_shared_by_two_devices_is_refused_as_with_the_item_list() {
-    let traces = [
-        &b"]("[..],
-        b"]q\x0a(",
-        &entry(10, b""),
-        &entry(20, b""),
-        b"e",
-        b"h\x0a",
-        b"e",
-    ]
-    .concat();
+    let traces = device_traces(&[&memoized_pair()[..], b"h\x0a"]);
     let e = same_both_ways(&snapshot(b"", &traces, b"")).unwrap_err();
     assert!(e.contains("the same object as device_traces[0]"), "{e}");
 }
@@ -269,30 +239,12 @@ fn a_device_list_shared_by_two_devices_is_refused_as_with_the_item_list() {
 fn a_device_list_also_read_as_another_list_loads_as_with_the_item_list() {
     // The device list memo-read as `external_annotations` (spelled out at
     // build) and as an entry's `pool_id` while still growing (refused).
-    let traces = [
-        &b"]("[..],
-        b"]q\x0a(",
-        &entry(10, b""),
-        &entry(20, b""),
-        b"e",
-        b"e",
-    ]
-    .concat();
     let annotations = [&s("external_annotations")[..], b"h\x0a"].concat();
-    let text = same_both_ways(&snapshot(b"", &traces, &annotations)).unwrap();
+    let pair = device_traces(&[&memoized_pair()]);
+    let text = same_both_ways(&snapshot(b"", &pair, &annotations)).unwrap();
     assert!(text.contains("2 of 2 `external_annotations`"), "{text}");
     let pool = [&s("pool_id")[..], b"h\x0a"].concat();
-    let traces = [
-        &b"]("[..],
-        b"]q\x0a(",
-        &entry(10, b""),
-        &entry(20, b""),
-        b"e",
-        &entry(30, &pool),
-        b"a",
-        b"e",
-    ]
-    .concat();
+    let traces = device_traces(&[&memoized_pair()[..], &entry(30, &pool), b"a"]);
     let e = same_both_ways(&snapshot(b"", &traces, b"")).unwrap_err();
     assert!(e.contains("pool_id"), "{e}");
 }
