@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
                     for &f in snap.stack(e.stack) {
                         let _ = snap.frame_label(f);
                     }
-                    let _ = snap.action_name(e.action);
+                    let _ = snap.action_name(e.action());
                 }
             }
         }

@@ -185,7 +185,7 @@ impl Allocator {
         cat: &mut dyn FnMut(Origin<'_>) -> usize,
         s: &mut State,
     ) -> Option<usize> {
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 self.touch(e.addr);
                 let c = cat(Origin::Alloc(i, e));

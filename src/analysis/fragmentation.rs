@@ -105,7 +105,7 @@ fn at_dump(segments: &[&Segment]) -> (Ranges, Ranges) {
 /// Takes entry `e` back.
 fn undo(e: &TraceEntry, reserved: &mut Ranges, occupied: &mut Ranges) {
     let end = e.addr.saturating_add(e.size);
-    match e.action {
+    match e.action() {
         Action::Alloc => {
             occupied.remove(&e.addr);
         }

@@ -102,7 +102,7 @@ impl FramelessCategories {
         let mut open: HashMap<u64, usize> = HashMap::new();
         let mut stage = None;
         for (i, e) in snap.trace(device).iter().enumerate() {
-            match e.action {
+            match e.action() {
                 Action::Alloc if info.frameless(e.stack) => {
                     open.insert(e.addr, made.len());
                     made.push((i, stage, None));

@@ -150,7 +150,7 @@ impl Groups {
                 let mut by_name: HashMap<&str, u32> = HashMap::from([(NO_COMPILE_CONTEXT, 0)]);
                 let mut ids = HashMap::new();
                 for e in snap.trace(device) {
-                    if e.action != Action::Alloc || ids.contains_key(&e.context) {
+                    if e.action() != Action::Alloc || ids.contains_key(&e.context) {
                         continue;
                     }
                     let Some(ctx) = snap.context(e).filter(|c| !c.is_empty()) else {

@@ -19,7 +19,7 @@ pub(crate) fn of_allocations(trace: &[TraceEntry]) -> Vec<u32> {
     let mut meta: Vec<u32> = trace
         .iter()
         .map(|e| {
-            if e.action == Action::Alloc {
+            if e.action() == Action::Alloc {
                 e.meta
             } else {
                 NO_META
@@ -30,7 +30,7 @@ pub(crate) fn of_allocations(trace: &[TraceEntry]) -> Vec<u32> {
     // (std's random state), so a crafted trace cannot aim at its buckets.
     let mut live: HashMap<u64, usize> = HashMap::new();
     for (i, e) in trace.iter().enumerate() {
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 live.insert(e.addr, i);
             }
@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn an_annotate_note_names_the_live_allocation_at_its_address_only() {
         use crate::snapshot::StackId;
-        let e = |action, addr, meta| TraceEntry {
+        let e = |action: Action, addr, meta| TraceEntry {
             addr,
             size: 8,
             time_us: crate::snapshot::NO_TIME,
@@ -214,7 +214,7 @@ mod tests {
             context: crate::snapshot::NO_CONTEXT,
             pool: crate::snapshot::NO_POOL,
             meta,
-            action,
+            action: action.into(),
         };
         let trace = [
             e(Action::Alloc, 1, NO_META),

@@ -561,7 +561,7 @@ pub(crate) fn stack_iterations(
     let mut cuts = Vec::new();
     let mut in_run = false;
     for (i, e) in snap.trace(device).iter().enumerate() {
-        if e.action != crate::snapshot::Action::Alloc {
+        if e.action() != crate::snapshot::Action::Alloc {
             continue;
         }
         let m = matches(e.stack);

@@ -178,7 +178,7 @@ impl Places {
 
     /// A segment entry: the trace's segments follow it.
     fn segment(&mut self, e: &TraceEntry, pool: usize) {
-        match e.action {
+        match e.action() {
             Action::SegmentAlloc | Action::SegmentMap => {
                 self.made
                     .insert(e.addr, (e.addr.saturating_add(e.size), pool));
@@ -235,7 +235,7 @@ impl Pass {
 
     /// Applies entry `i` as the device replay's allocator does.
     fn step(&mut self, snap: &Tables, i: usize, e: &TraceEntry) {
-        let changed = match e.action {
+        let changed = match e.action() {
             Action::Alloc => {
                 let pool = self.places.pool_of(snap, e, e.addr);
                 self.open.insert(e.addr, (e.size, pool));
@@ -374,13 +374,13 @@ impl Places {
         };
         for e in trace {
             if matches!(
-                e.action,
+                e.action(),
                 Action::Alloc | Action::SegmentAlloc | Action::SegmentMap
             ) {
                 let pool = replay.pool_of(snap, e, e.addr);
                 replay.segment(e, pool);
                 tell(pool, e.stack);
-            } else if e.action == Action::SegmentFree {
+            } else if e.action() == Action::SegmentFree {
                 replay.segment(e, 0);
             }
         }

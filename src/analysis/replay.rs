@@ -196,11 +196,11 @@ impl Replayer {
         let inside = self.from <= i && i <= self.to;
         self.observers.before(i, &self.state);
         let time = e.time();
-        self.counts.see(inside, e.action, time);
+        self.counts.see(inside, e.action(), time);
         self.growth.see(inside, e, &self.state);
         let changed = self.memory.step(i, e, cat, &mut self.state);
         let s = &self.state;
-        if inside && e.action == Action::Oom {
+        if inside && e.action() == Action::Oom {
             self.oom_at.push((i, s.allocated, s.reserved));
         }
         let pins = if !inside {
@@ -340,14 +340,14 @@ impl Growth {
         if let Some((free, own)) = self.pending.take() {
             // The request is the `alloc` right after the growth; with none
             // there, the growth's own size.
-            let request = if e.action == Action::Alloc {
+            let request = if e.action() == Action::Alloc {
                 e.size
             } else {
                 own
             };
             self.shortfalls.push(i128::from(request) - free);
         }
-        match e.action {
+        match e.action() {
             Action::SegmentAlloc | Action::SegmentMap if inside => {
                 self.allocs += 1;
                 self.pending = Some((before.reserved - before.allocated, e.size));

@@ -49,7 +49,7 @@ fn model(trace: &[TraceEntry], segments: &[&Segment]) -> Model {
     let mut pre = Vec::new();
     let mut pre_cats = vec![0i64; NCAT];
     for (i, e) in trace.iter().enumerate() {
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 live.insert(e.addr, i);
             }
@@ -76,7 +76,7 @@ fn model(trace: &[TraceEntry], segments: &[&Segment]) -> Model {
         if !trace.iter().any(|e| {
             e.addr == b.address
                 && matches!(
-                    e.action,
+                    e.action(),
                     Action::Alloc | Action::FreeCompleted | Action::FreeRequested
                 )
         }) {
@@ -85,7 +85,7 @@ fn model(trace: &[TraceEntry], segments: &[&Segment]) -> Model {
     }
     let growth: i128 = trace
         .iter()
-        .map(|e| match e.action {
+        .map(|e| match e.action() {
             Action::SegmentAlloc | Action::SegmentMap => i128::from(e.size),
             Action::SegmentFree | Action::SegmentUnmap => -i128::from(e.size),
             _ => 0,
@@ -103,7 +103,7 @@ fn model(trace: &[TraceEntry], segments: &[&Segment]) -> Model {
     let mut states = vec![s.clone()];
     for (i, e) in trace.iter().enumerate() {
         let size = e.size as i64;
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 s.live.insert(e.addr, i);
                 s.dynamic += i128::from(e.size);
@@ -177,7 +177,7 @@ fn entry(action: u8, slot: u64, size: u64, stack: u32, time: Option<i64>) -> Tra
         meta: crate::snapshot::NO_META,
         time_us: time.unwrap_or(NO_TIME),
         stack: StackId::from_raw(stack),
-        action,
+        action: action.into(),
     }
 }
 
@@ -243,7 +243,7 @@ proptest! {
         prop_assert_eq!(f.reserved_peak, res_max.max(0) as u64);
         prop_assert_eq!(f.static_memory, m.static_memory);
         prop_assert_eq!(f.overall_peak, f.dynamic_peak + m.static_memory);
-        let count = |a: Action| trace.iter().filter(|e| e.action == a).count() as u64;
+        let count = |a: Action| trace.iter().filter(|e| e.action() == a).count() as u64;
         prop_assert_eq!(f.alloc_events, count(Action::Alloc));
         prop_assert_eq!(f.oom_events, count(Action::Oom));
         prop_assert_eq!(f.trace_entries, trace.len() as u64);

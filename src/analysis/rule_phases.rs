@@ -64,7 +64,7 @@ pub(crate) fn rule_phase_spans(
         spans.push(phase_span(&index, name, occurrence, from..to, closed));
     };
     for (i, e) in trace.iter().enumerate() {
-        if e.action != Action::Alloc {
+        if e.action() != Action::Alloc {
             continue;
         }
         let Some(p) = phase_of(e.stack) else {

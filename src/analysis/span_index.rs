@@ -75,7 +75,7 @@ pub(crate) struct SpanIndex<'a> {
 fn alloc_bytes(entries: &[TraceEntry]) -> u64 {
     entries
         .iter()
-        .filter(|e| e.action == Action::Alloc)
+        .filter(|e| e.action() == Action::Alloc)
         .fold(0u64, |s, e| s.wrapping_add(e.size))
 }
 
@@ -135,7 +135,7 @@ mod tests {
             context: NO_CONTEXT,
             pool: crate::snapshot::NO_POOL,
             meta: crate::snapshot::NO_META,
-            action,
+            action: action.into(),
         }
     }
 

@@ -348,13 +348,13 @@ fn resolve_bound(
         } => {
             let mut frees = 0u64;
             for (i, e) in trace.iter().enumerate() {
-                if e.addr != *addr || e.action == Action::Oom {
+                if e.addr != *addr || e.action() == Action::Oom {
                     continue;
                 }
-                if frees == *version && e.action == *action {
+                if frees == *version && e.action() == *action {
                     return Ok(Some(i));
                 }
-                frees += u64::from(e.action == Action::FreeCompleted);
+                frees += u64::from(e.action() == Action::FreeCompleted);
             }
             Err(format!(
                 "no {} of {addr:x} after {version} free_completed of it ({frees} in the trace)",

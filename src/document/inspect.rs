@@ -122,9 +122,9 @@ fn action_counts(snap: &Snapshot, device: Device) -> Vec<(String, u64)> {
     let mut known = [0u64; Action::KNOWN.len()];
     let mut counts: BTreeMap<Action, u64> = BTreeMap::new();
     for e in snap.trace(device) {
-        match e.action.known_index() {
+        match e.action().known_index() {
             Some(i) => known[i] += 1,
-            None => *counts.entry(e.action).or_default() += 1,
+            None => *counts.entry(e.action()).or_default() += 1,
         }
     }
     for (i, n) in known.into_iter().enumerate() {

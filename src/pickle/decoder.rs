@@ -260,7 +260,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             return Err(self.invalid("stack underflow"));
         }
         let id = self.target(self.stack[from - 1], "list")?;
-        if !matches!(self.arena.obj(id), Obj::List(_)) {
+        if !matches!(self.arena.obj(id), Obj::List(_) | Obj::Run(_)) {
             let kind = self.arena.obj(id).kind();
             return Err(self.invalid(format!("cannot append to a {kind}")));
         }
@@ -273,6 +273,16 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             for i in from..self.stack.len() {
                 self.stack[i] = self.place(self.stack[i], Slot::ListItem)?;
             }
+        }
+        // Consecutive folded records (a device's trace entries) are kept
+        // as their range, when the folder allows: no item stored each.
+        let folder = &*self.folder;
+        if self
+            .arena
+            .append_run(id, &self.stack[from..], |tag| folder.runs(tag))
+        {
+            self.stack.truncate(from);
+            return Ok(());
         }
         if let Obj::List(list) = self.arena.obj_mut(id) {
             let before = list.len();
@@ -856,7 +866,7 @@ pub(crate) fn place<F: Folder + ?Sized>(
     let Value::Obj(id) = v else { return Ok(v) };
     match arena.obj(id) {
         Obj::Folded(f) => return Ok(*f),
-        Obj::List(_) | Obj::Dict(_) => {}
+        Obj::List(_) | Obj::Run(_) | Obj::Dict(_) => {}
         Obj::Tuple(_) | Obj::Set(_) => return Ok(v),
     }
     match folder.fold(arena, id, slot)? {

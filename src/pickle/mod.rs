@@ -98,6 +98,14 @@ pub trait Folder {
     ) -> Result<Value, String> {
         Err("a record read by a template its folder never asked for".into())
     }
+
+    /// Whether a list of values folded with `tag`, appended in order of
+    /// their index (`Folded(tag, i)`, `Folded(tag, i + 1)`, …), may be kept
+    /// as the range of indices instead of item by item (the arena's `Run`).
+    /// It reads as a list either way; only the memory differs.
+    fn runs(&self, _tag: u8) -> bool {
+        false
+    }
 }
 
 /// How [`Folder::record_fields`] marks an item it does not read.

@@ -289,3 +289,91 @@ fn a_list_of_memo_reads_in_a_flat_dict_is_offered_to_the_folder_before_a_list_is
     // The declined list is built and kept as a list.
     assert_eq!(d.arena.seq(value_of(6, "g")).unwrap(), [a]);
 }
+
+/// Folds every dict into `Folded(7, n)`, `n` counting up, and lets lists
+/// of them be kept as runs (what the snapshot folder does for entries).
+#[derive(Default)]
+struct Numbering {
+    next: u32,
+}
+
+impl Folder for Numbering {
+    fn fold(&mut self, arena: &mut Arena, id: ObjId, _: Slot) -> Result<Option<Value>, String> {
+        if !matches!(arena.obj(id), Obj::Dict(_)) {
+            return Ok(None);
+        }
+        self.next += 1;
+        Ok(Some(Value::Folded(7, self.next - 1)))
+    }
+
+    fn runs(&self, tag: u8) -> bool {
+        tag == 7
+    }
+}
+
+#[test]
+fn a_list_of_folded_values_in_order_is_held_as_their_range() {
+    // [{}, {}, {}] appended in one batch, then {} appended alone.
+    let bytes = b"\x80\x04](}}}e}a.";
+    let d = decode(
+        &bytes[..],
+        Some(bytes.len() as u64),
+        &mut Numbering::default(),
+    )
+    .unwrap();
+    let Value::Obj(id) = d.root else {
+        panic!("a list")
+    };
+    assert!(
+        matches!(d.arena.obj(id), Obj::Run(_)),
+        "no item stored: {:?}",
+        d.arena.obj(id)
+    );
+    assert_eq!(
+        d.arena.run(d.root),
+        Some((7, std::slice::from_ref(&(0..4))))
+    );
+    // Read generically, it is the list it stands for.
+    let items: Vec<Value> = (0..4).map(|i| Value::Folded(7, i)).collect();
+    assert_eq!(d.arena.seq(d.root).unwrap(), &items[..]);
+    // The same stream through a folder that allows no runs: a plain list.
+    let mut keep_lists = ListCounter::default();
+    let plain = decode(&bytes[..], Some(bytes.len() as u64), &mut keep_lists).unwrap();
+    assert_eq!(plain.arena.run(plain.root), None);
+}
+
+#[test]
+fn a_run_out_of_order_starts_a_range_and_anything_else_makes_it_a_list_again() {
+    let mut arena = Arena::default();
+    let id = arena.alloc(Obj::List(Vec::new()));
+    let list = Value::Obj(id);
+    let f = |i| Value::Folded(7, i);
+    let runs = |tag: u8| tag == 7;
+    assert!(arena.append_run(id, &[f(3), f(4)], runs));
+    assert!(arena.append_run(id, &[f(5)], runs));
+    assert_eq!(arena.run(list), Some((7, std::slice::from_ref(&(3..6)))));
+    // Not the next index (a record folded late): a new range.
+    assert!(arena.append_run(id, &[f(9), f(6), f(7)], runs));
+    assert_eq!(arena.run(list), Some((7, &[3..6, 9..10, 6..8][..])));
+    assert_eq!(arena.seq(list).unwrap(), [3, 4, 5, 9, 6, 7].map(f));
+    // Read generically first, then appended: spelled out, and the caller
+    // appends as usual (the read's items must never go stale).
+    assert!(!arena.append_run(id, &[f(8)], runs));
+    assert!(matches!(arena.obj(id), Obj::List(items) if items[..] == [3, 4, 5, 9, 6, 7].map(f)));
+    // Anything but a value of its tag: spelled out too, without the item.
+    let id = arena.alloc(Obj::List(Vec::new()));
+    assert!(arena.append_run(id, &[f(0)], runs));
+    assert!(!arena.append_run(id, &[f(1), Value::Int(1)], runs));
+    assert!(matches!(arena.obj(id), Obj::List(items) if items[..] == [f(0)]));
+    // Another tag, a tag the folder keeps no runs of, a scalar first, a
+    // list that already has items, the last index: never a run.
+    let fresh = |arena: &mut Arena| arena.alloc(Obj::List(Vec::new()));
+    let id = fresh(&mut arena);
+    assert!(!arena.append_run(id, &[Value::Folded(2, 0)], runs));
+    assert!(!arena.append_run(id, &[Value::Int(1), f(0)], runs));
+    assert!(!arena.append_run(id, &[f(0), Value::Folded(2, 1)], runs));
+    assert!(!arena.append_run(id, &[f(u32::MAX)], runs));
+    assert!(matches!(arena.obj(id), Obj::List(items) if items.is_empty()));
+    let id = arena.alloc(Obj::List(vec![Value::None]));
+    assert!(!arena.append_run(id, &[f(0)], runs));
+}

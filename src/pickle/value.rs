@@ -1,7 +1,9 @@
 //! The decoded value graph: scalars inline, containers in an arena so that a
 //! memo reference is an index (shared, never copied), strings interned.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Index of a container in the [`Arena`].
 pub(crate) type ObjId = u32;
@@ -39,6 +41,63 @@ pub enum Obj {
     Set(Vec<Value>),
     /// Replaced by a folder; memo references see the folded value.
     Folded(Value),
+    /// A list of folded values of one tag, kept as the ranges they run through.
+    Run(Run),
+}
+
+/// A list whose items are all `Value::Folded(tag, i)` of one tag, held as
+/// the ranges of `i` they run through, in list order: what a folder's
+/// records appended one after the other make (a device's trace), where a
+/// record folded late (a dict the fast path left to the general machine,
+/// folded when appended) only starts a new range. Read generically
+/// ([`Arena::seq`]) it is spelled out once and kept; anything else
+/// appended, or anything appended after such a read, makes it an
+/// [`Obj::List`] again. At most 8 bytes an item, 16 as a list.
+#[derive(Debug)]
+pub struct Run {
+    tag: u8,
+    spans: Vec<Range<u32>>,
+    len: usize,
+    items: OnceCell<Box<[Value]>>,
+}
+
+impl Run {
+    /// How many items the list has.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The tag, and the ranges of folded indices the items run through.
+    pub(crate) fn spans(&self) -> (u8, &[Range<u32>]) {
+        (self.tag, &self.spans)
+    }
+
+    /// The items as a list holds them, spelled out on the first call.
+    fn items(&self) -> &[Value] {
+        self.items.get_or_init(|| {
+            let ids = self.spans.iter().flat_map(Clone::clone);
+            ids.map(|i| Value::Folded(self.tag, i)).collect()
+        })
+    }
+
+    /// Append `items` if they are all folded with this run's tag (each
+    /// index below `u32::MAX`, so a range's end fits) and the run was never
+    /// spelled out; false, with nothing changed, otherwise.
+    fn extend(&mut self, items: &[Value]) -> bool {
+        let fits = |v: &Value| matches!(*v, Value::Folded(t, i) if t == self.tag && i < u32::MAX);
+        if self.items.get().is_some() || !items.iter().all(fits) {
+            return false;
+        }
+        for &v in items {
+            let Value::Folded(_, i) = v else { continue };
+            match self.spans.last_mut() {
+                Some(last) if last.end == i => last.end = i + 1,
+                _ => self.spans.push(i..i + 1),
+            }
+        }
+        self.len += items.len();
+        true
+    }
 }
 
 impl Obj {
@@ -49,6 +108,7 @@ impl Obj {
             Obj::Tuple(_) => "tuple",
             Obj::Set(_) => "set",
             Obj::Folded(_) => "consumed container",
+            Obj::Run(_) => "list",
         }
     }
 }
@@ -230,6 +290,61 @@ impl Arena {
         m.memo
     }
 
+    /// Append `items` to list `id` as a [`Run`] when it is one, or when
+    /// it is empty and they are folded with a tag that `keep` allows runs
+    /// of. Returns false when they were not appended: the list is then an
+    /// [`Obj::List`] (a run spelled out), ready for a plain extend.
+    pub(crate) fn append_run(
+        &mut self,
+        id: ObjId,
+        items: &[Value],
+        keep: impl Fn(u8) -> bool,
+    ) -> bool {
+        let obj = &mut self.objs[id as usize];
+        match obj {
+            Obj::Run(run) => {
+                if run.extend(items) {
+                    return true;
+                }
+                let spelled = run.items().to_vec();
+                *obj = Obj::List(spelled);
+                false
+            }
+            Obj::List(list) if list.is_empty() => {
+                let Some(&Value::Folded(tag, _)) = items.first() else {
+                    return false;
+                };
+                if !keep(tag) {
+                    return false;
+                }
+                let mut run = Run {
+                    tag,
+                    spans: Vec::new(),
+                    len: 0,
+                    items: OnceCell::new(),
+                };
+                if !run.extend(items) {
+                    return false;
+                }
+                *obj = Obj::Run(run);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The tag and the ranges of a list held as a [`Run`], read without
+    /// spelling it out.
+    pub(crate) fn run(&self, v: Value) -> Option<(u8, &[Range<u32>])> {
+        match self.resolve(v) {
+            Value::Obj(id) => match self.obj(id) {
+                Obj::Run(run) => Some(run.spans()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub(crate) fn obj(&self, id: ObjId) -> &Obj {
         &self.objs[id as usize]
     }
@@ -279,6 +394,7 @@ impl Arena {
             Value::Obj(id) => match self.obj(id) {
                 Obj::List(items) | Obj::Set(items) => Some(items),
                 Obj::Tuple(items) => Some(items),
+                Obj::Run(run) => Some(run.items()),
                 _ => None,
             },
             _ => None,
@@ -324,6 +440,7 @@ impl Arena {
                     format!("{{{}}}", parts.join(", "))
                 }
                 Obj::Folded(f) => format!("folded {f:?}"),
+                Obj::Run(run) => format!("[{}]", many(run.items(), budget)),
             },
             other => format!("{other:?}"),
         }

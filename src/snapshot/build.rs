@@ -103,6 +103,7 @@ impl Builder<'_> {
             Obj::Dict(items) => items.is_empty(),
             Obj::Tuple(items) => items.is_empty(),
             Obj::Set(items) => items.is_empty(),
+            Obj::Run(run) => run.len() == 0,
             Obj::Folded(_) => true,
         };
         if empty {
@@ -365,6 +366,14 @@ impl Builder<'_> {
     /// indices.
     fn entry_list(&mut self, v: Value, what: String) -> Result<TraceList, String> {
         self.once(v, &what)?;
+        // Kept as ranges of records while decoding (`Collector::runs`):
+        // read without spelling the list out.
+        if let Some((TAG_ENTRY, spans)) = self.arena.run(v) {
+            return Ok(match spans {
+                [one] => TraceList::Run(one.start as usize..one.end as usize),
+                more => TraceList::Items(more.iter().flat_map(Clone::clone).collect()),
+            });
+        }
         let n = self.list_len(v, &what)?;
         if n > 0 {
             // The usual case, checked without copying: entries folded in
@@ -555,6 +564,14 @@ fn to_json(arena: &Arena, v: Value, budget: &mut usize, depth: usize) -> Option<
                     .map(|v| to_json(arena, *v, budget, depth + 1))
                     .collect::<Option<_>>()?,
             ),
+            Obj::Run(run) => {
+                let (tag, spans) = run.spans();
+                J::Array(
+                    (spans.iter().flat_map(Clone::clone))
+                        .map(|i| to_json(arena, Value::Folded(tag, i), budget, depth + 1))
+                        .collect::<Option<_>>()?,
+                )
+            }
             Obj::Folded(_) => J::Null,
         },
     })
@@ -570,8 +587,15 @@ enum TraceList {
 
 /// Put each device's entries in one contiguous range of `entries`.
 fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<TraceList>) -> Vec<Range<usize>> {
+    let spans: Vec<Range<usize>> = lists.iter().map(TraceList::span).collect();
+    // Whether another list refers to any record of `r` (a hostile file can
+    // share an entry dict between lists): reordering `r` in place would
+    // reorder that list too.
+    let shared = |k: usize, r: &Range<usize>| {
+        (spans.iter().enumerate()).any(|(j, o)| j != k && o.start < r.end && r.start < o.end)
+    };
     let mut out = Vec::with_capacity(lists.len());
-    for list in lists {
+    for (k, list) in lists.into_iter().enumerate() {
         let list = match list {
             TraceList::Run(r) => {
                 out.push(r);
@@ -581,7 +605,8 @@ fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<TraceList>) -> Vec<Range<usi
         };
         if list.is_empty() {
             out.push(0..0);
-        } else if let Some(s) = permuted_range(&list) {
+        } else if let Some(s) = permuted_range(&list).filter(|&s| !shared(k, &(s..s + list.len())))
+        {
             // The entries were folded in stream order, except the few whose
             // dict held a new frame list (folded when stored into the list,
             // after the dicts behind them).
@@ -598,6 +623,19 @@ fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<TraceList>) -> Vec<Range<usi
         }
     }
     out
+}
+
+impl TraceList {
+    /// The record indices it refers to lie in this range (empty for none).
+    fn span(&self) -> Range<usize> {
+        match self {
+            TraceList::Run(r) => r.clone(),
+            TraceList::Items(list) => match (list.iter().min(), list.iter().max()) {
+                (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
+                _ => 0..0,
+            },
+        }
+    }
 }
 
 /// The start of the index range `list` is a permutation of, if it is one.
@@ -830,7 +868,7 @@ mod tests {
             context: crate::snapshot::model::NO_CONTEXT,
             pool: crate::snapshot::model::NO_POOL,
             meta: crate::snapshot::NO_META,
-            action: Action::Alloc,
+            action: Action::Alloc.into(),
         }
     }
 
@@ -867,5 +905,23 @@ mod tests {
         let r = ranges(&mut entries, items(vec![vec![1, 1, 2]]));
         assert_eq!(r[0], 3..6);
         assert_eq!(sizes(&entries, r[0].clone()), vec![1, 1, 2]);
+    }
+
+    #[test]
+    fn an_entry_shared_by_two_lists_keeps_each_lists_order() {
+        // Device 0 lists entry 0; device 1 lists 1, 0 (the same entry dict
+        // again, a memo read): reordering 0..2 in place would give device 0
+        // entry 1.
+        let mut entries: Vec<TraceEntry> = (0..2).map(entry).collect();
+        let lists = vec![TraceList::Run(0..1), TraceList::Items(vec![1, 0])];
+        let r = ranges(&mut entries, lists);
+        assert_eq!(sizes(&entries, r[0].clone()), vec![0]);
+        assert_eq!(sizes(&entries, r[1].clone()), vec![1, 0]);
+        // The other way round: the permuted list first, the run after it.
+        let mut entries: Vec<TraceEntry> = (0..2).map(entry).collect();
+        let lists = vec![TraceList::Items(vec![1, 0]), TraceList::Run(1..2)];
+        let r = ranges(&mut entries, lists);
+        assert_eq!(sizes(&entries, r[0].clone()), vec![1, 0]);
+        assert_eq!(sizes(&entries, r[1].clone()), vec![1]);
     }
 }

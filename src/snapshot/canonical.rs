@@ -86,7 +86,7 @@ impl Snapshot {
         let _ = writeln!(
             o,
             " {} {} {} {} {:?} {:?} {:?} {}",
-            self.action_name(e.action),
+            self.action_name(e.action()),
             e.addr,
             e.size,
             e.time_us,

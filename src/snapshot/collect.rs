@@ -10,7 +10,7 @@ use foldhash::fast::RandomState;
 use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value, IGNORED_FIELD, MAX_FIELDS};
 
 use super::model::{
-    Action, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL, NO_TIME,
+    Action, ActionCode, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL, NO_TIME,
 };
 
 pub(crate) const TAG_FRAME: u8 = 1;
@@ -165,6 +165,10 @@ pub(crate) struct Collector {
     /// and rescanning all its keys each time would be quadratic. Dicts only
     /// grow, so only the keys added since are looked at.
     kept: HashMap<ObjId, Scanned>,
+    /// Whether a list of trace entries folded one after the other is kept
+    /// as their range while decoding ([`Folder::runs`]): on, but for the
+    /// tests that compare with the list kept item by item.
+    entry_runs: bool,
 }
 
 /// Features of the collected trace records.
@@ -196,8 +200,10 @@ pub(crate) const MAX_UNKNOWN_ACTIONS: usize = 1024;
 
 /// More distinct trace-entry pools than this is not a snapshot (a process
 /// makes a pool per CUDA graph or `MemPool`); it also bounds the linear
-/// look-up of [`Collector::pool`].
+/// look-up of [`Collector::pool`] and keeps a pool index in the 16 bits
+/// of [`TraceEntry::pool`], below [`NO_POOL`].
 pub(crate) const MAX_POOLS: usize = 4096;
+const _: () = assert!(MAX_POOLS < NO_POOL as usize);
 
 impl Collector {
     /// `input_len` sizes the entry table up front (pages are only touched
@@ -205,6 +211,7 @@ impl Collector {
     pub fn new(input_len: u64) -> Collector {
         let mut c = Collector {
             entries: Vec::with_capacity((input_len / 24).min(1 << 28) as usize),
+            entry_runs: true,
             ..Collector::default()
         };
         // Stack 0 is the empty stack (`EMPTY_STACK`).
@@ -212,6 +219,15 @@ impl Collector {
             .insert(Box::default(), super::model::EMPTY_STACK);
         c.stack_spans.push(0..0);
         c
+    }
+
+    /// This collector with trace-entry lists kept item by item (the
+    /// oracle the range is compared with).
+    pub fn without_runs(self) -> Collector {
+        Collector {
+            entry_runs: false,
+            ..self
+        }
     }
 
     pub fn keys(&mut self, arena: &mut Arena) -> &Keys {
@@ -296,6 +312,7 @@ impl Collector {
                 let items = match arena.obj_mut(id) {
                     Obj::List(items) => std::mem::take(items),
                     Obj::Tuple(items) => std::mem::take(items).into_vec(),
+                    Obj::Run(_) => arena.seq(v).unwrap_or_default().to_vec(),
                     other => {
                         return Err(format!("`frames` is a {}, expected a list", other.kind()))
                     }
@@ -446,7 +463,8 @@ impl Collector {
             context,
             pool,
             meta,
-            action,
+            // Unknown actions stop at MAX_UNKNOWN_ACTIONS: always a code.
+            action: ActionCode::new(action).ok_or("too many trace actions")?,
         })
     }
 
@@ -454,7 +472,7 @@ impl Collector {
     /// `segment_pool_id`) → its index in [`Collector::pool_ids`]. Anything
     /// but a pair of non-negative integers is refused: the entry could not
     /// be placed in its pool.
-    fn pool(&mut self, arena: &Arena, v: Value) -> Result<u32, String> {
+    fn pool(&mut self, arena: &Arena, v: Value) -> Result<u16, String> {
         let Some(&[a, b]) = arena.seq(v) else {
             return Err("trace entry `pool_id` is not a pair".into());
         };
@@ -463,7 +481,7 @@ impl Collector {
             unsigned(arena, b, "trace entry `pool_id`")?,
         );
         // Below MAX_POOLS (checked on insertion), so every index fits.
-        let index = |i: usize| u32::try_from(i).map_err(|_| "too many pools".to_string());
+        let index = |i: usize| u16::try_from(i).map_err(|_| "too many pools".to_string());
         // Usually a handful of pools, and runs of one: the last is first.
         if let Some(i) = self.pool_ids.iter().rposition(|p| *p == id) {
             return index(i);
@@ -518,6 +536,12 @@ pub(crate) fn signed_bits(arena: &Arena, v: Value, what: &str) -> Result<i64, St
 impl Folder for Collector {
     fn prepare(&mut self, arena: &mut Arena) {
         self.keys(arena);
+    }
+
+    /// A device's trace, appended entry after entry, is held as the range
+    /// of its records: 16 bytes an entry less (issue 33).
+    fn runs(&self, tag: u8) -> bool {
+        tag == TAG_ENTRY && self.entry_runs
     }
 
     #[inline]
@@ -600,7 +624,7 @@ impl Folder for Collector {
         let [kframes, kaction, kfile, kname] =
             [F_FRAMES, F_ACTION, F_FILENAME, F_NAME].map(|j| k.ids[j]);
         match (slot, arena.obj(id)) {
-            (Slot::DictValue(key), Obj::List(_)) if key == Value::Str(kframes) => {
+            (Slot::DictValue(key), Obj::List(_) | Obj::Run(_)) if key == Value::Str(kframes) => {
                 let s = self.stack(arena, Value::Obj(id))?;
                 Ok(Some(Value::Folded(TAG_STACK, s.raw())))
             }

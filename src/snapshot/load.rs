@@ -255,7 +255,7 @@ fn read_opened(
         hasher: digest.then(Sha256::new),
         size: 0,
     };
-    let content = load_from(path, &head, &mut input, len)?;
+    let content = load_from(path, &head, &mut input, len, true)?;
     Ok((content, input.finish().map_err(io)?))
 }
 
@@ -308,13 +308,16 @@ pub(crate) fn load_opened(path: &Path, mut file: File, len: u64) -> Result<Snaps
 /// Load a snapshot that is already in memory (fuzzing, tests); `name`
 /// stands for the path in error messages.
 pub fn load_bytes(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
-    load_from(
-        name,
-        &bytes[..bytes.len().min(64)],
-        bytes,
-        bytes.len() as u64,
-    )?
-    .into_snapshot(name)
+    load_bytes_checked(name, bytes, true)
+}
+
+/// [`load_bytes`] with each device's trace held as a range of records
+/// while decoding (`runs`, the usual way) or item by item (the oracle):
+/// for tests and fuzzing, which check that both load alike.
+#[doc(hidden)]
+pub fn load_bytes_checked(name: &Path, bytes: &[u8], runs: bool) -> Result<Snapshot, LoadError> {
+    let head = &bytes[..bytes.len().min(64)];
+    load_from(name, head, bytes, bytes.len() as u64, runs)?.into_snapshot(name)
 }
 
 /// [`load_bytes`] with every opcode through the decoder's general machine:
@@ -337,8 +340,14 @@ pub fn load_bytes_general(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadErr
 }
 
 /// Decode and build from `input` (positioned at the start, `len` bytes long)
-/// whose first bytes are `head`.
-fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Content, LoadError> {
+/// whose first bytes are `head`; `runs` as in [`load_bytes_checked`].
+fn load_from<R: Read>(
+    path: &Path,
+    head: &[u8],
+    input: R,
+    len: u64,
+    runs: bool,
+) -> Result<Content, LoadError> {
     let fail = |m: String| LoadError::new(path, m);
     match detect_bytes(head) {
         FileKind::Empty => Err(fail(
@@ -361,6 +370,9 @@ fn load_from<R: Read>(path: &Path, head: &[u8], input: R, len: u64) -> Result<Co
         ))),
         FileKind::Pickle => {
             let mut c = Collector::new(len);
+            if !runs {
+                c = c.without_runs();
+            }
             let d = decode(input, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
             build(
                 d.root,

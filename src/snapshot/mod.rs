@@ -15,7 +15,7 @@ pub use labels::StackLabels;
 #[cfg(feature = "mcp")]
 pub(crate) use load::load_opened;
 pub(crate) use load::{digest_of, read_input, read_input_hashed, Content, FileDigest};
-pub use load::{load, load_bytes, load_bytes_general, Hint, LoadError};
+pub use load::{load, load_bytes, load_bytes_checked, load_bytes_general, Hint, LoadError};
 #[cfg(test)]
 pub(crate) use model::NO_POOL;
 pub(crate) use model::{
@@ -26,5 +26,7 @@ pub use model::{Snapshot, Tables};
 #[cfg(test)]
 pub(crate) use model::{NO_CONTEXT, NO_TIME};
 
+#[cfg(test)]
+mod run_tests;
 #[cfg(test)]
 mod tests;

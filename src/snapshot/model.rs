@@ -155,7 +155,7 @@ impl Action {
 /// Sentinel for "no `time_us`" (NPU, torch ≤ 2.1).
 pub(crate) const NO_TIME: i64 = i64::MIN;
 
-/// One trace entry, compact: a 2M-entry trace is ~100 MB of these.
+/// One trace entry, compact: a 2M-entry trace is 80 MB of these.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TraceEntry {
     /// `addr`; for `oom` entries the `device_free` value.
@@ -168,21 +168,65 @@ pub struct TraceEntry {
     /// (`stream` is checked while loading but not kept: no figure reads
     /// it, and its 8 bytes are what this field fits in.)
     pub(crate) context: u32,
-    /// `pool_id` as an index into [`Tables::pool_ids`], or [`NO_POOL`]
-    /// (docs/figures.md#pools). Fits the padding after `context`: the
-    /// entry was 40 bytes; with `meta` beside it, 48.
-    pub(crate) pool: u32,
     /// `user_metadata` (torch ≥ 2.10) as a string id, or [`NO_META`] when
     /// missing or empty; for an `annotate` entry, its note.
     pub(crate) meta: u32,
-    pub action: Action,
+    /// `pool_id` as an index into [`Tables::pool_ids`], or [`NO_POOL`]
+    /// (docs/figures.md#pools): at most `MAX_POOLS` (4096) pools, so 16
+    /// bits, which with the 16-bit action keeps the entry at 40 bytes.
+    pub(crate) pool: u16,
+    /// The action, read through [`TraceEntry::action`].
+    pub(crate) action: ActionCode,
+}
+
+// Issue 33: the trace is the largest table a decode holds; a field that
+// grows it by 8 bytes costs 16 MB on a 2M-entry trace.
+const _: () = assert!(std::mem::size_of::<TraceEntry>() == 40);
+
+/// An [`Action`] in 16 bits: the position in [`Action::KNOWN`], or past
+/// it the index of an unknown action (at most `MAX_UNKNOWN_ACTIONS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ActionCode(u16);
+
+/// How many codes the known actions take.
+const KNOWN_CODES: u16 = 11;
+const _: () = assert!(Action::KNOWN.len() == KNOWN_CODES as usize);
+
+impl ActionCode {
+    /// The code of `a`; `None` for an unknown action whose index does not
+    /// fit beside the known ones (the collector stops far below).
+    pub(crate) fn new(a: Action) -> Option<ActionCode> {
+        match a {
+            Action::Other(i) => i.checked_add(KNOWN_CODES).map(ActionCode),
+            // Below KNOWN_CODES, so it fits.
+            known => known
+                .known_index()
+                .and_then(|k| u16::try_from(k).ok())
+                .map(ActionCode),
+        }
+    }
+
+    fn action(self) -> Action {
+        match Action::KNOWN.get(usize::from(self.0)) {
+            Some((a, _)) => *a,
+            None => Action::Other(self.0 - KNOWN_CODES),
+        }
+    }
+}
+
+#[cfg(test)]
+impl From<Action> for ActionCode {
+    /// For tests that build entries by hand (their actions always fit).
+    fn from(a: Action) -> ActionCode {
+        ActionCode::new(a).expect("a test's action fits 16 bits")
+    }
 }
 
 /// Sentinel for "no `compile_context` key".
 pub(crate) const NO_CONTEXT: u32 = u32::MAX;
 
 /// Sentinel for "no `pool_id` key".
-pub(crate) const NO_POOL: u32 = u32::MAX;
+pub(crate) const NO_POOL: u16 = u16::MAX;
 /// Sentinel for "no `user_metadata`, or an empty one".
 pub(crate) const NO_META: u32 = u32::MAX;
 
@@ -210,6 +254,12 @@ pub(crate) struct Annotation {
 }
 
 impl TraceEntry {
+    /// What the entry records (`alloc`, `free_completed`, …).
+    #[inline]
+    pub fn action(&self) -> Action {
+        self.action.action()
+    }
+
     pub(crate) fn time(&self) -> Option<i64> {
         (self.time_us != NO_TIME).then_some(self.time_us)
     }
@@ -434,7 +484,7 @@ impl Tables {
 
     /// An entry's `pool_id`, if it has the key.
     pub(crate) fn entry_pool(&self, e: &TraceEntry) -> Option<(u64, u64)> {
-        self.pool_ids.get(e.pool as usize).copied()
+        self.pool_ids.get(usize::from(e.pool)).copied()
     }
 
     /// An entry's `compile_context`, if it has the key.

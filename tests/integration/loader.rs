@@ -125,8 +125,8 @@ fn the_same_snapshot_in_protocols_2_to_5_json_and_jit_form_is_the_same_model() {
             assert_eq!(other.trace(d).len(), base.trace(d).len(), "{file}");
             for (a, b) in other.trace(d).iter().zip(base.trace(d)) {
                 assert_eq!(
-                    (a.action, a.addr, a.size, a.time_us),
-                    (b.action, b.addr, b.size, b.time_us),
+                    (a.action(), a.addr, a.size, a.time_us),
+                    (b.action(), b.addr, b.size, b.time_us),
                     "{file}"
                 );
                 let fa: Vec<String> = other

@@ -224,9 +224,25 @@ fn same_as_general(bytes: &[u8]) {
     }
 }
 
+/// A device's trace held as a range while decoding loads as the list kept
+/// item by item does: the same snapshot, or the same error.
+fn same_as_item_lists(bytes: &[u8]) {
+    let load = |runs| {
+        memgate::snapshot::load_bytes_checked(Path::new("mutant.pickle"), bytes, runs)
+            .map(|s| format!("{:?}", *s))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        load(true),
+        load(false),
+        "the range and the item list disagree"
+    );
+}
+
 /// Both entry points on `bytes`: no panic, and one-line errors naming the file.
 fn check(bytes: &[u8]) {
     same_as_general(bytes);
+    same_as_item_lists(bytes);
     let _ = decode(bytes, None, &mut KeepAll);
     if let Err(e) = memgate::snapshot::load_bytes(Path::new("mutant.pickle"), bytes) {
         let e = e.to_string();

@@ -234,7 +234,7 @@ fn a_key_slot_holding_another_action_is_read_as_the_new_action() {
     same_both_ways(Path::new("renamed.pickle"), &renamed);
     let s = load_bytes(Path::new("r.pickle"), &renamed).unwrap();
     let actions: Vec<&str> = (s.trace(Device::new(0)).iter())
-        .map(|e| s.action_name(e.action))
+        .map(|e| s.action_name(e.action()))
         .collect();
     assert_eq!(
         actions,
