@@ -64,7 +64,10 @@ fn unpack(p: Slot, wide: &[Value]) -> Option<Value> {
         BYTES => Some(Value::Bytes(payload)),
         WIDE => wide.get(payload as usize).copied(),
         // FOLDED + 1 ..= FOLDED + FOLDED_TAGS (the mask keeps it below 8).
-        k => (k > FOLDED).then(|| Value::Folded((k - FOLDED) as u8, payload)),
+        k if k > FOLDED => u8::try_from(k - FOLDED)
+            .ok()
+            .map(|t| Value::Folded(t, payload)),
+        _ => None,
     }
 }
 
