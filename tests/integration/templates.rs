@@ -10,7 +10,7 @@ use memgate::snapshot::{load_bytes, load_bytes_general};
 use memgate::Device;
 
 /// The model (or the error) both ways; a failure names the file.
-fn same_both_ways(name: &Path, bytes: &[u8]) {
+pub(super) fn same_both_ways(name: &Path, bytes: &[u8]) {
     let fast = load_bytes(name, bytes).map(|s| s.canonical());
     let general = load_bytes_general(name, bytes).map(|s| s.canonical());
     match (fast, general) {
@@ -104,34 +104,34 @@ fn every_shared_fixture_loads_the_same_with_and_without_templates() {
 
 /// A protocol 4 stream of `{"segments": [], "device_traces": [[E…]]}`,
 /// its entries written by `entries` with the keys memoized once.
-struct Stream {
-    out: Vec<u8>,
-    memo: u32,
+pub(super) struct Stream {
+    pub(super) out: Vec<u8>,
+    pub(super) memo: u32,
 }
 
 impl Stream {
-    fn new() -> Stream {
+    pub(super) fn new() -> Stream {
         Stream {
             out: vec![0x80, 4],
             memo: 0,
         }
     }
-    fn memoize(&mut self) -> u32 {
+    pub(super) fn memoize(&mut self) -> u32 {
         self.out.push(0x94);
         self.memo += 1;
         self.memo - 1
     }
-    fn str(&mut self, s: &str) -> u32 {
+    pub(super) fn str(&mut self, s: &str) -> u32 {
         self.out.push(0x8c);
         self.out.push(u8::try_from(s.len()).unwrap());
         self.out.extend_from_slice(s.as_bytes());
         self.memoize()
     }
-    fn get(&mut self, i: u32) {
+    pub(super) fn get(&mut self, i: u32) {
         self.out.push(b'h');
         self.out.push(u8::try_from(i).unwrap());
     }
-    fn int(&mut self, v: u32) {
+    pub(super) fn int(&mut self, v: u32) {
         self.out.push(b'J');
         self.out.extend_from_slice(&v.to_le_bytes());
     }
