@@ -84,12 +84,15 @@ mod tests {
     #[test]
     fn a_cache_at_its_bound_of_lists_is_emptied_before_the_next_one() {
         let mut c = ListCache::default();
-        for n in 0..=MAX_LISTS as u32 {
+        for n in 0..=u32::try_from(MAX_LISTS).unwrap() {
             c.insert(0, KEY, &n.to_le_bytes(), Value::Int(n.into()));
         }
         assert_eq!(c.len(), 1, "emptied when full, then the newest kept");
-        let last = MAX_LISTS as u32;
-        assert_eq!(c.get(KEY, &last.to_le_bytes()), Some(Value::Int(last.into())));
+        let last = u32::try_from(MAX_LISTS).unwrap();
+        assert_eq!(
+            c.get(KEY, &last.to_le_bytes()),
+            Some(Value::Int(last.into()))
+        );
         assert_eq!(c.get(KEY, &0u32.to_le_bytes()), None);
     }
 

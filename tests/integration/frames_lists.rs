@@ -162,7 +162,7 @@ fn a_frame_slot_overwritten_by_binput_gives_the_same_bytes_the_new_stack() {
     assert_eq!(names(3), "ab");
     assert_eq!(names(4), "c");
     for n in 5..8 {
-        assert_eq!(names(n), "cb", "allocation {n}: {:?}", got[n]);
+        assert_eq!(names(n), "cb", "allocation {n}: {got:?}");
     }
 }
 
