@@ -27,33 +27,17 @@ struct Keys {
 /// popped) first; `entries` writes the entries; then the closing bytes.
 fn snapshot(entries: impl Fn(&mut Stream, &Keys)) -> Vec<u8> {
     let mut s = Stream::new();
-    let key = |s: &mut Stream, text: &str| {
-        let slot = s.str(text);
-        s.out.push(b'0');
-        slot
-    };
     let k = Keys {
-        action: key(&mut s, "action"),
-        alloc: key(&mut s, "alloc"),
-        addr: key(&mut s, "addr"),
-        size: key(&mut s, "size"),
-        frames: key(&mut s, "frames"),
-        filename: key(&mut s, "filename"),
-        line: key(&mut s, "line"),
-        name: key(&mut s, "name"),
+        action: s.popped("action"),
+        alloc: s.popped("alloc"),
+        addr: s.popped("addr"),
+        size: s.popped("size"),
+        frames: s.popped("frames"),
+        filename: s.popped("filename"),
+        line: s.popped("line"),
+        name: s.popped("name"),
     };
-    s.out.push(b'}');
-    s.memoize();
-    s.out.push(b'(');
-    s.str("segments");
-    s.out.push(b']');
-    s.memoize();
-    s.str("device_traces");
-    s.out.push(b']');
-    s.memoize();
-    s.out.push(b']');
-    s.memoize();
-    s.out.push(b'(');
+    s.open_trace();
     entries(&mut s, &k);
     s.out.extend_from_slice(b"eau.");
     s.out
@@ -195,4 +179,31 @@ fn a_frames_list_reading_a_slot_its_own_entry_writes_reads_the_new_value() {
         !matches!(got, Ok(Some(2))),
         "the last list was read as the two frames cached before: {got:?}"
     );
+}
+
+#[test]
+fn more_distinct_frames_lists_than_the_cache_holds_load_the_same_as_the_general_machine() {
+    // 40000 allocations, each list three of 60 frames in its own order:
+    // more lists than the cache keeps (32768), so it is emptied on the way
+    // and lists seen before it was emptied are read again.
+    let bytes = snapshot(|s, k| {
+        entry_head(s, k, 512, |_| {});
+        s.out.push(b'(');
+        let names: Vec<String> = (0..60).map(|n| format!("f{n}")).collect();
+        let f: Vec<u32> = names.iter().map(|n| frame(s, k, n, None)).collect();
+        s.out.extend_from_slice(b"eu");
+        for n in 0..40_000usize {
+            let pick = [f[n % 60], f[(n / 60) % 60], f[(n / 3600 + n) % 60]];
+            entry(s, k, u32::try_from(n % 4096).unwrap() + 1, &pick, |_| {});
+        }
+        // The first lists again, after the cache was emptied.
+        for n in 0..100usize {
+            let pick = [f[n % 60], f[(n / 60) % 60], f[(n / 3600 + n) % 60]];
+            entry(s, k, 7, &pick, |_| {});
+        }
+    });
+    same_both_ways(Path::new("many-lists.pickle"), &bytes);
+    let got = stacks(&bytes);
+    assert_eq!(got.len(), 40_101);
+    assert_eq!(got[40_001], got[1], "the same list, the same stack");
 }
