@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use super::flat;
+use super::list_cache::ListCache;
 use super::long::long_to_i128;
 use super::memo::Memo;
 use super::opcodes as op;
@@ -26,6 +27,8 @@ struct Machine<'f, R: Read, F: Folder> {
     flat: flat::FlatDict,
     /// Dict shapes the folder reads as records (issue 33's entry templates).
     templates: Templates,
+    /// The folder's answers for lists of memo reads, by their bytes.
+    lists: ListCache,
     /// Offset and name of the opcode being executed, for errors.
     at: u64,
     opname: &'static str,
@@ -102,6 +105,7 @@ fn decode_with<R: Read, F: Folder>(
         protocol: None,
         flat: flat::FlatDict::default(),
         templates: Templates::default(),
+        lists: ListCache::default(),
         at: 0,
         opname: "",
     };
@@ -746,6 +750,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             memo,
             flat: fd,
             templates,
+            lists,
             folder,
             ..
         } = self;
@@ -756,9 +761,12 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
             templates.list.clear();
             templates.epoch = memo.overwrites();
         }
+        // A list's memo slots may hold other frames now.
+        lists.sync(memo.overwrites());
         let mut env = FlatEnv {
             memo,
             arena: &mut *arena,
+            lists,
         };
         let hit = (templates.list.iter()).position(|t| t.parse(w, memo_len, &mut env, fd));
         if hit.is_some() {
@@ -782,30 +790,16 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
     }
 
     /// The run's lists of memo reads, each offered to the folder as it is
-    /// (`fold_list`), else built and placed as `SETITEMS` places a list:
-    /// their values go into the items and into their memo stores.
+    /// (`fold_list`, its answer cached by the list's bytes) unless its
+    /// answer was cached, else built and placed as `SETITEMS` places a
+    /// list: their values go into the items and into their memo stores.
     /// A template's lists (`hit`) go into the record, by field.
     fn commit_lists(&mut self, hit: Option<usize>) -> Result<(), DecodeError> {
         for n in 0..self.flat.lists.len() {
             let l = self.flat.lists[n].clone();
-            let key = match hit {
-                Some(t) => self.templates.list[t].key_of(l.item).unwrap_or(Value::None),
-                None => self.flat.items[l.item].0,
-            };
-            let items = &self.flat.list_values[l.values.clone()];
-            let v = match self.folder.fold_list(&mut self.arena, key, items) {
-                Ok(Some(v)) => v,
-                Ok(None) => {
-                    let id = self.arena.alloc(Obj::List(items.to_vec()));
-                    self.place(Value::Obj(id), Slot::DictValue(key))?
-                }
-                Err(message) => {
-                    return Err(DecodeError::Content {
-                        offset: self.at,
-                        opcode: self.opname,
-                        message,
-                    })
-                }
+            let v = match l.cached {
+                Some(v) => v,
+                None => self.fold_list(&l)?,
             };
             let fd = &mut self.flat;
             match hit {
@@ -824,6 +818,30 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         Ok(())
     }
 
+    /// One list of the run offered to the folder (its answer cached), else
+    /// built and placed.
+    fn fold_list(&mut self, l: &flat::FlatList) -> Result<Value, DecodeError> {
+        let items = &self.flat.list_values[l.values.clone()];
+        match self.folder.fold_list(&mut self.arena, l.key, items) {
+            Ok(Some(v)) => {
+                let body = &self.flat.list_bytes[l.bytes.clone()];
+                if !l.bytes.is_empty() {
+                    self.lists.insert(self.memo.overwrites(), l.key, body, v);
+                }
+                Ok(v)
+            }
+            Ok(None) => {
+                let id = self.arena.alloc(Obj::List(items.to_vec()));
+                self.place(Value::Obj(id), Slot::DictValue(l.key))
+            }
+            Err(message) => Err(DecodeError::Content {
+                offset: self.at,
+                opcode: self.opname,
+                message,
+            }),
+        }
+    }
+
     fn push_long(&mut self, v: Option<i128>, negative: bool) {
         match v {
             Some(v) => self.push_int(v),
@@ -836,6 +854,7 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
 struct FlatEnv<'a> {
     memo: &'a Memo,
     arena: &'a mut Arena,
+    lists: &'a ListCache,
 }
 
 impl flat::Env for FlatEnv<'_> {
@@ -852,6 +871,11 @@ impl flat::Env for FlatEnv<'_> {
     #[inline(always)]
     fn intern(&mut self, bytes: &[u8]) -> super::StrId {
         intern_utf8(self.arena, bytes)
+    }
+
+    #[inline(always)]
+    fn cached_list(&self, key: Value, body: &[u8]) -> Option<Value> {
+        self.lists.get(key, body)
     }
 }
 

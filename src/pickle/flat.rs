@@ -12,6 +12,9 @@
 //! get* APPENDS | get APPEND)*`): torch writes each allocation's `frames`
 //! so, its frame dicts read from the memo. Its items are read into a
 //! reused buffer, and the folder sees them before any arena list exists.
+//! A list whose bytes were seen before is not read at all: its end is
+//! found and its reads checked, and the folder's earlier answer is asked
+//! of the machine's cache ([`Env::cached_list`], `list_cache.rs`).
 
 use std::ops::Range;
 
@@ -33,6 +36,9 @@ pub(crate) trait Env {
     fn memo_str(&self, index: u32) -> Option<StrId>;
     /// Intern a new string (harmless if the run later declines).
     fn intern(&mut self, bytes: &[u8]) -> StrId;
+    /// What the folder answered for a list of these bytes (after its memo
+    /// store) under `key`, while the memo holds what it held then.
+    fn cached_list(&self, key: Value, body: &[u8]) -> Option<Value>;
 }
 
 /// The parsed run, ready to commit.
@@ -48,8 +54,10 @@ pub(crate) struct FlatDict {
     pub(crate) len: usize,
     /// The values that are lists of memo reads, in stream order…
     pub(crate) lists: Vec<FlatList>,
-    /// …and their items, one after the other.
+    /// …and their items, one after the other…
     pub(crate) list_values: Vec<Value>,
+    /// …and their bytes after the memo store (to cache the answer).
+    pub(crate) list_bytes: Vec<u8>,
     /// Where each item's key lies in the window (to learn a template).
     pub(crate) key_spans: Vec<Range<usize>>,
     /// Read by a template: the values by field ([`MAX_FIELDS`] at most),
@@ -69,8 +77,14 @@ pub(crate) struct FlatList {
     pub(crate) item: usize,
     /// Which of `stores` is its memo slot (a placeholder value there).
     pub(crate) store: Option<usize>,
-    /// Its items in `list_values`.
+    /// The key it is the value of.
+    pub(crate) key: Value,
+    /// Its items in `list_values` (none when `cached`).
     pub(crate) values: Range<usize>,
+    /// Its bytes in `list_bytes`.
+    pub(crate) bytes: Range<usize>,
+    /// The folder's answer for the same bytes, cached: no item was read.
+    pub(crate) cached: Option<Value>,
 }
 
 /// Whether `w[i..]` starts with the `len` bytes packed in `key`: one
@@ -143,6 +157,46 @@ fn written(out: &FlatDict, index: u32) -> bool {
     }
 }
 
+/// Just past a memo read at `w[i]` of a slot the run does not write, not
+/// resolved (a cached list's items).
+#[inline(always)]
+fn read_past(w: &[u8], i: usize, out: &FlatDict) -> Option<usize> {
+    let (index, len) = match *w.get(i)? {
+        op::BINGET => (u32::from(*w.get(i + 1)?), 2),
+        op::LONG_BINGET => (u32_at(w, i + 1)?, 5),
+        _ => return None,
+    };
+    (!written(out, index)).then_some(i + len)
+}
+
+/// The end of the list body at `w[at..]` (after its memo store), walked
+/// as [`list`] walks it, every read checked as `list` checks it but
+/// resolved only where the bytes alone cannot tell (the read that ends the
+/// list): `None` where `list` might decline.
+fn list_end<E: Env>(w: &[u8], at: usize, env: &E, out: &FlatDict) -> Option<usize> {
+    let mut i = at;
+    loop {
+        match *w.get(i)? {
+            op::MARK => {
+                i += 1;
+                while *w.get(i)? != op::APPENDS {
+                    i = read_past(w, i, out)?;
+                }
+                i += 1;
+            }
+            op::BINGET | op::LONG_BINGET => {
+                let j = read_past(w, i, out)?;
+                if w.get(j) != Some(&op::APPEND) {
+                    memo_read(w, &mut i.clone(), env, out)?;
+                    return Some(i);
+                }
+                i = j + 1;
+            }
+            _ => return Some(i),
+        }
+    }
+}
+
 /// A memo read (`BINGET`/`LONG_BINGET`) at `w[*i]` of a filled slot that
 /// the run does not write and that holds no unfolded container.
 #[inline(always)]
@@ -164,22 +218,53 @@ fn memo_read<E: Env>(w: &[u8], i: &mut usize, env: &E, out: &FlatDict) -> Option
     }
 }
 
-/// The list at `w[*i]` (`EMPTY_LIST`), the value of the item about to be
-/// pushed: its memo store and its memo reads; `None` declines.
+/// The list at `w[*i]` (`EMPTY_LIST`), the value under `key` of the item
+/// about to be pushed: its memo store and its memo reads, or the folder's
+/// cached answer for its bytes; `None` declines.
 fn list<E: Env>(
     w: &[u8],
     i: &mut usize,
     count: &mut u32,
     env: &E,
     out: &mut FlatDict,
-    item: usize,
+    (item, key): (usize, Value),
 ) -> Option<()> {
     *i += 1;
     let store = memo_store(w, i, count, env, out)?.map(|index| {
         out.stores.push((index, Value::None));
         out.stores.len() - 1
     });
+    let at = *i;
     let start = out.list_values.len();
+    let mut entry = FlatList {
+        item,
+        store,
+        key,
+        values: start..start,
+        bytes: 0..0,
+        cached: None,
+    };
+    if let Some(end) = list_end(w, at, env, out) {
+        let body = w.get(at..end)?;
+        entry.cached = env.cached_list(key, body);
+        if entry.cached.is_some() {
+            *i = end;
+            out.lists.push(entry);
+            return Some(());
+        }
+        let from = out.list_bytes.len();
+        out.list_bytes.extend_from_slice(body);
+        entry.bytes = from..out.list_bytes.len();
+    }
+    list_items(w, i, env, out)?;
+    entry.values = start..out.list_values.len();
+    out.lists.push(entry);
+    Some(())
+}
+
+/// The items of the list body at `w[*i]`, read from the memo into
+/// `list_values`; `None` declines.
+fn list_items<E: Env>(w: &[u8], i: &mut usize, env: &E, out: &mut FlatDict) -> Option<()> {
     loop {
         match *w.get(*i)? {
             op::MARK => {
@@ -195,20 +280,14 @@ fn list<E: Env>(
                 let mut j = *i;
                 let v = memo_read(w, &mut j, env, out)?;
                 if w.get(j) != Some(&op::APPEND) {
-                    break;
+                    return Some(());
                 }
                 out.list_values.push(v);
                 *i = j + 1;
             }
-            _ => break,
+            _ => return Some(()),
         }
     }
-    out.lists.push(FlatList {
-        item,
-        store,
-        values: start..out.list_values.len(),
-    });
-    Some(())
 }
 
 /// One key or value at `w[*i]`; `None` declines the fast path.
@@ -319,6 +398,7 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
     out.stores.clear();
     out.lists.clear();
     out.list_values.clear();
+    out.list_bytes.clear();
     out.key_spans.clear();
     out.dict_memo = None;
     out.floor = None;
@@ -346,7 +426,7 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
         };
         out.key_spans.push(key_at..i);
         if w.get(i) == Some(&op::EMPTY_LIST) {
-            if list(w, &mut i, &mut count, env, out, out.items.len()).is_none() {
+            if list(w, &mut i, &mut count, env, out, (out.items.len(), k)).is_none() {
                 return false;
             }
             out.items.push((k, Value::None));
@@ -396,12 +476,6 @@ impl Template {
         })
     }
 
-    /// The key read as `field` (the last, as a dict keeps it).
-    pub(crate) fn key_of(&self, field: usize) -> Option<Value> {
-        let k = self.fields.iter().rposition(|&f| usize::from(f) == field)?;
-        Some(self.items[k].2)
-    }
-
     /// Parse the run after an `EMPTY_DICT` by this template into `out`
     /// (as [`parse`] would, keys resolved from the template); false
     /// declines, and [`parse`] decodes the same bytes.
@@ -416,6 +490,7 @@ impl Template {
         out.stores.clear();
         out.lists.clear();
         out.list_values.clear();
+        out.list_bytes.clear();
         out.key_spans.clear();
         out.dict_memo = None;
         out.floor = Some(memo_len);
@@ -430,14 +505,14 @@ impl Template {
         }
         i += 1;
         out.present = 0;
-        for (&(key, len, _), &f) in self.items.iter().zip(self.fields.iter()) {
+        for (&(key, len, k), &f) in self.items.iter().zip(self.fields.iter()) {
             if !key_at(w, i, key, len) {
                 return false;
             }
             i += len;
             let field = usize::from(f);
             if w.get(i) == Some(&op::EMPTY_LIST) {
-                if list(w, &mut i, &mut count, env, out, field).is_none() {
+                if list(w, &mut i, &mut count, env, out, (field, k)).is_none() {
                     return false;
                 }
                 continue;

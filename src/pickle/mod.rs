@@ -4,6 +4,7 @@
 
 mod decoder;
 mod flat;
+mod list_cache;
 mod long;
 mod memo;
 mod opcodes;
@@ -68,6 +69,11 @@ pub trait Folder {
     /// any list is built: return `Some(value)` to use that value instead,
     /// as if the list had been folded already. `None` builds the list and
     /// places it as usual (`fold` with `Slot::DictValue(key)`).
+    ///
+    /// Must be a pure function of `key` and the item values: a `Some`
+    /// answer is cached by the list's bytes, and a later list of the same
+    /// bytes under the same key, while the memo slots it reads are not
+    /// overwritten, gets that answer without this being called again.
     fn fold_list(
         &mut self,
         _arena: &mut Arena,

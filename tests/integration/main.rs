@@ -24,6 +24,7 @@ mod environment;
 mod examples;
 mod findings;
 mod fragmentation;
+mod frames_lists;
 mod from_mosaic;
 mod group_by;
 mod hostile;

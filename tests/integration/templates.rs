@@ -10,7 +10,7 @@ use memgate::snapshot::{load_bytes, load_bytes_general};
 use memgate::Device;
 
 /// The model (or the error) both ways; a failure names the file.
-fn same_both_ways(name: &Path, bytes: &[u8]) {
+pub(super) fn same_both_ways(name: &Path, bytes: &[u8]) {
     let fast = load_bytes(name, bytes).map(|s| s.canonical());
     let general = load_bytes_general(name, bytes).map(|s| s.canonical());
     match (fast, general) {
@@ -104,36 +104,57 @@ fn every_shared_fixture_loads_the_same_with_and_without_templates() {
 
 /// A protocol 4 stream of `{"segments": [], "device_traces": [[E…]]}`,
 /// its entries written by `entries` with the keys memoized once.
-struct Stream {
-    out: Vec<u8>,
-    memo: u32,
+pub(super) struct Stream {
+    pub(super) out: Vec<u8>,
+    pub(super) memo: u32,
 }
 
 impl Stream {
-    fn new() -> Stream {
+    pub(super) fn new() -> Stream {
         Stream {
             out: vec![0x80, 4],
             memo: 0,
         }
     }
-    fn memoize(&mut self) -> u32 {
+    pub(super) fn memoize(&mut self) -> u32 {
         self.out.push(0x94);
         self.memo += 1;
         self.memo - 1
     }
-    fn str(&mut self, s: &str) -> u32 {
+    pub(super) fn str(&mut self, s: &str) -> u32 {
         self.out.push(0x8c);
         self.out.push(u8::try_from(s.len()).unwrap());
         self.out.extend_from_slice(s.as_bytes());
         self.memoize()
     }
-    fn get(&mut self, i: u32) {
+    pub(super) fn get(&mut self, i: u32) {
         self.out.push(b'h');
         self.out.push(u8::try_from(i).unwrap());
     }
-    fn int(&mut self, v: u32) {
+    pub(super) fn int(&mut self, v: u32) {
         self.out.push(b'J');
         self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A string memoized and popped (a key read later by `BINGET`).
+    pub(super) fn popped(&mut self, s: &str) -> u32 {
+        let slot = self.str(s);
+        self.out.push(b'0');
+        slot
+    }
+    /// `{"segments": [], "device_traces": [[` up to the first entry.
+    pub(super) fn open_trace(&mut self) {
+        self.out.push(b'}');
+        self.memoize();
+        self.out.push(b'(');
+        self.str("segments");
+        self.out.push(b']');
+        self.memoize();
+        self.str("device_traces");
+        self.out.push(b']');
+        self.memoize();
+        self.out.push(b']');
+        self.memoize();
+        self.out.push(b'(');
     }
     /// `BINPUT i` of the value on top of the stack, then `POP`.
     fn overwrite(&mut self, i: u32, s: &str) {
@@ -150,18 +171,7 @@ impl Stream {
 /// key bytes.
 fn trace(between: impl Fn(&mut Stream, [u32; 4])) -> Vec<u8> {
     let mut s = Stream::new();
-    s.out.push(b'}');
-    s.memoize();
-    s.out.push(b'(');
-    s.str("segments");
-    s.out.push(b']');
-    s.memoize();
-    s.str("device_traces");
-    s.out.push(b']');
-    s.memoize();
-    s.out.push(b']');
-    s.memoize();
-    s.out.push(b'(');
+    s.open_trace();
     let mut keys = [0; 4];
     for (n, size) in [4096u32, 512, 1024, 2048, 8192, 256]
         .into_iter()
@@ -272,25 +282,9 @@ const KEYS: [&str; 8] = [
 fn random_trace(steps: &[Step]) -> Vec<u8> {
     let mut s = Stream::new();
     // The key strings and `alloc`, memoized and popped before the snapshot.
-    let memoized = |s: &mut Stream, text: &str| {
-        let slot = s.str(text);
-        s.out.push(b'0');
-        slot
-    };
-    let keys: Vec<u32> = KEYS.iter().map(|k| memoized(&mut s, k)).collect();
-    let alloc = memoized(&mut s, "alloc");
-    s.out.push(b'}');
-    s.memoize();
-    s.out.push(b'(');
-    s.str("segments");
-    s.out.push(b']');
-    s.memoize();
-    s.str("device_traces");
-    s.out.push(b']');
-    s.memoize();
-    s.out.push(b']');
-    s.memoize();
-    s.out.push(b'(');
+    let keys: Vec<u32> = KEYS.iter().map(|k| s.popped(k)).collect();
+    let alloc = s.popped("alloc");
+    s.open_trace();
     for step in steps {
         match step {
             Step::Entry(items) => {
