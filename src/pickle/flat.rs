@@ -390,10 +390,17 @@ fn value<E: Env>(
     Some(v)
 }
 
-/// Parse the run after an `EMPTY_DICT` into `out`, with the memo holding
-/// `memo_len` filled slots; false declines (and nothing was changed but
-/// strings interned).
-pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut FlatDict) -> bool {
+/// Empty `out` for a run read with `floor` (a template's) or without,
+/// and read the dict's memo store and its `MARK`: where the items start
+/// and the memo count after the store; `None` declines.
+#[inline(always)]
+fn start<E: Env>(
+    w: &[u8],
+    memo_len: u32,
+    floor: Option<u32>,
+    env: &mut E,
+    out: &mut FlatDict,
+) -> Option<(usize, u32)> {
     out.items.clear();
     out.stores.clear();
     out.lists.clear();
@@ -401,17 +408,23 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
     out.list_bytes.clear();
     out.key_spans.clear();
     out.dict_memo = None;
-    out.floor = None;
+    out.floor = floor;
     let mut count = memo_len;
     let mut i = 0;
-    match memo_store(w, &mut i, &mut count, env, out) {
-        Some(m) => out.dict_memo = m,
-        None => return false,
-    }
+    out.dict_memo = memo_store(w, &mut i, &mut count, env, out)?;
     if w.get(i) != Some(&op::MARK) {
-        return false;
+        return None;
     }
-    i += 1;
+    Some((i + 1, count))
+}
+
+/// Parse the run after an `EMPTY_DICT` into `out`, with the memo holding
+/// `memo_len` filled slots; false declines (and nothing was changed but
+/// strings interned).
+pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut FlatDict) -> bool {
+    let Some((mut i, mut count)) = start(w, memo_len, None, env, out) else {
+        return false;
+    };
     loop {
         if w.get(i) == Some(&op::SETITEMS) {
             out.len = i + 1;
@@ -486,24 +499,9 @@ impl Template {
         env: &mut E,
         out: &mut FlatDict,
     ) -> bool {
-        out.items.clear();
-        out.stores.clear();
-        out.lists.clear();
-        out.list_values.clear();
-        out.list_bytes.clear();
-        out.key_spans.clear();
-        out.dict_memo = None;
-        out.floor = Some(memo_len);
-        let mut count = memo_len;
-        let mut i = 0;
-        match memo_store(w, &mut i, &mut count, env, out) {
-            Some(m) => out.dict_memo = m,
-            None => return false,
-        }
-        if w.get(i) != Some(&op::MARK) {
+        let Some((mut i, mut count)) = start(w, memo_len, Some(memo_len), env, out) else {
             return false;
-        }
-        i += 1;
+        };
         out.present = 0;
         for (&(key, len, k), &f) in self.items.iter().zip(self.fields.iter()) {
             if !key_at(w, i, key, len) {
