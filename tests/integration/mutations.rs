@@ -239,10 +239,25 @@ fn same_as_item_lists(bytes: &[u8]) {
     );
 }
 
+/// The snapshot loads to the same model with the fast paths (flat dicts,
+/// entry templates, the frames-list cache) as through the general machine
+/// alone, or fails both ways (the message may name another opcode).
+fn same_model_as_general_load(bytes: &[u8]) {
+    let name = Path::new("mutant.pickle");
+    let fast = memgate::snapshot::load_bytes(name, bytes).map(|s| s.canonical());
+    let general = memgate::snapshot::load_bytes_general(name, bytes).map(|s| s.canonical());
+    match (fast, general) {
+        (Ok(a), Ok(b)) => assert!(a == b, "the fast and the general load disagree"),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("fast {:?} vs general {:?}", a.err(), b.err()),
+    }
+}
+
 /// Both entry points on `bytes`: no panic, and one-line errors naming the file.
 fn check(bytes: &[u8]) {
     same_as_general(bytes);
     same_as_item_lists(bytes);
+    same_model_as_general_load(bytes);
     let _ = decode(bytes, None, &mut KeepAll);
     if let Err(e) = memgate::snapshot::load_bytes(Path::new("mutant.pickle"), bytes) {
         let e = e.to_string();

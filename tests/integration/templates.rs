@@ -72,10 +72,9 @@ fn pickles_under(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_pickle_in_the_repository_loads_the_same_with_and_without_templates() {
     let mut files = Vec::new();
-    pickles_under(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
-        &mut files,
-    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    pickles_under(&root.join("tests"), &mut files);
+    pickles_under(&root.join("fuzz/seeds"), &mut files);
     assert!(files.len() > 50, "only {} pickles found", files.len());
     for f in files {
         let bytes = std::fs::read(&f).unwrap();
