@@ -390,6 +390,9 @@ def parse_args(argv):
                 raise SystemExit("--shape is shared or torch")
         elif a == "--devices":
             opts["devices"] = int(args.pop(0))
+        elif a.startswith("-"):
+            # `--help`, or an option misspelt: never a file name to write.
+            raise SystemExit(__doc__)
         else:
             opts["out"] = a
     torch = opts["shape"] == "torch"

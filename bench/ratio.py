@@ -74,6 +74,9 @@ def parse(argv):
             opts["memgate"].append((name, path or name))
         elif a == "--only":
             opts["only"] = args.pop(0).split(",")
+        elif a.startswith("-"):
+            # `--help`, or an option misspelt: never a snapshot to time.
+            raise SystemExit(__doc__)
         else:
             opts["snapshot"] = a
     if not opts["snapshot"]:
