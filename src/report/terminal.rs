@@ -28,7 +28,8 @@ fn paint(text: &str, status: Status, color: bool) -> String {
 /// `NO_COLOR` (set, not empty) turns colour off whatever else is set;
 /// `CLICOLOR_FORCE` (not `0`) turns it on even in a pipe, as for a CI log
 /// that renders it; `CLICOLOR=0` turns it off on a terminal; otherwise a
-/// terminal gets colour.
+/// terminal gets colour. (Only the command line asks.)
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub fn colour_wanted(out_is_terminal: bool) -> bool {
     if anstyle_query::no_color() {
         return false;

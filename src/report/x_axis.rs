@@ -3,7 +3,8 @@
 
 /// The x axis a page's charts open on (`--x`); the page has a control to
 /// switch (docs/figures.md#the-pages-x-axis).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum XAxis {
     // (Plain comments on the values: doc comments would turn `--help` into
     // its long form.)
