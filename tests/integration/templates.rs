@@ -335,3 +335,21 @@ proptest::proptest! {
         same_both_ways(Path::new("random.pickle"), &bytes);
     }
 }
+
+/// Found by the fuzz target `snapshot_load` once it compared the fast load
+/// with the general machine (this session): a stream that adds items to a
+/// dict through its memo slot after the dict's own `SETITEMS`. The general
+/// machine folds the dict only when it is stored into the trace list, so it
+/// takes the late items; every fast path (the flat-dict path since before
+/// entry templates, and the templates) folds it at its `SETITEMS`, and the
+/// late `SETITEMS` is refused ("found consumed container", exit 2 naming
+/// the file). No snapshot writer does this; the load fails cleanly, but the
+/// two ways disagree. Ignored until the fast path can take late items.
+#[test]
+#[ignore = "known divergence: a dict modified after its SETITEMS (docs in the test)"]
+fn a_dict_modified_after_its_setitems_loads_as_the_general_machine_does() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/divergence/dict_modified_after_its_setitems.bin");
+    let bytes = std::fs::read(&path).unwrap();
+    same_both_ways(&path, &bytes);
+}
