@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::files::{self, FileError};
-use crate::pickle::{decode, Arena};
+use crate::pickle::{decode, decode_checked, Arena};
 
 use super::build::build;
 use super::collect::Collector;
@@ -255,7 +255,7 @@ fn read_opened(
         hasher: digest.then(Sha256::new),
         size: 0,
     };
-    let content = load_from(path, &head, &mut input, len, true)?;
+    let content = load_from(path, &head, &mut input, len, Way::Usual)?;
     Ok((content, input.finish().map_err(io)?))
 }
 
@@ -316,8 +316,8 @@ pub fn load_bytes(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
 /// for tests and fuzzing, which check that both load alike.
 #[doc(hidden)]
 pub fn load_bytes_checked(name: &Path, bytes: &[u8], runs: bool) -> Result<Snapshot, LoadError> {
-    let head = &bytes[..bytes.len().min(64)];
-    load_from(name, head, bytes, bytes.len() as u64, runs)?.into_snapshot(name)
+    let way = if runs { Way::Usual } else { Way::ItemLists };
+    load_bytes_by(name, bytes, way)
 }
 
 /// [`load_bytes`] with every opcode through the decoder's general machine:
@@ -325,28 +325,33 @@ pub fn load_bytes_checked(name: &Path, bytes: &[u8], runs: bool) -> Result<Snaps
 /// paths are tested against (tests, fuzzing); never used to load.
 #[doc(hidden)]
 pub fn load_bytes_general(name: &Path, bytes: &[u8]) -> Result<Snapshot, LoadError> {
-    let fail = |m: String| LoadError::new(name, m);
-    if detect_bytes(&bytes[..bytes.len().min(64)]) != FileKind::Pickle {
-        return load_bytes(name, bytes);
-    }
-    let len = bytes.len() as u64;
-    let mut c = Collector::new(len);
-    let (d, _) = crate::pickle::decode_checked(bytes, Some(len), &mut c, false)
-        .map_err(|e| fail(e.to_string()))?;
-    let format = Format::Pickle {
-        protocol: d.protocol,
-    };
-    build(d.root, d.arena, c, format, d.trailing_bytes).map_err(fail)
+    load_bytes_by(name, bytes, Way::General)
+}
+
+fn load_bytes_by(name: &Path, bytes: &[u8], way: Way) -> Result<Snapshot, LoadError> {
+    let head = &bytes[..bytes.len().min(64)];
+    load_from(name, head, bytes, bytes.len() as u64, way)?.into_snapshot(name)
+}
+
+/// How a pickle is decoded: the usual way, or as one of the oracles the
+/// usual way is tested against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Usual,
+    /// Each device's trace list kept item by item, not as a range.
+    ItemLists,
+    /// Every opcode through the general machine (no fast path).
+    General,
 }
 
 /// Decode and build from `input` (positioned at the start, `len` bytes long)
-/// whose first bytes are `head`; `runs` as in [`load_bytes_checked`].
+/// whose first bytes are `head`, decoded the `way` asked.
 fn load_from<R: Read>(
     path: &Path,
     head: &[u8],
     input: R,
     len: u64,
-    runs: bool,
+    way: Way,
 ) -> Result<Content, LoadError> {
     let fail = |m: String| LoadError::new(path, m);
     match detect_bytes(head) {
@@ -370,10 +375,14 @@ fn load_from<R: Read>(
         ))),
         FileKind::Pickle => {
             let mut c = Collector::new(len);
-            if !runs {
+            if way == Way::ItemLists {
                 c = c.without_runs();
             }
-            let d = decode(input, Some(len), &mut c).map_err(|e| fail(e.to_string()))?;
+            let d = match way {
+                Way::General => decode_checked(input, Some(len), &mut c, false).map(|(d, _)| d),
+                Way::Usual | Way::ItemLists => decode(input, Some(len), &mut c),
+            };
+            let d = d.map_err(|e| fail(e.to_string()))?;
             build(
                 d.root,
                 d.arena,
