@@ -58,6 +58,18 @@ struct Templates {
     epoch: u64,
 }
 
+impl Templates {
+    /// Forget every template once a filled memo slot was written again
+    /// (`overwrites` moved on), as [`ListCache::sync`] forgets its lists.
+    #[inline]
+    fn sync(&mut self, overwrites: u64) {
+        if self.epoch != overwrites {
+            self.list.clear();
+            self.epoch = overwrites;
+        }
+    }
+}
+
 /// A growing list's spare room is pre-faulted this many items ahead (1 MB).
 const PREFAULT_ITEMS: usize = 1 << 16;
 
@@ -756,12 +768,9 @@ impl<R: Read, F: Folder> Machine<'_, R, F> {
         } = self;
         let w = input.window(flat::WINDOW)?;
         let memo_len = memo.len();
-        if templates.epoch != memo.overwrites() {
-            // A key's memo slot may hold another string now.
-            templates.list.clear();
-            templates.epoch = memo.overwrites();
-        }
-        // A list's memo slots may hold other frames now.
+        // A key's memo slot may hold another string now, a list's slots
+        // other frames.
+        templates.sync(memo.overwrites());
         lists.sync(memo.overwrites());
         let mut env = FlatEnv {
             memo,

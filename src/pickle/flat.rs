@@ -301,19 +301,6 @@ fn value<E: Env>(
 ) -> Option<Value> {
     let at = *i;
     let code = *w.get(at)?;
-    // The opcodes of nearly every value, tested in turn before the jump
-    // table: a profile showed its one indirect branch mispredicted on a
-    // good share of the values of a template's run.
-    if code == op::BININT1 {
-        let b = *w.get(at + 1)?;
-        *i = at + 2;
-        return Some(Value::Int(i64::from(b)));
-    }
-    if code == op::BININT {
-        let v = u32_at(w, at + 1)?.cast_signed();
-        *i = at + 5;
-        return Some(Value::Int(i64::from(v)));
-    }
     let (v, len) = match code {
         op::BINGET | op::LONG_BINGET => {
             let (index, len) = if code == op::BINGET {
@@ -458,8 +445,8 @@ pub(crate) fn parse<E: Env>(w: &[u8], memo_len: u32, env: &mut E, out: &mut Flat
 /// bytes is read by position: no key is decoded or looked up again.
 #[derive(Debug, Clone)]
 pub(crate) struct Template {
-    /// …and per item, its key's bytes packed little-endian (a memo read
-    /// is 2 or 5 bytes), their count, and the key…
+    /// Per item, its key's bytes packed little-endian (a memo read is 2 or
+    /// 5 bytes), their count, and the key…
     items: Box<[(u64, usize, Value)]>,
     /// …and the field it is read as.
     fields: Box<[u8]>,
