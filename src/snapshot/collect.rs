@@ -647,13 +647,10 @@ impl Folder for Collector {
                         Obj::Dict(d) => d,
                         _ => unreachable!("matched a dict above"),
                     });
-                    let e = self.entry(arena, &items)?;
+                    let f = Fields::read(self.keys(arena), &items);
+                    let folded = self.push_entry(arena, &f)?;
                     arena.recycle_items(items);
-                    self.entries.push(e);
-                    Ok(Some(Value::Folded(
-                        TAG_ENTRY,
-                        entry_id(self.entries.len())?,
-                    )))
+                    Ok(Some(folded))
                 } else if seen.filename && seen.name {
                     self.kept.remove(&id);
                     let items = items.clone();
