@@ -3,7 +3,7 @@
 //! any entry can be recovered afterwards) and the memory live before
 //! recording.
 
-use crate::snapshot::{Action, BlockState, Segment, StackId, TraceEntry};
+use crate::snapshot::{Action, BlockState, Segment, StackId, Trace, TraceEntry};
 
 use super::addr::AddrMap;
 use super::observe::State;
@@ -82,7 +82,7 @@ impl Lifetimes {
     /// once each.
     pub(crate) fn live_at_each(
         &self,
-        trace: &[TraceEntry],
+        trace: Trace<'_>,
         moments: &[i64],
         mut f: impl FnMut(usize, Live),
     ) {
@@ -91,7 +91,7 @@ impl Lifetimes {
             let alloc = i64::from(l.alloc);
             let first = moments.partition_point(|&m| m < alloc);
             let end = i64::from(l.end);
-            let e = &trace[l.alloc as usize];
+            let e = trace.at(l.alloc as usize);
             for (k, _) in moments[first..]
                 .iter()
                 .enumerate()
@@ -113,7 +113,7 @@ impl Lifetimes {
     /// address holds its latest `alloc` until a `free_completed` removes it.
     pub(crate) fn live_after<'a>(
         &'a self,
-        trace: &'a [TraceEntry],
+        trace: Trace<'a>,
         upto: Option<usize>,
     ) -> impl Iterator<Item = Live> + 'a {
         let upto = upto.map_or(-1, |u| i64::try_from(u).unwrap_or(i64::MAX));
@@ -122,7 +122,7 @@ impl Lifetimes {
             .take_while(move |l| i64::from(l.alloc) <= upto)
             .filter(move |l| i64::from(l.end) > upto)
             .map(move |l| {
-                let e = &trace[l.alloc as usize];
+                let e = trace.at(l.alloc as usize);
                 Live {
                     size: e.size,
                     stack: e.stack,

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::{Action, BlockState, Segment, TraceEntry};
+use crate::snapshot::{Action, BlockState, Segment, Trace, TraceEntry};
 
 /// Why an OOM happened, as its figures tell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
@@ -55,7 +55,7 @@ type Ranges = BTreeMap<u64, u64>;
 /// `trace`): the longest stretch of the reserved ranges (touching ranges
 /// merged) that no allocation covers, in the state after that entry.
 pub(crate) fn largest_free_blocks(
-    trace: &[TraceEntry],
+    trace: Trace<'_>,
     segments: &[&Segment],
     at: &[usize],
 ) -> Vec<u64> {
@@ -63,8 +63,8 @@ pub(crate) fn largest_free_blocks(
     let mut out = vec![0; at.len()];
     let mut next = trace.len();
     for (k, &i) in at.iter().enumerate().rev() {
-        for e in trace[i + 1..next].iter().rev() {
-            undo(e, &mut reserved, &mut occupied);
+        for e in trace.slice(i + 1..next).iter().rev() {
+            undo(&e, &mut reserved, &mut occupied);
         }
         next = i + 1;
         out[k] = largest_gap(&reserved, &occupied);

@@ -153,7 +153,7 @@ impl Groups {
                     if e.action() != Action::Alloc || ids.contains_key(&e.context) {
                         continue;
                     }
-                    let Some(ctx) = snap.context(e).filter(|c| !c.is_empty()) else {
+                    let Some(ctx) = snap.context(&e).filter(|c| !c.is_empty()) else {
                         continue;
                     };
                     let g = *by_name.entry(ctx).or_insert_with(|| {

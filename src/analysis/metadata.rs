@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::snapshot::{Action, Device, Snapshot, TraceEntry, NO_META};
+use crate::snapshot::{Action, Device, Snapshot, Trace, NO_META};
 
 /// The group of an allocation without user metadata (the name
 /// compile-context groups give one without a context).
@@ -15,7 +15,7 @@ const NO_METADATA: &str = "N/A";
 /// an `alloc` entry makes ([`NO_META`] for the other entries and for an
 /// allocation with none): its own `user_metadata`, else the note of the
 /// first `annotate` entry at its address while it is live.
-pub(crate) fn of_allocations(trace: &[TraceEntry]) -> Vec<u32> {
+pub(crate) fn of_allocations(trace: Trace<'_>) -> Vec<u32> {
     let mut meta: Vec<u32> = trace
         .iter()
         .map(|e| {
@@ -90,7 +90,7 @@ impl fmt::Debug for MetaKey {
 pub(crate) struct AllocMeta(Vec<u32>);
 
 impl AllocMeta {
-    pub(crate) fn new(trace: &[TraceEntry]) -> AllocMeta {
+    pub(crate) fn new(trace: Trace<'_>) -> AllocMeta {
         if trace.iter().all(|e| e.meta == NO_META) {
             return AllocMeta(Vec::new());
         }
@@ -206,7 +206,7 @@ mod tests {
     #[test]
     fn an_annotate_note_names_the_live_allocation_at_its_address_only() {
         use crate::snapshot::StackId;
-        let e = |action: Action, addr, meta| TraceEntry {
+        let e = |action: Action, addr, meta| crate::snapshot::TraceEntry {
             addr,
             size: 8,
             time_us: crate::snapshot::NO_TIME,
@@ -229,7 +229,7 @@ mod tests {
         // The first note wins; its own metadata beats a note; a note on a
         // freed address or on no allocation names nothing.
         assert_eq!(
-            of_allocations(&trace),
+            of_allocations(crate::snapshot::Entries::from(&trace[..]).view()),
             vec![5, 7, NO_META, NO_META, NO_META, NO_META, NO_META, NO_META]
         );
     }

@@ -34,7 +34,7 @@ mod window;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::convert::{index, position};
-use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels};
+use crate::snapshot::{Device, Segment, Snapshot, StackId, StackLabels, Trace};
 use crate::units::counted;
 use crate::vocab::NoStory;
 
@@ -170,7 +170,7 @@ pub fn analyze_placing(snap: &Snapshot, rules: &RuleSet, req: Request<'_>) -> Pl
 fn device_peak_time(snap: &Snapshot, report: &DeviceReport) -> Option<i64> {
     let trace = snap.trace(report.device);
     let at = report.peak_entry.allocated_peak.map_or(0, index);
-    trace.get(at).and_then(crate::snapshot::TraceEntry::time)
+    trace.get(at).and_then(|e| e.time())
 }
 
 /// The reports and timelines of a request that has no window (which
@@ -338,7 +338,7 @@ fn device_analysis(
 /// window's report has none.
 fn whole_trace_pools(
     snap: &Snapshot,
-    trace: &[crate::snapshot::TraceEntry],
+    trace: Trace<'_>,
     segments: &[&Segment],
     r: &replay::DeviceReplay,
     whole: bool,
@@ -401,9 +401,9 @@ fn upto(at_start: bool, entry: Option<u64>) -> Option<usize> {
 
 /// `time_us` at each peak entry. torch writes `time_us` as a non-negative
 /// clock; a negative one keeps its two's-complement bits, as it always has.
-fn peak_times(trace: &[crate::snapshot::TraceEntry], at: &PeakEntry) -> PeakEntry {
+fn peak_times(trace: Trace<'_>, at: &PeakEntry) -> PeakEntry {
     let time_at = |i: Option<u64>| {
-        i.and_then(|i| trace[index(i)].time())
+        i.and_then(|i| trace.at(index(i)).time())
             .map(i64::cast_unsigned)
     };
     PeakEntry {
@@ -493,7 +493,7 @@ fn device_timeline(
 
 /// The phase spans and iterations of a device as bands, at most
 /// [`MAX_BANDS`](timeline::MAX_BANDS), iterations first.
-fn bands(trace: &[crate::snapshot::TraceEntry], p: &DevicePhases) -> Vec<timeline::Band> {
+fn bands(trace: Trace<'_>, p: &DevicePhases) -> Vec<timeline::Band> {
     let time = |i: u64| trace.get(index(i)).and_then(|e| e.time());
     let band = |iteration: bool, name: String, from: u64, to: Option<u64>| {
         let to = to.unwrap_or(from);
@@ -525,7 +525,7 @@ fn bands(trace: &[crate::snapshot::TraceEntry], p: &DevicePhases) -> Vec<timelin
 /// groups, from one sweep over the allocations' lifetimes.
 fn moments(
     snap: &Snapshot,
-    trace: &[crate::snapshot::TraceEntry],
+    trace: Trace<'_>,
     r: &DeviceReplay,
     report: &DeviceReport,
     bands: &[timeline::Band],
@@ -545,7 +545,7 @@ fn moments(
             timeline::Moment {
                 kinds,
                 entry,
-                time_us: entry.and_then(|i| trace[index(i)].time()),
+                time_us: entry.and_then(|i| trace.at(index(i)).time()),
                 allocated,
                 stacks: ranked_groups(
                     snap,
@@ -624,7 +624,7 @@ fn wanted_moments(
 /// (stack -> bytes, count, first alloc index), and the bytes live.
 fn live_groups(
     snap: &Snapshot,
-    trace: &[crate::snapshot::TraceEntry],
+    trace: Trace<'_>,
     r: &DeviceReplay,
     at: &[i64],
 ) -> (Vec<(Grouped, MetaBytes)>, Vec<u64>) {
@@ -788,7 +788,7 @@ fn ranked_groups(
 /// the allocated curve counts at that moment.
 fn live_with_pre<'a>(
     r: &'a DeviceReplay,
-    trace: &'a [crate::snapshot::TraceEntry],
+    trace: Trace<'a>,
     upto: Option<usize>,
 ) -> impl Iterator<Item = (Live, bool)> + 'a {
     let pre = r.pre.iter().filter(move |p| match (p.freed_at, upto) {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::convert::index;
-use crate::snapshot::{Segment, Snapshot, StackLabels, TraceEntry};
+use crate::snapshot::{Segment, Snapshot, StackLabels, Trace};
 
 use super::figures::{PeakEntry, StackGroup};
 use super::fragmentation::{largest_free_blocks, OomCause};
@@ -129,7 +129,7 @@ pub struct MomentStacks {
 /// phase span holding it), its iteration (the iterations its time figures
 /// use) and its time relative to the device's first timed entry.
 pub(crate) struct Clock<'a> {
-    trace: &'a [TraceEntry],
+    trace: Trace<'a>,
     attribution: Attribution,
     /// Stack-rule phase spans (entries `from..to`, name), when the device
     /// has no annotations.
@@ -143,7 +143,7 @@ pub(crate) struct Clock<'a> {
 impl<'a> Clock<'a> {
     /// `time` is the device's time structure, when it has one.
     pub(crate) fn new(
-        trace: &'a [TraceEntry],
+        trace: Trace<'a>,
         attribution: Attribution,
         time: Option<&DevicePhases>,
     ) -> Clock<'a> {
@@ -229,7 +229,7 @@ impl<'a> Clock<'a> {
         ooms.iter()
             .zip(largest)
             .map(|(o, largest_free_block)| {
-                let e = &self.trace[o.index];
+                let e = self.trace.at(o.index);
                 let p = self.place(o.index);
                 let cached_free = o.reserved.saturating_sub(o.allocated);
                 let cause = OomCause::of(e.size, cached_free, largest_free_block, e.addr);

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::{Annotation, Device, Snapshot, StackId, Stage, TraceEntry};
+use crate::snapshot::{Annotation, Device, Snapshot, StackId, Stage, Trace};
 
 use super::observe::Curves;
 use super::span_index::SpanIndex;
@@ -172,11 +172,11 @@ struct RawSpan {
 /// Where each annotation event falls: the first entry at or after its time.
 /// Annotations are taken in list order; one earlier than its predecessor
 /// waits behind it (as Mosaic consumes them).
-fn positions(trace: &[TraceEntry], anns: &[&Annotation]) -> Vec<usize> {
+fn positions(trace: Trace<'_>, anns: &[&Annotation]) -> Vec<usize> {
     let mut out = Vec::with_capacity(anns.len());
     let mut i = 0;
     for a in anns {
-        while i < trace.len() && trace[i].time().is_none_or(|t| t < a.time_us) {
+        while i < trace.len() && trace.at(i).time().is_none_or(|t| t < a.time_us) {
             i += 1;
         }
         out.push(i);
@@ -319,7 +319,7 @@ pub(crate) fn device_phases(
         if !substrings.is_empty() && !substrings.iter().any(|s| name.contains(s.as_str())) {
             continue;
         }
-        while applied < trace.len() && trace[applied].time().is_none_or(|t| t <= a.time_us) {
+        while applied < trace.len() && trace.at(applied).time().is_none_or(|t| t <= a.time_us) {
             applied += 1;
         }
         let stage = snap.str(a.stage_name);

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::addr::AddrMap;
-use crate::snapshot::{Action, BlockState, Segment, StackId, Tables, TraceEntry};
+use crate::snapshot::{Action, BlockState, Segment, StackId, Tables, Trace, TraceEntry};
 
 /// The default pool's id: `(0, 0)`, also the pool of whatever names none.
 const DEFAULT: (u64, u64) = (0, 0);
@@ -91,7 +91,7 @@ pub(crate) struct DevicePeaks {
 /// device has no pool but the default one.
 pub(crate) fn device_pools(
     snap: &Tables,
-    trace: &[TraceEntry],
+    trace: Trace<'_>,
     segments: &[&Segment],
     peaks: DevicePeaks,
 ) -> Vec<PoolFigures> {
@@ -101,7 +101,7 @@ pub(crate) fn device_pools(
     let mut pass = Pass::new(places);
     pass.watch = peaks;
     for (i, e) in trace.iter().enumerate() {
-        pass.step(snap, i, e);
+        pass.step(snap, i, &e);
     }
     let kinds = pass.places.kinds(snap, trace, segments);
     pass.finish(segments, &kinds)
@@ -119,11 +119,11 @@ struct Places {
 
 impl Places {
     /// `None` when every pool named is the default one.
-    fn new(snap: &Tables, trace: &[TraceEntry], segments: &[&Segment]) -> Option<Places> {
+    fn new(snap: &Tables, trace: Trace<'_>, segments: &[&Segment]) -> Option<Places> {
         let named = segments
             .iter()
             .filter_map(|s| s.pool_id)
-            .chain(trace.iter().filter_map(|e| snap.entry_pool(e)));
+            .chain(trace.iter().filter_map(|e| snap.entry_pool(&e)));
         let mut ids: Vec<(u64, u64)> = named.chain([DEFAULT]).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -351,7 +351,7 @@ impl Places {
     /// Each pool's kind: the default pool's; else what the allocating
     /// stacks of its segments, blocks and entries tell; else the id's
     /// shape (docs/figures.md#pool-names).
-    fn kinds(&self, snap: &Tables, trace: &[TraceEntry], segments: &[&Segment]) -> Vec<PoolKind> {
+    fn kinds(&self, snap: &Tables, trace: Trace<'_>, segments: &[&Segment]) -> Vec<PoolKind> {
         // One more for `unknown`, whose kind no stack changes.
         let mut told: Vec<Option<PoolKind>> = vec![None; self.ids.len() + 1];
         let mut seen: HashMap<StackId, Option<PoolKind>> = HashMap::new();
@@ -377,11 +377,11 @@ impl Places {
                 e.action(),
                 Action::Alloc | Action::SegmentAlloc | Action::SegmentMap
             ) {
-                let pool = replay.pool_of(snap, e, e.addr);
-                replay.segment(e, pool);
+                let pool = replay.pool_of(snap, &e, e.addr);
+                replay.segment(&e, pool);
                 tell(pool, e.stack);
             } else if e.action() == Action::SegmentFree {
-                replay.segment(e, 0);
+                replay.segment(&e, 0);
             }
         }
         told.pop();

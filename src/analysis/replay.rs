@@ -12,7 +12,7 @@
 //! end; a constant moves no argmax. The reserved curve likewise starts at
 //! the end's total minus the trace's net segment growth.
 
-use crate::snapshot::{Action, Segment, TraceEntry};
+use crate::snapshot::{Action, Segment, Trace, TraceEntry};
 
 use super::allocator::{Allocator, Lifetimes, Live, Origin, PreLive, OPEN};
 use super::figures::{Figures, PeakEntry};
@@ -64,7 +64,7 @@ impl DeviceReplay {
     /// allocation live at `moments[k]` ([`Lifetimes::live_at_each`]).
     pub(crate) fn live_at_each(
         &self,
-        trace: &[TraceEntry],
+        trace: Trace<'_>,
         moments: &[i64],
         f: impl FnMut(usize, Live),
     ) {
@@ -74,7 +74,7 @@ impl DeviceReplay {
     /// The allocations live after entry `upto` (none when `None`).
     pub(crate) fn live_after<'a>(
         &'a self,
-        trace: &'a [TraceEntry],
+        trace: Trace<'a>,
         upto: Option<usize>,
     ) -> impl Iterator<Item = Live> + 'a {
         self.lifetimes.live_after(trace, upto)
@@ -98,7 +98,7 @@ pub(crate) struct Extras {
 /// `ncat`, of an allocation or of memory live before recording;
 /// `extras` asks for the category timeline and the per-entry curves.
 pub(crate) fn replay(
-    trace: &[TraceEntry],
+    trace: Trace<'_>,
     segments: &[&Segment],
     ncat: usize,
     cat: &mut dyn FnMut(Origin<'_>) -> usize,
@@ -107,7 +107,7 @@ pub(crate) fn replay(
     assert!(trace.len() < OPEN as usize, "trace too long to replay");
     let mut machine = Replayer::new(trace.len(), segments, ncat, extras);
     for (i, e) in trace.iter().enumerate() {
-        machine.step(i, e, cat);
+        machine.step(i, &e, cat);
     }
     machine.finish(segments, cat)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use crate::snapshot::{Action, Block, BlockState, Segment, StackId, TraceEntry, NO_TIME};
+use crate::snapshot::{Action, Block, BlockState, Entries, Segment, StackId, TraceEntry, NO_TIME};
 
 use super::allocator::Origin;
 use super::replay::{replay, Extras};
@@ -231,7 +231,8 @@ proptest! {
             raw.into_iter().map(|(a, s, z, k, t)| entry(a, s, z, k, t)).collect();
         let seg = segment(blocks);
         let segments = [&seg];
-        let r = replay(&trace, &segments, NCAT, &mut |o: Origin<'_>| cat(o.stack()), Extras { timeline_points: Some(points), curves: false, window: None });
+        let packed = Entries::from(&trace[..]);
+        let r = replay(packed.view(), &segments, NCAT, &mut |o: Origin<'_>| cat(o.stack()), Extras { timeline_points: Some(points), curves: false, window: None });
         let m = model(&trace, &segments);
         let f = &r.figures;
 
@@ -268,7 +269,7 @@ proptest! {
 
         // The live set after every entry, recovered from the lifetimes.
         for upto in std::iter::once(None).chain((0..trace.len()).map(Some)) {
-            let mut got: Vec<usize> = r.live_after(&trace, upto).map(|l| l.index).collect();
+            let mut got: Vec<usize> = r.live_after(packed.view(), upto).map(|l| l.index).collect();
             got.sort_unstable();
             let want: Vec<usize> = after(upto).live.values().copied().collect::<Vec<_>>();
             let mut want = if upto.is_none() { Vec::new() } else { want };
@@ -279,10 +280,10 @@ proptest! {
         // The same live sets from one sweep over every moment at once.
         let moments: Vec<i64> = (-1..trace.len() as i64).collect();
         let mut swept: Vec<Vec<usize>> = vec![Vec::new(); moments.len()];
-        r.live_at_each(&trace, &moments, |k, l| swept[k].push(l.index));
+        r.live_at_each(packed.view(), &moments, |k, l| swept[k].push(l.index));
         for (k, &m) in moments.iter().enumerate() {
             let upto = usize::try_from(m).ok();
-            let mut want: Vec<usize> = r.live_after(&trace, upto).map(|l| l.index).collect();
+            let mut want: Vec<usize> = r.live_after(packed.view(), upto).map(|l| l.index).collect();
             want.sort_unstable();
             swept[k].sort_unstable();
             prop_assert_eq!(&swept[k], &want, "swept after {:?}", upto);
@@ -347,7 +348,7 @@ fn time_going_backwards_is_counted_between_timed_entries_only() {
     let times = [Some(5), None, Some(3), Some(3), Some(9), None, Some(1)];
     let trace: Vec<TraceEntry> = times.iter().map(|t| entry(11, 0, 1, 0, *t)).collect();
     let r = replay(
-        &trace,
+        Entries::from(&trace[..]).view(),
         &[],
         NCAT,
         &mut |o: Origin<'_>| cat(o.stack()),

@@ -8,7 +8,7 @@
 //! most `2 × BLOCK` entries at its ends are scanned. Memory is about
 //! `n / BLOCK × log2(n / BLOCK)` values per curve (8 MB for 2M entries).
 
-use crate::snapshot::{Action, TraceEntry};
+use crate::snapshot::{Action, Trace};
 
 use super::observe::Curves;
 
@@ -63,7 +63,7 @@ impl BlockMax {
 
 /// A device's trace and curves, indexed for span figures.
 pub(crate) struct SpanIndex<'a> {
-    pub(crate) trace: &'a [TraceEntry],
+    pub(crate) trace: Trace<'a>,
     pub(crate) curves: &'a Curves,
     allocated: BlockMax,
     dynamic: BlockMax,
@@ -72,7 +72,7 @@ pub(crate) struct SpanIndex<'a> {
     alloc_before: Vec<u64>,
 }
 
-fn alloc_bytes(entries: &[TraceEntry]) -> u64 {
+fn alloc_bytes(entries: Trace<'_>) -> u64 {
     entries
         .iter()
         .filter(|e| e.action() == Action::Alloc)
@@ -80,7 +80,7 @@ fn alloc_bytes(entries: &[TraceEntry]) -> u64 {
 }
 
 impl<'a> SpanIndex<'a> {
-    pub(crate) fn new(trace: &'a [TraceEntry], curves: &'a Curves) -> SpanIndex<'a> {
+    pub(crate) fn new(trace: Trace<'a>, curves: &'a Curves) -> SpanIndex<'a> {
         let mut alloc_before = Vec::with_capacity(trace.len() / BLOCK + 2);
         let mut sum = 0u64;
         alloc_before.push(0);
@@ -113,17 +113,18 @@ impl<'a> SpanIndex<'a> {
     pub(crate) fn allocated_during(&self, from: usize, to: usize) -> u64 {
         let (lo, hi) = (from.div_ceil(BLOCK), to / BLOCK);
         if lo >= hi {
-            return alloc_bytes(&self.trace[from..to.max(from)]);
+            return alloc_bytes(self.trace.slice(from..to.max(from)));
         }
-        alloc_bytes(&self.trace[from..lo * BLOCK])
+        alloc_bytes(self.trace.slice(from..lo * BLOCK))
             .wrapping_add(self.alloc_before[hi].wrapping_sub(self.alloc_before[lo]))
-            .wrapping_add(alloc_bytes(&self.trace[hi * BLOCK..to]))
+            .wrapping_add(alloc_bytes(self.trace.slice(hi * BLOCK..to)))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::{Entries, TraceEntry};
     use crate::snapshot::{NO_CONTEXT, NO_TIME};
 
     fn entry(action: Action, size: u64) -> TraceEntry {
@@ -171,7 +172,8 @@ mod tests {
             allocated,
             dynamic,
         };
-        let index = SpanIndex::new(&trace, &curves);
+        let packed = Entries::from(&trace[..]);
+        let index = SpanIndex::new(packed.view(), &curves);
         for from in (0..=n).step_by(7) {
             for to in (from..=n).step_by(5) {
                 let a = curves.allocated[from..to]
@@ -185,7 +187,10 @@ mod tests {
                 assert_eq!(index.peaks(from, to), (a, d), "{from}..{to}");
                 assert_eq!(
                     index.allocated_during(from, to),
-                    alloc_bytes(&trace[from..to]),
+                    trace[from..to]
+                        .iter()
+                        .filter(|e| e.action() == Action::Alloc)
+                        .fold(0u64, |s, e| s.wrapping_add(e.size)),
                     "{from}..{to}"
                 );
             }

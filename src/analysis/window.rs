@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::snapshot::{Action, Device, Snapshot, Stage, TraceEntry};
+use crate::snapshot::{Action, Device, Snapshot, Stage, Trace};
 
 /// One side of a window.
 #[derive(Debug, Clone, PartialEq)]
@@ -276,9 +276,9 @@ impl Window {
 }
 
 /// What a trace holds, for error messages.
-fn holdings(trace: &[TraceEntry]) -> String {
-    let first = trace.iter().find_map(TraceEntry::time);
-    let last = trace.iter().rev().find_map(TraceEntry::time);
+fn holdings(trace: Trace<'_>) -> String {
+    let first = trace.iter().find_map(|e| e.time());
+    let last = trace.iter().rev().find_map(|e| e.time());
     let entries = match trace.len() {
         0 => "no entries".to_string(),
         1 => "1 entry (#0)".to_string(),
@@ -296,10 +296,10 @@ fn resolve_bound(
     side: Side,
     snap: &Snapshot,
     device: Device,
-    trace: &[TraceEntry],
+    trace: Trace<'_>,
 ) -> Result<Option<usize>, String> {
     let first_time = || {
-        trace.iter().find_map(TraceEntry::time).ok_or_else(|| {
+        trace.iter().find_map(|e| e.time()).ok_or_else(|| {
             format!(
                 "a time bound needs time_us, and the trace holds {}",
                 holdings(trace)

@@ -729,8 +729,8 @@ fn entry_at_time(s: &Snapshot, device: Option<u32>, time_us: i64) -> Result<usiz
         .traces
         .get(d.index())
         .ok_or_else(|| format!("device {d}: no trace"))?;
-    let entries = &s.entries[range.clone()];
-    entries
+    s.entries
+        .range(range.clone())
         .iter()
         .rposition(|e| e.time().is_some_and(|t| t <= time_us))
         .ok_or_else(|| format!("device {d}: no timed entry at or before time_us {time_us}"))

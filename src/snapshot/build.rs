@@ -12,8 +12,9 @@ use super::generation::Hints;
 use super::model::StackId;
 use super::model::{
     Annotation, Block, BlockState, Device, Format, HostSegment, Segment, Shape, Snapshot, Stage,
-    Tables, TraceEntry, EMPTY_STACK, NO_TIME,
+    Tables, EMPTY_STACK, NO_TIME,
 };
+use super::packed::Entries;
 
 /// Device ordinals are 8-bit in torch (`c10::DeviceIndex`); this generous
 /// cap keeps per-device work and output bounded on hostile files.
@@ -586,7 +587,7 @@ enum TraceList {
 }
 
 /// Put each device's entries in one contiguous range of `entries`.
-fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<TraceList>) -> Vec<Range<usize>> {
+fn ranges(entries: &mut Entries, lists: Vec<TraceList>) -> Vec<Range<usize>> {
     let spans: Vec<Range<usize>> = lists.iter().map(TraceList::span).collect();
     // Whether another list refers to any record of `r` (a hostile file can
     // share an entry dict between lists): reordering `r` in place would
@@ -610,13 +611,15 @@ fn ranges(entries: &mut Vec<TraceEntry>, lists: Vec<TraceList>) -> Vec<Range<usi
             // The entries were folded in stream order, except the few whose
             // dict held a new frame list (folded when stored into the list,
             // after the dicts behind them).
-            permute(&mut entries[s..s + list.len()], &list, s);
+            permute(entries, &list, s);
             out.push(s..s + list.len());
         } else {
             // Shared or scattered entries (never in real files): copy them.
             let s = entries.len();
             for i in list {
-                let e = entries[i as usize];
+                let e = entries
+                    .get(i as usize)
+                    .expect("a list's records were collected");
                 entries.push(e);
             }
             out.push(s..entries.len());
@@ -654,25 +657,29 @@ fn permuted_range(list: &[u32]) -> Option<usize> {
     Some(lo)
 }
 
-/// Reorder `a` in place so that `a[k]` becomes the old `a[list[k] - base]`
-/// (`list` is a permutation of `base..base + a.len()`), cycle by cycle.
-fn permute(a: &mut [TraceEntry], list: &[u32], base: usize) {
-    let mut done = vec![false; a.len()];
-    for start in 0..a.len() {
+/// Reorder `entries[base..base + list.len()]` in place so that entry
+/// `base + k` becomes the old entry `list[k]` (`list` is a permutation of
+/// that range), cycle by cycle.
+fn permute(entries: &mut Entries, list: &[u32], base: usize) {
+    let at =
+        |entries: &Entries, k: usize| entries.get(base + k).expect("inside the permuted range");
+    let mut done = vec![false; list.len()];
+    for start in 0..list.len() {
         if done[start] || list[start] as usize - base == start {
             done[start] = true;
             continue;
         }
-        let first = a[start];
+        let first = at(entries, start);
         let mut j = start;
         loop {
             done[j] = true;
             let src = list[j] as usize - base;
             if src == start {
-                a[j] = first;
+                entries.set(base + j, first);
                 break;
             }
-            a[j] = a[src];
+            let moved = at(entries, src);
+            entries.set(base + j, moved);
             j = src;
         }
     }
@@ -858,6 +865,7 @@ fn within_byte_range(snap: &Tables) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::snapshot::model::Action;
+    use crate::snapshot::TraceEntry;
 
     fn entry(size: u64) -> TraceEntry {
         TraceEntry {
@@ -876,15 +884,15 @@ mod tests {
         lists.into_iter().map(TraceList::Items).collect()
     }
 
-    fn sizes(entries: &[TraceEntry], r: Range<usize>) -> Vec<u64> {
-        entries[r].iter().map(|e| e.size).collect()
+    fn sizes(entries: &Entries, r: Range<usize>) -> Vec<u64> {
+        entries.range(r).iter().map(|e| e.size).collect()
     }
 
     #[test]
     fn device_lists_become_ranges_in_list_order() {
         // Entries 0..6 as folded; device 0 lists 2,0,1 (a dict folded late),
         // device 1 lists 3,5,4; sizes name the entry index.
-        let mut entries: Vec<TraceEntry> = (0..6).map(entry).collect();
+        let mut entries: Entries = (0..6).map(entry).collect();
         let r = ranges(
             &mut entries,
             items(vec![vec![2, 0, 1], vec![3, 5, 4], vec![]]),
@@ -897,11 +905,11 @@ mod tests {
 
     #[test]
     fn longer_cycles_and_shared_entries() {
-        let mut entries: Vec<TraceEntry> = (0..5).map(entry).collect();
+        let mut entries: Entries = (0..5).map(entry).collect();
         let r = ranges(&mut entries, items(vec![vec![4, 3, 0, 1, 2]]));
         assert_eq!(sizes(&entries, r[0].clone()), vec![4, 3, 0, 1, 2]);
         // The same entry twice is not a permutation: copied after the rest.
-        let mut entries: Vec<TraceEntry> = (0..3).map(entry).collect();
+        let mut entries: Entries = (0..3).map(entry).collect();
         let r = ranges(&mut entries, items(vec![vec![1, 1, 2]]));
         assert_eq!(r[0], 3..6);
         assert_eq!(sizes(&entries, r[0].clone()), vec![1, 1, 2]);
@@ -912,13 +920,13 @@ mod tests {
         // Device 0 lists entry 0; device 1 lists 1, 0 (the same entry dict
         // again, a memo read): reordering 0..2 in place would give device 0
         // entry 1.
-        let mut entries: Vec<TraceEntry> = (0..2).map(entry).collect();
+        let mut entries: Entries = (0..2).map(entry).collect();
         let lists = vec![TraceList::Run(0..1), TraceList::Items(vec![1, 0])];
         let r = ranges(&mut entries, lists);
         assert_eq!(sizes(&entries, r[0].clone()), vec![0]);
         assert_eq!(sizes(&entries, r[1].clone()), vec![1, 0]);
         // The other way round: the permuted list first, the run after it.
-        let mut entries: Vec<TraceEntry> = (0..2).map(entry).collect();
+        let mut entries: Entries = (0..2).map(entry).collect();
         let lists = vec![TraceList::Items(vec![1, 0]), TraceList::Run(1..2)];
         let r = ranges(&mut entries, lists);
         assert_eq!(sizes(&entries, r[0].clone()), vec![1, 0]);

@@ -23,7 +23,7 @@ impl Snapshot {
         for d in self.devices() {
             let _ = writeln!(o, "device {}", d.index());
             for e in self.trace(d) {
-                self.entry_line(o, e);
+                self.entry_line(o, &e);
             }
             for s in self.segments_of(d) {
                 let _ = writeln!(
@@ -66,7 +66,7 @@ impl Snapshot {
         }
         let _ = writeln!(o, "host");
         for e in self.host_trace() {
-            self.entry_line(o, e);
+            self.entry_line(o, &e);
         }
         for h in &self.host_segments {
             let _ = writeln!(

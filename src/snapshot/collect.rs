@@ -12,6 +12,7 @@ use crate::pickle::{Arena, Folder, Obj, ObjId, Slot, StrId, Value, IGNORED_FIELD
 use super::model::{
     Action, ActionCode, Frame, FrameId, StackId, TraceEntry, NO_CONTEXT, NO_META, NO_POOL, NO_TIME,
 };
+use super::packed::Entries;
 
 pub(crate) const TAG_FRAME: u8 = 1;
 pub(crate) const TAG_STACK: u8 = 2;
@@ -149,7 +150,7 @@ pub(crate) struct Collector {
     frame_buf: Vec<FrameId>,
     pub stack_frames: Vec<FrameId>,
     pub stack_spans: Vec<Range<u32>>,
-    pub entries: Vec<TraceEntry>,
+    pub entries: Entries,
     /// What the records collected so far contain (for the generation guess).
     pub seen: Seen,
     pub unknown_actions: Vec<String>,
@@ -210,7 +211,7 @@ impl Collector {
     /// as entries arrive), so a 2M-entry trace is never reallocated.
     pub fn new(input_len: u64) -> Collector {
         let mut c = Collector {
-            entries: Vec::with_capacity((input_len / 24).min(1 << 28) as usize),
+            entries: Entries::with_capacity((input_len / 24).min(1 << 28) as usize),
             entry_runs: true,
             ..Collector::default()
         };
@@ -676,11 +677,8 @@ impl Collector {
         self.entries.push(e);
         let n = self.entries.len();
         if n.is_multiple_of(PREFAULT_ENTRIES) {
-            crate::prefault::ahead(
-                &self.entries,
-                n + PREFAULT_ENTRIES,
-                n + 2 * PREFAULT_ENTRIES,
-            );
+            self.entries
+                .prefault(n + PREFAULT_ENTRIES, n + 2 * PREFAULT_ENTRIES);
         }
         Ok(Value::Folded(TAG_ENTRY, entry_id(n)?))
     }

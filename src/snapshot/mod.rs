@@ -4,11 +4,13 @@
 mod build;
 mod canonical;
 mod collect;
+mod entry;
 mod generation;
 mod json;
 pub(crate) mod labels;
 mod load;
 mod model;
+mod packed;
 mod unique_keys;
 
 pub use labels::StackLabels;
@@ -22,9 +24,11 @@ pub(crate) use model::{
     Action, Annotation, Block, BlockState, Device, Format, FrameId, HostSegment, Segment, StackId,
     Stage, TraceEntry, EMPTY_STACK, NO_META,
 };
-pub use model::{Snapshot, Tables};
+pub use model::{Snapshot, Tables, Trace};
 #[cfg(test)]
 pub(crate) use model::{NO_CONTEXT, NO_TIME};
+#[cfg(test)]
+pub(crate) use packed::Entries;
 
 #[cfg(test)]
 mod run_tests;

@@ -5,57 +5,11 @@ use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 use super::labels::{self, Labels, Listed, StackLabels};
+use super::packed::Entries;
+pub use super::packed::Trace;
 
-/// A 32-bit index into one of the snapshot's interned tables: its own type
-/// per table, so a frame id can never be passed where a stack id is meant.
-macro_rules! interned_id {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-        pub struct $name(u32);
-
-        impl $name {
-            /// The id from its raw value (the pickle arena folds ids as `u32`).
-            pub(crate) const fn from_raw(raw: u32) -> $name {
-                $name(raw)
-            }
-
-            /// The raw 32-bit value, for the arena's folded values.
-            pub(crate) const fn raw(self) -> u32 {
-                self.0
-            }
-
-            /// The position in the table it indexes (`u32` fits `usize` on
-            /// every target memgate builds for).
-            pub(crate) fn index(self) -> usize {
-                self.0 as usize
-            }
-        }
-
-        impl TryFrom<usize> for $name {
-            type Error = std::num::TryFromIntError;
-
-            /// The id of the next table slot; fails past `u32::MAX` (a
-            /// hostile file's table is refused, never wrapped).
-            fn try_from(position: usize) -> Result<$name, Self::Error> {
-                u32::try_from(position).map($name)
-            }
-        }
-    };
-}
-
-interned_id!(
-    /// Index of an interned frame.
-    FrameId
-);
-interned_id!(
-    /// Index of an interned stack (a frame sequence, innermost first).
-    StackId
-);
+pub(crate) use super::entry::{FrameId, StackId, EMPTY_STACK};
 pub(crate) use crate::vocab::Device;
-
-/// The stack id of the empty stack (always interned first).
-pub(crate) const EMPTY_STACK: StackId = StackId::from_raw(0);
 
 /// One `{filename, line, name}` frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,142 +47,8 @@ impl Shape {
     }
 }
 
-/// A trace action. Unknown actions are kept by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Action {
-    Alloc,
-    FreeRequested,
-    FreeCompleted,
-    SegmentAlloc,
-    SegmentFree,
-    SegmentMap,
-    SegmentUnmap,
-    Snapshot,
-    Oom,
-    Annotate,
-    WorkspaceSnapshot,
-    /// Index into [`Snapshot::unknown_actions`].
-    Other(u16),
-}
-
-impl Action {
-    pub(crate) const KNOWN: [(Action, &'static str); 11] = [
-        (Action::Alloc, "alloc"),
-        (Action::FreeRequested, "free_requested"),
-        (Action::FreeCompleted, "free_completed"),
-        (Action::SegmentAlloc, "segment_alloc"),
-        (Action::SegmentFree, "segment_free"),
-        (Action::SegmentMap, "segment_map"),
-        (Action::SegmentUnmap, "segment_unmap"),
-        (Action::Snapshot, "snapshot"),
-        (Action::Oom, "oom"),
-        (Action::Annotate, "annotate"),
-        (Action::WorkspaceSnapshot, "workspace_snapshot"),
-    ];
-
-    pub(crate) fn from_known(name: &str) -> Option<Action> {
-        Self::KNOWN
-            .iter()
-            .find(|(_, n)| *n == name)
-            .map(|(a, _)| *a)
-    }
-
-    /// Index in [`Action::KNOWN`], `None` for an unknown action.
-    pub(crate) fn known_index(self) -> Option<usize> {
-        Some(match self {
-            Action::Alloc => 0,
-            Action::FreeRequested => 1,
-            Action::FreeCompleted => 2,
-            Action::SegmentAlloc => 3,
-            Action::SegmentFree => 4,
-            Action::SegmentMap => 5,
-            Action::SegmentUnmap => 6,
-            Action::Snapshot => 7,
-            Action::Oom => 8,
-            Action::Annotate => 9,
-            Action::WorkspaceSnapshot => 10,
-            Action::Other(_) => return None,
-        })
-    }
-}
-
-/// Sentinel for "no `time_us`" (NPU, torch ≤ 2.1).
-pub(crate) const NO_TIME: i64 = i64::MIN;
-
-/// One trace entry, compact: a 2M-entry trace is 80 MB of these.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TraceEntry {
-    /// `addr`; for `oom` entries the `device_free` value.
-    pub addr: u64,
-    pub size: u64,
-    /// µs since the epoch, or [`NO_TIME`].
-    pub time_us: i64,
-    pub stack: StackId,
-    /// `compile_context` (torch ≥ 2.8) as a string id, or [`NO_CONTEXT`].
-    /// (`stream` is checked while loading but not kept: no figure reads
-    /// it, and its 8 bytes are what this field fits in.)
-    pub(crate) context: u32,
-    /// `user_metadata` (torch ≥ 2.10) as a string id, or [`NO_META`] when
-    /// missing or empty; for an `annotate` entry, its note.
-    pub(crate) meta: u32,
-    /// `pool_id` as an index into [`Tables::pool_ids`], or [`NO_POOL`]
-    /// (docs/figures.md#pools): at most `MAX_POOLS` (4096) pools, so 16
-    /// bits, which with the 16-bit action keeps the entry at 40 bytes.
-    pub(crate) pool: u16,
-    /// The action, read through [`TraceEntry::action`].
-    pub(crate) action: ActionCode,
-}
-
-// Issue 33: the trace is the largest table a decode holds; a field that
-// grows it by 8 bytes costs 16 MB on a 2M-entry trace.
-const _: () = assert!(std::mem::size_of::<TraceEntry>() == 40);
-
-/// An [`Action`] in 16 bits: the position in [`Action::KNOWN`], or past
-/// it the index of an unknown action (at most `MAX_UNKNOWN_ACTIONS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ActionCode(u16);
-
-/// How many codes the known actions take.
-const KNOWN_CODES: u16 = 11;
-const _: () = assert!(Action::KNOWN.len() == KNOWN_CODES as usize);
-
-impl ActionCode {
-    /// The code of `a`; `None` for an unknown action whose index does not
-    /// fit beside the known ones (the collector stops far below).
-    pub(crate) fn new(a: Action) -> Option<ActionCode> {
-        match a {
-            Action::Other(i) => i.checked_add(KNOWN_CODES).map(ActionCode),
-            // Below KNOWN_CODES, so it fits.
-            known => known
-                .known_index()
-                .and_then(|k| u16::try_from(k).ok())
-                .map(ActionCode),
-        }
-    }
-
-    fn action(self) -> Action {
-        match Action::KNOWN.get(usize::from(self.0)) {
-            Some((a, _)) => *a,
-            None => Action::Other(self.0 - KNOWN_CODES),
-        }
-    }
-}
-
-#[cfg(test)]
-impl From<Action> for ActionCode {
-    /// For tests that build entries by hand (their actions always fit).
-    fn from(a: Action) -> ActionCode {
-        ActionCode::new(a).expect("a test's action fits 16 bits")
-    }
-}
-
-/// Sentinel for "no `compile_context` key".
-pub(crate) const NO_CONTEXT: u32 = u32::MAX;
-
-/// Sentinel for "no `pool_id` key".
-pub(crate) const NO_POOL: u16 = u16::MAX;
-/// Sentinel for "no `user_metadata`, or an empty one".
-pub(crate) const NO_META: u32 = u32::MAX;
+pub use super::entry::{Action, TraceEntry};
+pub(crate) use super::entry::{ActionCode, NO_CONTEXT, NO_META, NO_POOL, NO_TIME};
 
 /// The stage of an `external_annotations` event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,18 +71,6 @@ pub(crate) struct Annotation {
     /// `device`; `None` when absent (then it applies to every device).
     pub(crate) device: Option<Device>,
     pub(crate) time_us: i64,
-}
-
-impl TraceEntry {
-    /// What the entry records (`alloc`, `free_completed`, …).
-    #[inline]
-    pub fn action(&self) -> Action {
-        self.action.action()
-    }
-
-    pub(crate) fn time(&self) -> Option<i64> {
-        (self.time_us != NO_TIME).then_some(self.time_us)
-    }
 }
 
 /// State of a block.
@@ -339,7 +147,8 @@ pub struct Tables {
     pub segments: Vec<Segment>,
     /// Per device ordinal (index of `device_traces`), a range into `entries`.
     pub(crate) traces: Vec<Range<usize>>,
-    pub(crate) entries: Vec<TraceEntry>,
+    /// Every trace entry, packed ([`super::packed`]).
+    pub(crate) entries: Entries,
     pub(crate) strings: Vec<Box<str>>,
     pub(crate) frames: Vec<Frame>,
     /// Stack `i` is `stack_frames[stack_spans[i]]`.
@@ -451,16 +260,16 @@ impl Tables {
     }
 
     /// The trace of a device, oldest first (empty if it has none).
-    pub fn trace(&self, device: Device) -> &[TraceEntry] {
+    pub fn trace(&self, device: Device) -> Trace<'_> {
         match self.traces.get(device.index()) {
-            Some(r) => &self.entries[r.clone()],
-            None => &[],
+            Some(r) => self.entries.range(r.clone()),
+            None => self.entries.range(0..0),
         }
     }
 
     /// The `host_traces` entries (pinned host memory), oldest first.
-    pub(crate) fn host_trace(&self) -> &[TraceEntry] {
-        &self.entries[self.host_trace.clone()]
+    pub(crate) fn host_trace(&self) -> Trace<'_> {
+        self.entries.range(self.host_trace.clone())
     }
 
     /// Whether the file records pinned host memory (a host trace entry or
@@ -558,7 +367,7 @@ impl Tables {
             blocks,
             segment_types,
             slots(&self.traces),
-            slots(&self.entries),
+            self.entries.heap_bytes(),
             slots(&self.strings),
             strings,
             slots(&self.frames),
@@ -603,7 +412,7 @@ impl Tables {
             }
         }
         for r in &self.traces {
-            for e in &self.entries[r.clone()] {
+            for e in self.entries.range(r.clone()) {
                 used_stack[e.stack.index()] = true;
             }
         }

@@ -29,7 +29,7 @@ fn a_json_snapshot_builds_segments_blocks_and_traces() {
     );
     assert_eq!(s.trace(crate::vocab::Device::new(0)).len(), 2);
     assert_eq!(
-        s.action_name(s.trace(crate::vocab::Device::new(0))[1].action()),
+        s.action_name(s.trace(crate::vocab::Device::new(0)).at(1).action()),
         "mystery"
     );
     assert_eq!(s.devices(), vec![0]);
