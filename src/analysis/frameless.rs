@@ -108,7 +108,11 @@ impl FramelessCategories {
                     made.push((i, stage, None));
                 }
                 Action::Alloc => {
-                    open.remove(&e.addr);
+                    // Most traces have no frameless allocation: no hash
+                    // per alloc then.
+                    if !open.is_empty() {
+                        open.remove(&e.addr);
+                    }
                     stage = targets.stage(info.category(e.stack));
                 }
                 Action::FreeCompleted => {

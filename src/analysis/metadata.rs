@@ -91,7 +91,7 @@ pub(crate) struct AllocMeta(Vec<u32>);
 
 impl AllocMeta {
     pub(crate) fn new(trace: Trace<'_>) -> AllocMeta {
-        if trace.iter().all(|e| e.meta == NO_META) {
+        if !trace.may_have_meta() || trace.iter().all(|e| e.meta == NO_META) {
             return AllocMeta(Vec::new());
         }
         AllocMeta(of_allocations(trace))

@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use foldhash::fast::RandomState;
 
-use super::entry::{ActionCode, StackId, TraceEntry, NO_TIME};
+use super::entry::{ActionCode, StackId, TraceEntry, NO_META, NO_TIME};
 
 /// Bytes a packed record takes.
 const RECORD: usize = 22;
@@ -227,14 +227,23 @@ impl Entries {
         let quad = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"));
         let head = word(0);
         let offset = quad(12).cast_signed();
-        let (context, meta, pool) = self.extras[usize::from(u16::from_le_bytes([r[20], r[21]]))];
+        // Read with `get`, never indexing: a pass that uses no time or no
+        // triple then compiles to no load of them (every record's index and
+        // block were checked when it was packed).
+        let extra = usize::from(u16::from_le_bytes([r[20], r[21]]));
+        let (context, meta, pool) = self.extras.get(extra).copied().unwrap_or_default();
+        let base = self
+            .bases
+            .get(i >> BLOCK_SHIFT)
+            .copied()
+            .unwrap_or_default();
         TraceEntry {
             addr: (head >> 8) & ((1 << ADDR_BITS) - 1),
             size: word(7) & ((1 << SIZE_BITS) - 1),
             time_us: if offset == NO_OFFSET {
                 NO_TIME
             } else {
-                self.bases[i >> BLOCK_SHIFT] + i64::from(offset)
+                base.wrapping_add(i64::from(offset))
             },
             stack: StackId::from_raw(quad(16)),
             context,
@@ -348,6 +357,16 @@ impl<'a> Trace<'a> {
         (0..self.len())
             .step_by(n)
             .map(move |from| this.slice(from..(from + n).min(this.len())))
+    }
+
+    /// False when no entry of the whole trace has `user_metadata` (every
+    /// snapshot before torch 2.10): known without reading an entry.
+    pub(crate) fn may_have_meta(&self) -> bool {
+        self.entries
+            .extras
+            .iter()
+            .any(|&(_, meta, _)| meta != NO_META)
+            || self.entries.side.iter().any(|e| e.meta != NO_META)
     }
 
     /// The entries copied out, for tests and small views.

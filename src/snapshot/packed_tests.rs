@@ -147,3 +147,19 @@ fn views_slice_and_index_as_slices_do() {
         "a range past the end is refused as a slice's is"
     );
 }
+
+#[test]
+fn metadata_is_known_absent_without_reading_entries_and_found_in_the_side_table() {
+    let plain: Vec<TraceEntry> = (0..300).map(entry).collect();
+    assert!(!Entries::from(&plain[..]).view().may_have_meta());
+    let mut one = plain.clone();
+    one[299].meta = 4;
+    assert!(Entries::from(&one[..]).view().may_have_meta());
+    // An entry kept whole (its address does not fit) with metadata.
+    let mut side = plain;
+    side[7].addr = u64::MAX;
+    side[7].meta = 9;
+    let packed = Entries::from(&side[..]);
+    assert_eq!(packed.side.len(), 1);
+    assert!(packed.view().may_have_meta());
+}
