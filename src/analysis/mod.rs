@@ -976,6 +976,9 @@ fn time_structure(
         .into_iter()
         .map(|d| {
             let segments: Vec<&Segment> = snap.segments_of(d).collect();
+            // Only annotations and time rules read the curves (16 bytes an
+            // entry); a device with neither has no phase or iteration.
+            let timed = snap.annotations_of(d).next().is_some() || rules.has_time_rules();
             let r = replay::replay(
                 snap.trace(d),
                 &segments,
@@ -983,7 +986,7 @@ fn time_structure(
                 &mut |_| 0,
                 replay::Extras {
                     timeline_points: None,
-                    curves: true,
+                    curves: timed,
                     window: None,
                 },
             );

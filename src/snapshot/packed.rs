@@ -1,16 +1,18 @@
-//! The trace entries of a snapshot, packed (issue 33): 22 bytes a record
-//! instead of a [`TraceEntry`]'s 40, so a 2M-entry trace holds 44 MB, not
+//! The trace entries of a snapshot, packed (issue 33): 20 bytes a record
+//! instead of a [`TraceEntry`]'s 40, so a 2M-entry trace holds 40 MB, not
 //! 80 MB, in a decode and in the MCP server's cache.
 //!
-//! A record is the action code (one byte), `addr` in 48 bits, `size` in 40,
-//! `time_us` as a signed 32-bit offset from its block's base (one base per
-//! 256 records), the stack id, and the index of the entry's
+//! A record is the action code (one byte), `addr` in 48 bits, `size` in
+//! 32, `time_us` as a signed 32-bit offset from its block's base (one base
+//! per 256 records), the stack id in 24 bits, and the index of the entry's
 //! (`compile_context`, `user_metadata`, `pool_id`) triple among the
 //! trace's distinct triples (torch ≥ 2.8 writes the same context on every
-//! entry). Real traces fit: device addresses are 48-bit, no allocation is
-//! a TiB, and 256 neighbouring entries lie within 35 minutes. An entry
-//! that does not fit (a crafted file's) is kept whole in a side table, and
-//! its record holds its index there; reading it back gives the same entry.
+//! entry). Nearly every real entry fits: device addresses are 48-bit, a
+//! trace interns far fewer than 16M stacks, 256 neighbouring entries lie
+//! within 35 minutes, and only the rare allocation or segment of 4 GiB or
+//! more does not. An entry that does not fit (that one, or a crafted
+//! file's) is kept whole in a side table, and its record holds its index
+//! there; reading it back gives the same entry.
 //!
 //! Reading is by position, as from a slice: [`Trace`] is a view of a range
 //! of records, which every analysis pass reads.
@@ -24,7 +26,7 @@ use foldhash::fast::RandomState;
 use super::entry::{ActionCode, StackId, TraceEntry, NO_META, NO_TIME};
 
 /// Bytes a packed record takes.
-const RECORD: usize = 22;
+const RECORD: usize = 20;
 type Record = [u8; RECORD];
 
 /// Records per time base.
@@ -34,7 +36,8 @@ const ESCAPED: u8 = u8::MAX;
 /// The time offset of an entry without `time_us`.
 const NO_OFFSET: i32 = i32::MIN;
 const ADDR_BITS: u32 = 48;
-const SIZE_BITS: u32 = 40;
+const SIZE_BITS: u32 = 32;
+const STACK_BITS: u32 = 24;
 
 /// A (`compile_context`, `user_metadata`, `pool`) triple.
 type Extra = (u32, u32, u16);
@@ -159,7 +162,8 @@ impl Entries {
         let action = u8::try_from(e.action.raw())
             .ok()
             .filter(|&a| a != ESCAPED)?;
-        if e.addr >> ADDR_BITS != 0 || e.size >> SIZE_BITS != 0 {
+        if e.addr >> ADDR_BITS != 0 || e.size >> SIZE_BITS != 0 || e.stack.raw() >> STACK_BITS != 0
+        {
             return None;
         }
         let offset = self.offset(i >> BLOCK_SHIFT, e.time_us)?;
@@ -167,10 +171,10 @@ impl Entries {
         let mut r = [0u8; RECORD];
         r[..8].copy_from_slice(&(u64::from(action) | e.addr << 8).to_le_bytes());
         // Byte 7 is past the 48-bit address, so zero: `size` starts there.
-        r[7..12].copy_from_slice(&e.size.to_le_bytes()[..5]);
-        r[12..16].copy_from_slice(&offset.to_le_bytes());
-        r[16..20].copy_from_slice(&e.stack.raw().to_le_bytes());
-        r[20..22].copy_from_slice(&extra.to_le_bytes());
+        r[7..11].copy_from_slice(&e.size.to_le_bytes()[..4]);
+        r[11..15].copy_from_slice(&offset.to_le_bytes());
+        r[15..18].copy_from_slice(&e.stack.raw().to_le_bytes()[..3]);
+        r[18..20].copy_from_slice(&extra.to_le_bytes());
         Some(r)
     }
 
@@ -226,11 +230,11 @@ impl Entries {
         let word = |at: usize| u64::from_le_bytes(r[at..at + 8].try_into().expect("8 bytes"));
         let quad = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"));
         let head = word(0);
-        let offset = quad(12).cast_signed();
+        let offset = quad(11).cast_signed();
         // Read with `get`, never indexing: a pass that uses no time or no
         // triple then compiles to no load of them (every record's index and
         // block were checked when it was packed).
-        let extra = usize::from(u16::from_le_bytes([r[20], r[21]]));
+        let extra = usize::from(u16::from_le_bytes([r[18], r[19]]));
         let (context, meta, pool) = self.extras.get(extra).copied().unwrap_or_default();
         let base = self
             .bases
@@ -239,13 +243,13 @@ impl Entries {
             .unwrap_or_default();
         TraceEntry {
             addr: (head >> 8) & ((1 << ADDR_BITS) - 1),
-            size: word(7) & ((1 << SIZE_BITS) - 1),
+            size: u64::from(quad(7)),
             time_us: if offset == NO_OFFSET {
                 NO_TIME
             } else {
                 base.wrapping_add(i64::from(offset))
             },
-            stack: StackId::from_raw(quad(16)),
+            stack: StackId::from_raw(quad(15) & ((1 << STACK_BITS) - 1)),
             context,
             meta,
             pool,

@@ -55,7 +55,7 @@ fn random_entry(g: &mut Lcg) -> TraceEntry {
         addr: g.field(ADDR_BITS),
         size: g.field(SIZE_BITS),
         time_us: time,
-        stack: StackId::from_raw(u32::try_from(g.next() >> 32).unwrap()),
+        stack: StackId::from_raw(u32::try_from(g.field(STACK_BITS) & u64::from(u32::MAX)).unwrap()),
         context: [NO_CONTEXT, 0, 7][usize::try_from(g.next() % 3).unwrap()],
         meta: if g.next().is_multiple_of(8) {
             u32::try_from(g.next() >> 40).unwrap()
@@ -162,4 +162,14 @@ fn metadata_is_known_absent_without_reading_entries_and_found_in_the_side_table(
     let packed = Entries::from(&side[..]);
     assert_eq!(packed.side.len(), 1);
     assert!(packed.view().may_have_meta());
+}
+
+#[test]
+fn an_allocation_of_4_gib_or_more_is_kept_whole_and_its_neighbours_packed() {
+    let mut want: Vec<TraceEntry> = (0..10).map(entry).collect();
+    want[3].size = 5 << 30;
+    want[4].size = u64::from(u32::MAX);
+    let packed = Entries::from(&want[..]);
+    assert_eq!(packed.side.len(), 1, "only the 5 GiB entry");
+    assert_eq!(packed.view().to_vec(), want);
 }
