@@ -115,7 +115,7 @@ pub(crate) const NO_TIME: i64 = i64::MIN;
 
 /// One trace entry, as analysis reads it; stored packed in 22 bytes
 /// ([`super::packed`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TraceEntry {
     /// `addr`; for `oom` entries the `device_free` value.
     pub addr: u64,
@@ -144,7 +144,7 @@ const _: () = assert!(std::mem::size_of::<TraceEntry>() == 40);
 
 /// An [`Action`] in 16 bits: the position in [`Action::KNOWN`], or past
 /// it the index of an unknown action (at most `MAX_UNKNOWN_ACTIONS`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct ActionCode(u16);
 
 /// How many codes the known actions take.

@@ -53,8 +53,11 @@ pub struct Entries {
     /// The distinct triples, by index (at most `u16::MAX + 1`).
     extras: Vec<Extra>,
     extra_ids: HashMap<Extra, u16, RandomState>,
-    /// Entries that do not fit a record, whole.
+    /// Entries that do not fit a record, whole, each once…
     side: Vec<TraceEntry>,
+    /// …by their index there: a crafted list that repeats an entry dict
+    /// that does not fit a million times holds it once.
+    side_ids: HashMap<TraceEntry, u32, RandomState>,
 }
 
 /// Written as the list of entries it holds, as a `Vec<TraceEntry>` was.
@@ -138,6 +141,10 @@ impl Entries {
             // A map slot is its key, its value and a control byte.
             bytes(self.extra_ids.capacity(), std::mem::size_of::<Extra>() + 3),
             bytes(self.side.capacity(), std::mem::size_of::<TraceEntry>()),
+            bytes(
+                self.side_ids.capacity(),
+                std::mem::size_of::<TraceEntry>() + 5,
+            ),
         ]
         .into_iter()
         .fold(0, u64::saturating_add)
@@ -212,10 +219,18 @@ impl Entries {
     /// A record that points at `e` kept whole.
     #[cold]
     fn escape(&mut self, e: TraceEntry) -> Record {
-        // At most one side entry per push or set: never past `u32` ids,
-        // since the collector refuses more than `u32::MAX` entries.
-        let k = u32::try_from(self.side.len()).unwrap_or(u32::MAX);
-        self.side.push(e);
+        let k = match self.side_ids.get(&e) {
+            Some(&k) => k,
+            None => {
+                // At most one side entry per push or set: never past `u32`
+                // ids, since the collector refuses more than `u32::MAX`
+                // entries.
+                let k = u32::try_from(self.side.len()).unwrap_or(u32::MAX);
+                self.side.push(e);
+                self.side_ids.insert(e, k);
+                k
+            }
+        };
         let mut r = [0u8; RECORD];
         r[0] = ESCAPED;
         r[1..5].copy_from_slice(&k.to_le_bytes());

@@ -173,3 +173,15 @@ fn an_allocation_of_4_gib_or_more_is_kept_whole_and_its_neighbours_packed() {
     assert_eq!(packed.side.len(), 1, "only the 5 GiB entry");
     assert_eq!(packed.view().to_vec(), want);
 }
+
+#[test]
+fn an_entry_that_does_not_fit_repeated_is_kept_once() {
+    let mut big = entry(1);
+    big.addr = u64::MAX;
+    let want: Vec<TraceEntry> = (0..1000)
+        .map(|k| if k % 2 == 0 { big } else { entry(k) })
+        .collect();
+    let packed = Entries::from(&want[..]);
+    assert_eq!(packed.side.len(), 1);
+    assert_eq!(packed.view().to_vec(), want);
+}
