@@ -24,10 +24,9 @@
 //! Only the default rules (and custom rules on top of them) place frameless
 //! memory; Mosaic's keep it in their `UNKNOWN`.
 
-use std::collections::HashMap;
-
 use crate::snapshot::{Action, Device, Snapshot};
 
+use super::addr::AddrMap;
 use super::stacks::StackInfo;
 
 /// A stage of a training step, as the allocations with frames show it.
@@ -99,7 +98,7 @@ impl FramelessCategories {
         // Per frameless alloc: its entry, its stage, and the stage of its
         // free (outer `None`: not freed yet).
         let mut made: Vec<(usize, Option<Stage>, Option<Option<Stage>>)> = Vec::new();
-        let mut open: HashMap<u64, usize> = HashMap::new();
+        let mut open: AddrMap<usize> = AddrMap::default();
         let mut stage = None;
         for (i, e) in snap.trace(device).iter().enumerate() {
             match e.action() {

@@ -7,6 +7,8 @@ use std::fmt;
 
 use crate::snapshot::{Action, Device, Snapshot, Trace, NO_META};
 
+use super::addr::AddrMap;
+
 /// The group of an allocation without user metadata (the name
 /// compile-context groups give one without a context).
 const NO_METADATA: &str = "N/A";
@@ -26,9 +28,8 @@ pub(crate) fn of_allocations(trace: Trace<'_>) -> Vec<u32> {
             }
         })
         .collect();
-    // Address → the live allocation's entry; the map is keyed per process
-    // (std's random state), so a crafted trace cannot aim at its buckets.
-    let mut live: HashMap<u64, usize> = HashMap::new();
+    // Address → the live allocation's entry (keyed per map: `AddrMap`).
+    let mut live: AddrMap<usize> = AddrMap::default();
     for (i, e) in trace.iter().enumerate() {
         match e.action() {
             Action::Alloc => {

@@ -89,15 +89,21 @@ impl Keys {
 /// The known fields of a dict's items (the last of a repeated key wins,
 /// as in Python), and a bit per field present.
 #[derive(Clone, Copy)]
-struct Fields {
+struct Fields<'a> {
+    values: &'a [Value; MAX_FIELDS],
+    present: u16,
+}
+
+/// The values [`Fields`] borrow, read from a dict's items.
+struct FieldsBuf {
     values: [Value; MAX_FIELDS],
     present: u16,
 }
 
-impl Fields {
+impl FieldsBuf {
     #[inline(always)]
-    fn read(keys: &Keys, items: &[(Value, Value)]) -> Fields {
-        let mut f = Fields {
+    fn read(keys: &Keys, items: &[(Value, Value)]) -> FieldsBuf {
+        let mut f = FieldsBuf {
             values: [Value::None; MAX_FIELDS],
             present: 0,
         };
@@ -110,6 +116,16 @@ impl Fields {
         f
     }
 
+    #[inline(always)]
+    fn fields(&self) -> Fields<'_> {
+        Fields {
+            values: &self.values,
+            present: self.present,
+        }
+    }
+}
+
+impl Fields<'_> {
     #[inline(always)]
     fn get(&self, j: usize) -> Option<Value> {
         (self.present & (1 << j) != 0).then_some(self.values[j])
@@ -275,11 +291,12 @@ impl Collector {
     /// A frame dict → frame id. Missing or odd fields degrade, never fail:
     /// frames are for display and grouping only.
     fn frame(&mut self, arena: &mut Arena, items: &[(Value, Value)]) -> FrameId {
-        let f = Fields::read(self.keys(arena), items);
+        let buf = FieldsBuf::read(self.keys(arena), items);
+        let f = buf.fields();
         self.frame_of(arena, &f)
     }
 
-    fn frame_of(&mut self, arena: &mut Arena, f: &Fields) -> FrameId {
+    fn frame_of(&mut self, arena: &mut Arena, f: &Fields<'_>) -> FrameId {
         let mut text = |v: Option<Value>| -> u32 {
             match v.map(|v| arena.resolve(v)) {
                 Some(Value::Str(s)) => s,
@@ -385,13 +402,14 @@ impl Collector {
         arena: &mut Arena,
         items: &[(Value, Value)],
     ) -> Result<TraceEntry, String> {
-        let f = Fields::read(self.keys(arena), items);
+        let buf = FieldsBuf::read(self.keys(arena), items);
+        let f = buf.fields();
         self.entry_of(arena, &f)
     }
 
     /// This runs once per trace entry: plain values take the short way.
     #[inline]
-    fn entry_of(&mut self, arena: &mut Arena, f: &Fields) -> Result<TraceEntry, String> {
+    fn entry_of(&mut self, arena: &mut Arena, f: &Fields<'_>) -> Result<TraceEntry, String> {
         let action = match f.get(F_ACTION).map(|v| arena.resolve(v)) {
             Some(Value::Str(s)) => match self.action_ids.iter().find(|(id, _)| *id == s) {
                 Some((_, a)) => *a,
@@ -551,7 +569,8 @@ impl Folder for Collector {
         arena: &mut Arena,
         items: &[(Value, Value)],
     ) -> Result<Option<Value>, String> {
-        let f = Fields::read(self.keys(arena), items);
+        let buf = FieldsBuf::read(self.keys(arena), items);
+        let f = buf.fields();
         if f.is_entry() {
             self.push_entry(arena, &f).map(Some)
         } else if f.is_frame() {
@@ -568,7 +587,8 @@ impl Folder for Collector {
     /// with the same key bytes come to `fold_record` by position.
     fn record_fields(&mut self, arena: &mut Arena, items: &[(Value, Value)]) -> Option<Vec<u8>> {
         let keys = self.keys(arena);
-        let f = Fields::read(keys, items);
+        let buf = FieldsBuf::read(keys, items);
+        let f = buf.fields();
         f.is_entry().then(|| {
             let field = |k| keys.field(k).and_then(|j| u8::try_from(j).ok());
             let field = |k| field(k).unwrap_or(IGNORED_FIELD);
@@ -583,8 +603,9 @@ impl Folder for Collector {
         values: &[Value; MAX_FIELDS],
         present: u32,
     ) -> Result<Value, String> {
+        // Borrowed, not copied: the record is 16 values, 256 bytes an entry.
         let f = Fields {
-            values: *values,
+            values,
             // Fields past FIELDS are never asked for (`record_fields`).
             present: u16::try_from(present & u32::from(u16::MAX)).unwrap_or(0),
         };
@@ -648,7 +669,8 @@ impl Folder for Collector {
                         Obj::Dict(d) => d,
                         _ => unreachable!("matched a dict above"),
                     });
-                    let f = Fields::read(self.keys(arena), &items);
+                    let buf = FieldsBuf::read(self.keys(arena), &items);
+                    let f = buf.fields();
                     let folded = self.push_entry(arena, &f)?;
                     arena.recycle_items(items);
                     Ok(Some(folded))
@@ -672,7 +694,7 @@ impl Folder for Collector {
 impl Collector {
     /// Read a trace entry's fields into a typed record, kept; its folded id.
     #[inline(always)]
-    fn push_entry(&mut self, arena: &mut Arena, f: &Fields) -> Result<Value, String> {
+    fn push_entry(&mut self, arena: &mut Arena, f: &Fields<'_>) -> Result<Value, String> {
         let e = self.entry_of(arena, f)?;
         self.entries.push(e);
         let n = self.entries.len();
