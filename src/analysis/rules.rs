@@ -387,8 +387,25 @@ impl RuleSet {
         }
     }
 
+    /// Whether a stack's category is that of its innermost frame that a
+    /// row matches (the default rules), so each frame can be matched once
+    /// for every stack that holds it ([`RuleSet::frame_category`]).
+    pub(crate) fn by_frame(&self) -> bool {
+        matches!(self.base, Base::Default(_))
+    }
+
+    /// The default rules' category of one frame by its function and file
+    /// (the first row both match); `None` when none does, and always for
+    /// Mosaic's rules, which read a stack whole.
+    pub(crate) fn frame_category(&self, name: &str, file: &str) -> Option<usize> {
+        match &self.base {
+            Base::Default(rows) => default_frame(rows, name, file),
+            Base::Mosaic => None,
+        }
+    }
+
     /// The category of frames that match nothing (`other` / `UNKNOWN`).
-    fn fallback(&self, has_frames: bool) -> usize {
+    pub(crate) fn fallback(&self, has_frames: bool) -> usize {
         match (&self.base, has_frames) {
             (Base::Mosaic, _) => index_of(&self.categories, "UNKNOWN"),
             (Base::Default(_), true) => index_of(&self.categories, "other"),

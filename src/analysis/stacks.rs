@@ -20,6 +20,9 @@ pub(crate) struct StackInfo<'a> {
     snap: &'a Snapshot,
     rules: &'a RuleSet,
     category: Vec<u32>,
+    /// The default rules' category of each frame by frame id (`NONE`: no
+    /// row matches it), matched once however many stacks hold the frame.
+    frame_category: Vec<u32>,
     /// The first custom rule matching each string of the snapshot (a
     /// frame's name or file), by string id: each is matched once, however
     /// many frames and stacks share it. Empty without custom rules.
@@ -95,6 +98,11 @@ impl<'a> StackInfo<'a> {
             snap,
             rules,
             category: vec![UNSET; n],
+            frame_category: if rules.by_frame() {
+                vec![UNSET; snap.frames.len()]
+            } else {
+                Vec::new()
+            },
             first_custom: if rules.has_custom() {
                 vec![UNSET; snap.strings.len()]
             } else {
@@ -129,18 +137,51 @@ impl<'a> StackInfo<'a> {
         let cached = self.category[stack.index()];
         if cached == UNSET {
             let custom = self.custom_rule(stack);
-            let frames = if custom.is_some() {
-                Vec::new()
+            let category = if custom.is_none() && self.rules.by_frame() {
+                self.by_frames(stack)
             } else {
-                rule_frames(self.snap, stack)
+                let frames = if custom.is_some() {
+                    Vec::new()
+                } else {
+                    rule_frames(self.snap, stack)
+                };
+                self.rules.classify_after(custom, &frames)
             };
-            let category = self.rules.classify_after(custom, &frames);
             let slot = &mut self.category[stack.index()];
             // A category index past the cache's range is computed each time.
             *slot = u32::try_from(category).unwrap_or(UNSET);
             return category;
         }
         cached as usize
+    }
+
+    /// The default rules' category of a stack without a custom rule: that
+    /// of its innermost frame a row matches, as [`RuleSet::classify_after`]
+    /// finds it, each frame matched once.
+    fn by_frames(&mut self, stack: StackId) -> usize {
+        let snap = self.snap;
+        let frames = snap.stack(stack);
+        for &f in frames {
+            if let Some(c) = self.frame_category_of(f) {
+                return c;
+            }
+        }
+        self.rules.fallback(!frames.is_empty())
+    }
+
+    fn frame_category_of(&mut self, f: FrameId) -> Option<usize> {
+        let cached = self.frame_category[f.index()];
+        if cached == UNSET {
+            let frame = self.snap.frame(f);
+            let hit = (self.rules)
+                .frame_category(self.snap.str(frame.name), self.snap.str(frame.filename));
+            // A category index past the cache's range is matched each time.
+            self.frame_category[f.index()] = hit.map_or(NONE, |h| {
+                u32::try_from(h).ok().filter(|&h| h < NONE).unwrap_or(UNSET)
+            });
+            return hit;
+        }
+        (cached != NONE).then_some(cached as usize)
     }
 
     /// The category a custom rule gives an allocation by its user metadata
@@ -246,11 +287,45 @@ impl<'a> StackInfo<'a> {
 /// changes no answer, and a frame a file repeats a million times (memo
 /// or `DUP`, two bytes each) is matched once, not a million times.
 pub(crate) fn rule_frames(snap: &Snapshot, stack: StackId) -> Vec<(&str, &str)> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<_, foldhash::fast::RandomState> = Default::default();
     snap.stack(stack)
         .iter()
         .map(|&f| snap.frame(f))
         .filter(|f| seen.insert((f.name, f.filename)))
         .map(|f| (snap.str(f.name), snap.str(f.filename)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each frame matched once gives every stack the category that
+    /// matching the stack's frames in order gives it.
+    #[test]
+    fn frames_matched_once_give_each_stack_the_category_of_its_frames_in_order() {
+        let rules = RuleSet::builtin_default();
+        assert!(rules.by_frame());
+        let mut stacks = 0;
+        for name in [
+            "examples/snapshots/rank0.pickle",
+            "tests/fixtures/synthetic/v2_11_extras.pickle",
+            "tests/fixtures/synthetic/oom_fragmented.pickle",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+            let bytes = std::fs::read(&path).unwrap();
+            let snap = crate::snapshot::load_bytes(&path, &bytes).unwrap();
+            let mut info = StackInfo::new(&snap, &rules);
+            for k in 0..snap.stack_count() {
+                let stack = StackId::try_from(k).unwrap();
+                let want = rules.classify_after(None, &rule_frames(&snap, stack));
+                assert_eq!(info.category(stack), want, "{name}: stack {k}");
+                stacks += 1;
+            }
+        }
+        assert!(
+            stacks > 20,
+            "the fixtures hold stacks to compare ({stacks})"
+        );
+    }
 }
