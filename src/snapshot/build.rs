@@ -127,7 +127,7 @@ impl Builder<'_> {
         what: &str,
     ) -> Result<u64, String> {
         match self.field(items, key) {
-            Some(v) => unsigned(self.arena, v, &format!("{what} `{key}`")),
+            Some(v) => unsigned(self.arena, v, format_args!("{what} `{key}`")),
             None => Err(format!("{what} has no `{key}`")),
         }
     }
@@ -140,7 +140,7 @@ impl Builder<'_> {
     ) -> Result<Option<u64>, String> {
         match self.field(items, key) {
             Some(Value::None) | None => Ok(None),
-            Some(v) => unsigned(self.arena, v, &format!("{what} `{key}`")).map(Some),
+            Some(v) => unsigned(self.arena, v, format_args!("{what} `{key}`")).map(Some),
         }
     }
 
@@ -196,8 +196,8 @@ impl Builder<'_> {
                 };
                 match pair {
                     Some((a, b)) => Some((
-                        unsigned(self.arena, a, &format!("{what} `segment_pool_id`"))?,
-                        unsigned(self.arena, b, &format!("{what} `segment_pool_id`"))?,
+                        unsigned(self.arena, a, format_args!("{what} `segment_pool_id`"))?,
+                        unsigned(self.arena, b, format_args!("{what} `segment_pool_id`"))?,
                     )),
                     None => {
                         self.warnings

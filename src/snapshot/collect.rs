@@ -516,7 +516,12 @@ impl Collector {
 }
 
 /// A non-negative integer that fits in `u64`.
-pub(crate) fn unsigned(arena: &Arena, v: Value, what: &str) -> Result<u64, String> {
+/// `what` names the value in an error, and is only formatted then.
+pub(crate) fn unsigned(
+    arena: &Arena,
+    v: Value,
+    what: impl std::fmt::Display,
+) -> Result<u64, String> {
     let v = arena.resolve(v);
     match v {
         Value::Int(_) | Value::BigInt(_) => {
