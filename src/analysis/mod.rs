@@ -367,7 +367,7 @@ fn replay_device(
     boundary: &Boundary,
 ) -> (DeviceReplay, phases::Attribution, Option<DevicePhases>) {
     let ncat = groups.names().len();
-    let timed = snap.annotations_of(device).next().is_some() || info.rules().has_time_rules();
+    let timed = reads_curves(snap, device, info.rules());
     let extras = replay::Extras {
         curves: timed,
         ..extras
@@ -962,6 +962,13 @@ fn device_time(
     p
 }
 
+/// Whether the device's time structure reads the replay's per-entry
+/// curves (16 bytes an entry): only annotations and time rules give a
+/// device phases or iterations.
+fn reads_curves(snap: &Snapshot, device: Device, rules: &RuleSet) -> bool {
+    snap.annotations_of(device).next().is_some() || rules.has_time_rules()
+}
+
 fn time_structure(
     snap: &Snapshot,
     boundary: &Boundary,
@@ -976,9 +983,7 @@ fn time_structure(
         .into_iter()
         .map(|d| {
             let segments: Vec<&Segment> = snap.segments_of(d).collect();
-            // Only annotations and time rules read the curves (16 bytes an
-            // entry); a device with neither has no phase or iteration.
-            let timed = snap.annotations_of(d).next().is_some() || rules.has_time_rules();
+            let timed = reads_curves(snap, d, rules);
             let r = replay::replay(
                 snap.trace(d),
                 &segments,

@@ -170,18 +170,11 @@ impl<'a> StackInfo<'a> {
     }
 
     fn frame_category_of(&mut self, f: FrameId) -> Option<usize> {
-        let cached = self.frame_category[f.index()];
-        if cached == UNSET {
-            let frame = self.snap.frame(f);
-            let hit = (self.rules)
-                .frame_category(self.snap.str(frame.name), self.snap.str(frame.filename));
-            // A category index past the cache's range is matched each time.
-            self.frame_category[f.index()] = hit.map_or(NONE, |h| {
-                u32::try_from(h).ok().filter(|&h| h < NONE).unwrap_or(UNSET)
-            });
-            return hit;
-        }
-        (cached != NONE).then_some(cached as usize)
+        let (snap, rules) = (self.snap, self.rules);
+        cached_match(&mut self.frame_category[f.index()], || {
+            let frame = snap.frame(f);
+            rules.frame_category(snap.str(frame.name), snap.str(frame.filename))
+        })
     }
 
     /// The category a custom rule gives an allocation by its user metadata
@@ -219,17 +212,11 @@ impl<'a> StackInfo<'a> {
 
     /// The first custom rule matching string `s`, matched once.
     fn first_custom_of(&mut self, s: u32) -> Option<usize> {
-        let cached = self.first_custom[s as usize];
-        if cached == UNSET {
-            self.matched += 1;
-            let hit = self.rules.first_custom(self.snap.str(s));
-            // A rule index past the cache's range is matched each time.
-            self.first_custom[s as usize] = hit.map_or(NONE, |h| {
-                u32::try_from(h).ok().filter(|&h| h < NONE).unwrap_or(UNSET)
-            });
-            return hit;
-        }
-        (cached != NONE).then_some(cached as usize)
+        let (snap, rules, matched) = (self.snap, self.rules, &mut self.matched);
+        cached_match(&mut self.first_custom[s as usize], || {
+            *matched += 1;
+            rules.first_custom(snap.str(s))
+        })
     }
 
     /// How many distinct strings were matched against the custom rules
@@ -279,6 +266,20 @@ impl<'a> StackInfo<'a> {
     pub(crate) fn site_file(&self, id: u32) -> Option<&str> {
         self.site_files[id as usize].as_deref()
     }
+}
+
+/// A match kept in `slot` (`UNSET`: not matched yet, `NONE`: nothing
+/// matches), made by `find` the first time; an index past the slot's range
+/// is matched each time.
+fn cached_match(slot: &mut u32, find: impl FnOnce() -> Option<usize>) -> Option<usize> {
+    if *slot == UNSET {
+        let hit = find();
+        *slot = hit.map_or(NONE, |h| {
+            u32::try_from(h).ok().filter(|&h| h < NONE).unwrap_or(UNSET)
+        });
+        return hit;
+    }
+    (*slot != NONE).then_some(*slot as usize)
 }
 
 /// A stack's (function, file) pairs for the rules, innermost first, each

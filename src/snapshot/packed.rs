@@ -105,6 +105,12 @@ impl Entries {
         self.records.get(i).map(|r| self.unpack(i, r))
     }
 
+    /// Entry `i` of a position a view or its iterator checked.
+    #[inline(always)]
+    fn entry(&self, i: usize) -> TraceEntry {
+        self.unpack(i, &self.records[i])
+    }
+
     /// Every entry, in order, by value.
     pub(crate) fn iter(&self) -> Iter<'_> {
         self.view().iter()
@@ -322,10 +328,7 @@ impl<'a> Trace<'a> {
     /// Entry `i` of the view, if there is one.
     #[inline]
     pub fn get(&self, i: usize) -> Option<TraceEntry> {
-        (i < self.len()).then(|| {
-            let at = self.start + i;
-            self.entries.unpack(at, &self.entries.records[at])
-        })
+        (i < self.len()).then(|| self.entries.entry(self.start + i))
     }
 
     /// Entry `i` of the view; panics past its end, as indexing a slice does.
@@ -424,8 +427,7 @@ impl Iterator for Iter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<TraceEntry> {
-        let i = self.range.next()?;
-        Some(self.entries.unpack(i, &self.entries.records[i]))
+        self.range.next().map(|i| self.entries.entry(i))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -434,16 +436,14 @@ impl Iterator for Iter<'_> {
 
     #[inline]
     fn nth(&mut self, n: usize) -> Option<TraceEntry> {
-        let i = self.range.nth(n)?;
-        Some(self.entries.unpack(i, &self.entries.records[i]))
+        self.range.nth(n).map(|i| self.entries.entry(i))
     }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
     #[inline]
     fn next_back(&mut self) -> Option<TraceEntry> {
-        let i = self.range.next_back()?;
-        Some(self.entries.unpack(i, &self.entries.records[i]))
+        self.range.next_back().map(|i| self.entries.entry(i))
     }
 }
 
